@@ -1,0 +1,776 @@
+"""The `run`, `warm` and `ceilings` ops: launch a variant of the user's source on the GPU,
+verify it against the harness reference, and time it.
+
+Verification (every checked run):
+  * inputs come from the harness's make_inputs(case, seed) for several seeds; the launcher
+    gets fresh copies, and the originals are compared bit for bit afterwards (an input
+    modified in place is an error unless the task declares it an output);
+  * every output the launcher allocates with torch.empty* is poisoned (NaN, or a sentinel
+    for integers) and surrounded by guard regions that are checked afterwards (an unwritten
+    element or a write past the end is caught);
+  * the reference is computed on inputs upcast to float64 (unless the task says otherwise)
+    and outputs are compared element by element with |out - ref| <= atol + rtol * |ref|;
+    a NaN where the reference has none fails.
+Timing: warm-up, then CUDA events around each call with the L2 flushed before it
+(a 256 MiB write), as many repetitions as the time budget allows; median and quartiles.
+For short kernels the launch is also captured in a CUDA graph and replayed, which removes
+Python launch overhead; the reply says which method gave the figure.
+"""
+
+import contextlib
+import json
+import math
+import random
+import time
+
+from .modules import load_module_from_path, unwrap_jit
+
+# ---------------------------------------------------------------------------------------
+# Launch recording: wraps JITFunction.run once, so that every launch (also through
+# @triton.autotune / @triton.heuristics) is seen, and `warm` can compile without launching.
+
+
+class _State:
+    record = None
+    warm_only = False
+
+
+def _install_launch_hook():
+    from triton.runtime.jit import JITFunction
+    if getattr(JITFunction, "_tf_hooked", False):
+        return
+    original = JITFunction.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        kernel = original(self, *args, grid=grid, warmup=warmup or _State.warm_only, **kwargs)
+        if _State.record is not None and kernel is not None:
+            _State.record.append((self, kernel))
+        return kernel
+
+    JITFunction.run = run
+    JITFunction._tf_hooked = True
+
+
+@contextlib.contextmanager
+def _recording(warm_only=False):
+    _State.record = []
+    _State.warm_only = warm_only
+    try:
+        yield _State.record
+    finally:
+        _State.record = None
+        _State.warm_only = False
+
+
+def _jsonable(v):
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if hasattr(v, "value") and isinstance(getattr(v, "value"), (bool, int, float, str)):
+        return v.value
+    return str(v)
+
+
+def _kernel_info(fn, kernel):
+    md = kernel.metadata
+    src = getattr(kernel, "src", None)
+    names = list(getattr(fn, "arg_names", []))
+    info = {
+        "name": getattr(fn, "__name__", None) or getattr(md, "name", None),
+        "num_warps": md.num_warps,
+        "num_stages": md.num_stages,
+        "num_ctas": getattr(md, "num_ctas", 1),
+        "shared_bytes": md.shared,
+        "registers": getattr(kernel, "n_regs", None),
+        "spills": getattr(kernel, "n_spills", None),
+    }
+    if src is not None and hasattr(src, "signature"):
+        info["signature"] = {k: str(v) for k, v in src.signature.items()}
+        consts = {}
+        for key, val in getattr(src, "constants", {}).items():
+            idx = key[0] if isinstance(key, tuple) and key else key
+            name = names[idx] if isinstance(idx, int) and idx < len(names) else str(key)
+            if len(key) == 1:
+                consts[name] = _jsonable(val)
+        info["constexprs"] = consts
+        attrs = {}
+        for key, val in getattr(src, "attrs", {}).items():
+            idx = key[0] if isinstance(key, tuple) and key else key
+            name = names[idx] if isinstance(idx, int) and idx < len(names) else str(key)
+            for item in val:
+                if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] == "tt.divisibility":
+                    attrs[name] = item[1]
+        info["divisibility"] = attrs
+    return info
+
+
+def _summarize_launches(records):
+    by_key = {}
+    order = []
+    for fn, kernel in records:
+        key = (id(fn), getattr(kernel, "hash", id(kernel)))
+        if key not in by_key:
+            by_key[key] = {"fn": fn, "kernel": kernel, "launches": 0}
+            order.append(key)
+        by_key[key]["launches"] += 1
+    out = []
+    for key in order:
+        entry = by_key[key]
+        info = _kernel_info(entry["fn"], entry["kernel"])
+        info["launches"] = entry["launches"]
+        out.append(info)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Harness and inputs
+
+
+class _Harness:
+    def __init__(self, path, search_path):
+        self.module = load_module_from_path(path, None, search_path)
+        for name in ("make_inputs", "reference"):
+            if not callable(getattr(self.module, name, None)):
+                raise LookupError(f"{path}: harness has no function '{name}'")
+
+    def make_inputs(self, case, seed):
+        import numpy as np
+        import torch
+        random.seed(seed)
+        np.random.seed(seed % (2**32))
+        torch.manual_seed(seed)
+        inputs = self.module.make_inputs(dict(case), seed)
+        if not isinstance(inputs, (tuple, list)):
+            inputs = (inputs,)
+        return tuple(inputs)
+
+
+_HARNESSES = {}
+_MODULES = {}
+
+
+def _harness(path, search_path):
+    h = _HARNESSES.get(path)
+    if h is None:
+        h = _Harness(path, search_path)
+        _HARNESSES[path] = h
+    return h
+
+
+def _tensor_bytes(objs):
+    import torch
+    total = 0
+    for o in objs:
+        if isinstance(o, torch.Tensor):
+            total += o.numel() * o.element_size()
+        elif isinstance(o, (tuple, list)):
+            total += _tensor_bytes(o)
+    return total
+
+
+def _cache_limit_bytes():
+    import torch
+    try:
+        free, total = torch.cuda.mem_get_info()
+        return int(min(total * 0.25, 24 * 2**30))
+    except Exception:
+        return 4 * 2**30
+
+
+def _upcast(obj):
+    import torch
+    if isinstance(obj, torch.Tensor) and obj.is_floating_point() and obj.dtype != torch.float64:
+        return obj.to(torch.float64)
+    if isinstance(obj, tuple):
+        return tuple(_upcast(o) for o in obj)
+    if isinstance(obj, list):
+        return [_upcast(o) for o in obj]
+    return obj
+
+
+class _Cache:
+    """Inputs and reference outputs per (harness, case, seed), kept on the GPU up to a byte
+    limit (oldest dropped first). Candidates get clones, so nothing they do reaches here."""
+
+    def __init__(self):
+        self.entries = {}
+        self.order = []
+        self.bytes = 0
+
+    def get(self, key, build):
+        hit = self.entries.get(key)
+        if hit is not None:
+            return hit[0]
+        value = build()
+        size = _tensor_bytes(value if isinstance(value, (tuple, list)) else [value])
+        limit = _cache_limit_bytes()
+        while self.order and self.bytes + size > limit:
+            old = self.order.pop(0)
+            self.bytes -= self.entries.pop(old)[1]
+        self.entries[key] = (value, size)
+        self.order.append(key)
+        self.bytes += size
+        return value
+
+
+_CACHE = _Cache()
+
+
+def _case_inputs(harness, path, case, seed):
+    key = ("inputs", path, json.dumps(case, sort_keys=True), seed)
+    return _CACHE.get(key, lambda: harness.make_inputs(case, seed))
+
+
+def _case_reference(harness, path, case, seed, precision):
+    """Returns (reference outputs, note). float64: floating inputs upcast first."""
+    import torch
+    key = ("ref", path, json.dumps(case, sort_keys=True), seed, precision)
+
+    def build():
+        inputs = _case_inputs(harness, path, case, seed)
+        work = _clone(inputs)
+        note = None
+        with torch.no_grad():
+            if precision == "float64":
+                try:
+                    ref = harness.module.reference(*_upcast(work))
+                except Exception as exc:
+                    note = (f"float64 reference failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                            "used the inputs' precision")
+                    ref = harness.module.reference(*_clone(inputs))
+            else:
+                ref = harness.module.reference(*work)
+        torch.cuda.synchronize()
+        return (ref, note)
+
+    return _CACHE.get(key, build)
+
+
+def _clone(obj):
+    import torch
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, tuple):
+        return tuple(_clone(o) for o in obj)
+    if isinstance(obj, list):
+        return [_clone(o) for o in obj]
+    return obj
+
+
+def _load_variant(variant, search_path):
+    path = variant["path"]
+    name = variant.get("module_name")
+    key = (path, name)
+    mod = _MODULES.get(key)
+    if mod is None:
+        mod = load_module_from_path(path, name, search_path)
+        _MODULES[key] = mod
+    return mod
+
+
+# ---------------------------------------------------------------------------------------
+# Poisoned, guarded allocation of outputs
+
+_GUARD_BYTES = 4096
+
+
+def _poison_value(dtype):
+    import torch
+    if dtype.is_floating_point:
+        return float("nan")
+    if dtype == torch.bool:
+        return None
+    if dtype.is_complex:
+        return complex(float("nan"), float("nan"))
+    info = torch.iinfo(dtype)
+    return info.min + 7 if info.min < 0 else info.max - 7
+
+
+class _Poisoner:
+    """Within `active()`, torch.empty / empty_like / empty_strided / Tensor.new_empty return
+    poisoned tensors that sit inside a larger poisoned buffer; check() then says whether the
+    guard bytes around each one are intact."""
+
+    def __init__(self):
+        self.allocs = []
+
+    def _make(self, shape, dtype, device, requires_grad=False):
+        import torch
+        if isinstance(shape, int):
+            shape = (shape,)
+        shape = tuple(int(s) for s in shape)
+        dtype = dtype or torch.get_default_dtype()
+        numel = 1
+        for s in shape:
+            numel *= s
+        esize = torch.empty((), dtype=dtype).element_size()
+        guard = max(1, _GUARD_BYTES // esize)
+        poison = _poison_value(dtype)
+        buf = self._orig_empty(numel + 2 * guard, dtype=dtype, device=device)
+        if poison is None:
+            buf.fill_(True)
+        else:
+            buf.fill_(poison)
+        view = buf[guard:guard + numel].view(shape)
+        self.allocs.append((buf, guard, numel, buf[:guard].clone(), buf[guard + numel:].clone()))
+        if requires_grad:
+            view.requires_grad_(True)
+        return view
+
+    def empty(self, *size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False, memory_format=None, **kw):
+        import torch
+        if out is not None or (layout not in (None, torch.strided)) or pin_memory or \
+                (memory_format not in (None, torch.contiguous_format)):
+            return self._orig_empty(*size, out=out, dtype=dtype, layout=layout, device=device,
+                                    requires_grad=requires_grad, pin_memory=pin_memory,
+                                    memory_format=memory_format, **kw)
+        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+            size = tuple(size[0])
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+        if dev.type != "cuda":
+            return self._orig_empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return self._make(size, dtype, dev, requires_grad)
+
+    def empty_like(self, t, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   memory_format=None, **kw):
+        import torch
+        dev = torch.device(device) if device is not None else t.device
+        if dev.type != "cuda" or not t.is_contiguous() or \
+                memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+            out = self._orig_empty_like(t, dtype=dtype, layout=layout, device=device,
+                                        requires_grad=requires_grad, memory_format=memory_format, **kw)
+            self._fill_only(out)
+            return out
+        return self._make(tuple(t.shape), dtype or t.dtype, dev, requires_grad)
+
+    def empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, **kw):
+        out = self._orig_empty_strided(size, stride, dtype=dtype, layout=layout, device=device,
+                                       requires_grad=requires_grad, **kw)
+        self._fill_only(out)
+        return out
+
+    def new_empty(self, t, size, *, dtype=None, device=None, requires_grad=False, **kw):
+        import torch
+        dev = torch.device(device) if device is not None else t.device
+        if isinstance(size, int):
+            size = (size,)
+        if dev.type != "cuda":
+            return self._orig_new_empty(t, size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return self._make(tuple(size), dtype or t.dtype, dev, requires_grad)
+
+    def _fill_only(self, t):
+        if t.is_cuda:
+            p = _poison_value(t.dtype)
+            if p is not None:
+                t.fill_(p)
+
+    @contextlib.contextmanager
+    def active(self):
+        import torch
+        self._orig_empty = torch.empty
+        self._orig_empty_like = torch.empty_like
+        self._orig_empty_strided = torch.empty_strided
+        self._orig_new_empty = torch.Tensor.new_empty
+        poisoner = self
+        torch.empty = self.empty
+        torch.empty_like = self.empty_like
+        torch.empty_strided = self.empty_strided
+        torch.Tensor.new_empty = lambda t, size, **kw: poisoner.new_empty(t, size, **kw)
+        try:
+            yield self
+        finally:
+            torch.empty = self._orig_empty
+            torch.empty_like = self._orig_empty_like
+            torch.empty_strided = self._orig_empty_strided
+            torch.Tensor.new_empty = self._orig_new_empty
+
+    def guards_intact(self):
+        import torch
+        for buf, guard, numel, before, after in self.allocs:
+            if not (_bitwise_equal(buf[:guard], before) and _bitwise_equal(buf[guard + numel:], after)):
+                return False
+        return True
+
+
+def _bitwise_equal(a, b):
+    import torch
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        size = a.element_size()
+        itype = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(size)
+        if itype is None or a.dtype.is_complex:
+            return bool(torch.equal(a.view(torch.uint8), b.view(torch.uint8)))
+        return bool(torch.equal(a.contiguous().view(itype), b.contiguous().view(itype)))
+    return bool(torch.equal(a, b))
+
+
+def _same_inputs(before, after):
+    import torch
+    if isinstance(before, torch.Tensor):
+        return isinstance(after, torch.Tensor) and _bitwise_equal(before, after)
+    if isinstance(before, (tuple, list)):
+        return len(before) == len(after) and all(_same_inputs(a, b) for a, b in zip(before, after))
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Comparison
+
+
+def _as_list(out):
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
+def _compare(outputs, refs, rtol, atol):
+    """Returns (passed, details). Element-wise |o - r| <= atol + rtol * |r|; NaN must match."""
+    import torch
+    details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "outputs": len(outputs)}
+    if len(outputs) != len(refs):
+        details["reason"] = f"launcher returned {len(outputs)} outputs, reference {len(refs)}"
+        return False, details
+    for i, (o, r) in enumerate(zip(outputs, refs)):
+        if not isinstance(r, torch.Tensor):
+            if isinstance(o, torch.Tensor) and o.numel() == 1:
+                o = o.item()
+            ok = (o == r) if not isinstance(r, float) else abs(float(o) - r) <= atol + rtol * abs(r)
+            if not ok:
+                details.update(reason=f"output {i}: got {o!r}, expected {r!r}", first_bad={"output": i})
+                return False, details
+            continue
+        if not isinstance(o, torch.Tensor):
+            details["reason"] = f"output {i} is {type(o).__name__}, expected a tensor"
+            return False, details
+        if tuple(o.shape) != tuple(r.shape):
+            details["reason"] = f"output {i} has shape {tuple(o.shape)}, expected {tuple(r.shape)}"
+            return False, details
+        if o.device != r.device:
+            r = r.to(o.device)
+        if not (o.dtype.is_floating_point or o.dtype.is_complex) and not r.dtype.is_floating_point:
+            bad = o.to(torch.int64) != r.to(torch.int64)
+            if bool(bad.any()):
+                idx = torch.nonzero(bad)[0].tolist()
+                details.update(reason=f"output {i}: {int(bad.sum())} elements differ",
+                               first_bad={"output": i, "index": idx, "got": o[tuple(idx)].item(),
+                                          "expected": r[tuple(idx)].item()})
+                return False, details
+            continue
+        o64 = o.to(torch.float64)
+        r64 = r.to(torch.float64)
+        diff = (o64 - r64).abs()
+        tol = atol + rtol * r64.abs()
+        nan_ok = torch.isnan(o64) & torch.isnan(r64)
+        inf_ok = torch.isinf(r64) & (o64 == r64)
+        good = (diff <= tol) | nan_ok | inf_ok
+        finite = torch.isfinite(diff)
+        if bool(finite.any()):
+            d = diff[finite]
+            details["max_abs_err"] = max(details["max_abs_err"], float(d.max()))
+            rel = d / r64.abs()[finite].clamp_min(1e-30)
+            details["max_rel_err"] = max(details["max_rel_err"], float(rel.max()))
+        if not bool(good.all()):
+            bad = ~good
+            count = int(bad.sum())
+            idx = torch.nonzero(bad)[0].tolist()
+            got = o64[tuple(idx)].item()
+            exp = r64[tuple(idx)].item()
+            kind = "NaN (never written?)" if math.isnan(got) else "outside tolerance"
+            details.update(reason=f"output {i}: {count} of {o.numel()} elements wrong, first at {idx}: "
+                                  f"got {got:.6g}, expected {exp:.6g} ({kind})",
+                           bad_count=count,
+                           first_bad={"output": i, "index": idx, "got": _finite_or_str(got),
+                                      "expected": _finite_or_str(exp)})
+            return False, details
+    return True, details
+
+
+def _finite_or_str(x):
+    return x if math.isfinite(x) else repr(x)
+
+
+def _output_signature(outputs):
+    import torch
+    sig = []
+    for o in outputs:
+        if isinstance(o, torch.Tensor):
+            sig.append({"shape": list(o.shape), "dtype": str(o.dtype).replace("torch.", "")})
+        else:
+            sig.append({"type": type(o).__name__})
+    return sig
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+
+_FLUSH = [None]
+
+
+def _flush_buffer():
+    import torch
+    if _FLUSH[0] is None:
+        _FLUSH[0] = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    return _FLUSH[0]
+
+
+def _quantiles(values):
+    v = sorted(values)
+    n = len(v)
+
+    def q(p):
+        if n == 1:
+            return v[0]
+        pos = p * (n - 1)
+        lo = int(math.floor(pos))
+        hi = min(lo + 1, n - 1)
+        return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+    return q(0.25), q(0.5), q(0.75)
+
+
+def _time_events(fn, budget_ms, min_reps, max_reps, flush):
+    import torch
+    cache = _flush_buffer() if flush else None
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    # Estimate one call.
+    fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(3):
+        if cache is not None:
+            cache.zero_()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    est = max(start.elapsed_time(end) / 3, 1e-3)
+    reps = int(max(min_reps, min(max_reps, budget_ms / est)))
+    warm = max(1, min(25, reps // 10))
+    for _ in range(warm):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        if cache is not None:
+            cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def _time_graph(fn, budget_ms, min_reps, max_reps, flush):
+    import torch
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return _time_events(graph.replay, budget_ms, min_reps, max_reps, flush)
+
+
+def _timing(fn, opts):
+    budget = float(opts.get("budget_ms", 400))
+    min_reps = int(opts.get("min_reps", 10))
+    max_reps = int(opts.get("max_reps", 2000))
+    flush = bool(opts.get("flush", True))
+    method = opts.get("method", "auto")
+    times = _time_events(fn, budget, min_reps, max_reps, flush)
+    used = "events+l2flush" if flush else "events"
+    q1, med, q3 = _quantiles(times)
+    graph_note = None
+    if method == "graph" or (method == "auto" and med < float(opts.get("graph_below_ms", 0.05))):
+        try:
+            gtimes = _time_graph(fn, budget, min_reps, max_reps, flush)
+            times = gtimes
+            used = "cuda-graph+l2flush" if flush else "cuda-graph"
+            q1, med, q3 = _quantiles(times)
+        except Exception as exc:  # a launcher that syncs or allocates on the host cannot be captured
+            graph_note = f"graph capture failed: {type(exc).__name__}: {str(exc)[:160]}"
+    result = {
+        "median_ms": med, "q1_ms": q1, "q3_ms": q3, "iqr_ms": q3 - q1,
+        "min_ms": min(times), "max_ms": max(times), "mean_ms": sum(times) / len(times),
+        "reps": len(times), "method": used,
+    }
+    if graph_note:
+        result["note"] = graph_note
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Failure classification
+
+
+class CandidateFailure(Exception):
+    pass
+
+
+def _classify(exc):
+    name = type(exc).__name__
+    text = f"{name}: {exc}"
+    low = text.lower()
+    if name in ("OutOfResources",) or "outofresources" in low.replace(" ", "") or \
+            "out of resource" in low or name == "OutOfMemoryError" or "out of memory" in low:
+        return "out-of-resources"
+    if name in ("CompilationError", "CompileTimeAssertionFailure", "MLIRCompilationError", "PTXASError") or \
+            "compilationerror" in low or "ptxas" in low:
+        return "compile-error"
+    return "runtime-error"
+
+
+def _fail(status, exc, stage):
+    from .server import FatalWorkerError, _is_context_fatal
+    message = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    if _is_context_fatal(exc):
+        err = FatalWorkerError(f"{stage}: {message}")
+        err.tf_data = {"status": "crash", "stage": stage}
+        raise err from exc
+    return {"status": status, "stage": stage, "message": message[:2000]}
+
+
+# ---------------------------------------------------------------------------------------
+# Ops
+
+
+def _prepare(args):
+    import torch
+    _install_launch_hook()
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA GPU is visible to the worker")
+    search_path = args.get("search_path") or []
+    harness_path = args["harness"]
+    harness = _harness(harness_path, search_path)
+    module = _load_variant(args["variant"], search_path)
+    launcher = getattr(module, args["launcher"], None)
+    if not callable(launcher):
+        raise LookupError(f"{args['variant']['path']}: no function '{args['launcher']}'")
+    return harness, harness_path, module, launcher
+
+
+def op_warm(args):
+    """Compiles everything the launcher would launch for each case, without launching."""
+    import torch
+    harness, harness_path, module, launcher = _prepare(args)
+    kernels = []
+    t0 = time.time()
+    for case in args["cases"]:
+        work = _clone(_case_inputs(harness, harness_path, case, 0))
+        try:
+            with _recording(warm_only=True) as rec, torch.no_grad():
+                launcher(*work)
+        except Exception as exc:
+            return _fail(_classify(exc), exc, "compile")
+        for fn, kernel in rec:
+            try:
+                kernel._init_handles()
+            except Exception as exc:
+                return _fail(_classify(exc), exc, "load")
+        kernels.extend(_summarize_launches(rec))
+    return {"status": "ok", "kernels": kernels, "seconds": time.time() - t0}
+
+
+def op_run(args):
+    import torch
+    harness, harness_path, module, launcher = _prepare(args)
+    check = args.get("check") or {}
+    rtol = float(check.get("rtol", 1e-3))
+    atol = float(check.get("atol", 1e-3))
+    precision = check.get("reference_precision", "float64")
+    in_place = list(check.get("in_place") or [])
+    seeds = list(args.get("seeds") or [0])
+    case = args["case"]
+    result = {"status": "ok", "verify": {"passed": True, "seeds": seeds, "max_abs_err": 0.0, "max_rel_err": 0.0}}
+    kernels = []
+    out_sig = None
+    for seed in seeds:
+        ref, note = _case_reference(harness, harness_path, case, seed, precision)
+        inputs = _case_inputs(harness, harness_path, case, seed)
+        if note:
+            result["verify"]["reference_note"] = note
+        work = _clone(inputs)
+        poisoner = _Poisoner()
+        try:
+            with _recording() as rec, torch.no_grad(), poisoner.active():
+                out = launcher(*work)
+            torch.cuda.synchronize()
+        except Exception as exc:
+            return _fail(_classify(exc), exc, f"launch (seed {seed})")
+        if not kernels:
+            kernels = _summarize_launches(rec)
+        if not rec:
+            result["status"] = "wrong-result"
+            result["verify"].update(passed=False, reason="the launcher launched no Triton kernel")
+            break
+        if out is None and in_place:
+            outputs = [work[i] for i in in_place]
+        else:
+            outputs = _as_list(out)
+        if out_sig is None:
+            out_sig = _output_signature(outputs)
+        refs = _as_list(ref)
+        passed, details = _compare(outputs, refs, rtol, atol)
+        v = result["verify"]
+        v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
+        v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
+        if passed and not poisoner.guards_intact():
+            passed = False
+            details["reason"] = "a write landed outside an output tensor (guard bytes changed)"
+        if passed:
+            changed = [i for i, (a, b) in enumerate(zip(inputs, work)) if i not in in_place and not _same_inputs(a, b)]
+            if changed:
+                passed = False
+                details["reason"] = f"input {changed[0]} was modified in place (the task declares no in-place output)"
+        if not passed:
+            result["status"] = "wrong-result"
+            v.update(passed=False, failed_seed=seed, reason=details.get("reason"))
+            if "first_bad" in details:
+                v["first_bad"] = details["first_bad"]
+            break
+    result["kernels"] = kernels
+    result["outputs"] = out_sig
+    timing_opts = args.get("timing") or {}
+    if result["status"] == "ok" and timing_opts.get("enabled", True):
+        work = _clone(_case_inputs(harness, harness_path, case, seeds[0]))
+
+        def call():
+            launcher(*work)
+
+        try:
+            with torch.no_grad():
+                result["timing"] = _timing(call, timing_opts)
+        except Exception as exc:
+            return _fail(_classify(exc), exc, "timing")
+    return result
+
+
+def op_ceilings(args):
+    """Measures the GPU's ceilings: DRAM bandwidth (device copy, bytes read + written) and
+    the dense matrix rate of the vendor library (fp16, bf16, tf32)."""
+    import torch
+    out = {}
+    n = int(args.get("copy_bytes", 2 * 2**30))
+    a = torch.empty(n // 4, dtype=torch.float32, device="cuda")
+    a.normal_()
+    b = torch.empty_like(a)
+    t = _time_events(lambda: b.copy_(a), 300, 10, 200, False)
+    _, med, _ = _quantiles(t)
+    out["dram_bytes_per_s"] = 2 * n / (med * 1e-3)
+    del a, b
+    size = int(args.get("matmul_size", 8192))
+    for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16), ("tf32", torch.float32)):
+        x = torch.randn(size, size, device="cuda", dtype=dtype)
+        y = torch.randn(size, size, device="cuda", dtype=dtype)
+        torch.backends.cuda.matmul.allow_tf32 = dtype == torch.float32
+        t = _time_events(lambda: torch.matmul(x, y), 500, 5, 50, False)
+        _, med, _ = _quantiles(t)
+        out[f"matmul_{name}_flops_per_s"] = 2 * size**3 / (med * 1e-3)
+        del x, y
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return out

@@ -1,0 +1,49 @@
+// Facts about one kernel's body that the optimizer needs before it spends GPU time:
+// tile shapes (a small symbolic shape inference over the body), the dots and their
+// M/N/K tiles, how each constexpr parameter is used (tile extent, stepped by program id,
+// stepped by a loop), loops and memory operations.
+//
+// Entry point: analyzeKernel(ModuleIR, Kernel). Shapes are lists of dimension texts
+// ("BLOCK_M", "128"); what cannot be inferred stays unknown, never guessed.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernel/module_ir.h"
+
+namespace tf {
+
+using Shape = std::vector<std::string>;  // dimension texts; {} is a scalar
+
+struct DotFact {
+  std::string m, n, k;            // tile dimension texts
+  const Node* call = nullptr;
+  bool in_loop = false;
+};
+
+struct ParamUsage {
+  bool used = false;
+  bool tile_extent = false;       // a tile dimension: tl.arange(0, P), a tile shape, block_shape
+  bool pid_scaled = false;        // multiplied with a program-id value (programs step by P)
+  bool loop_stepped = false;      // a loop steps by P (range(.., .., P), range(cdiv(X, P)), i * P)
+  std::string dot_role;           // "m", "n", "k" or ""
+  bool index_arith = false;       // appears in scalar integer arithmetic with program ids (GROUP_M)
+  std::set<int> pid_axes;         // grid axes whose program id is multiplied by P
+};
+
+struct KernelFacts {
+  std::vector<DotFact> dots;
+  std::map<std::string, ParamUsage> params;   // constexpr parameters only
+  int loops = 0;
+  bool loop_has_load = false;
+  int loads = 0, stores = 0, atomics = 0, reductions = 0;
+  std::vector<std::string> notes;
+};
+
+KernelFacts analyzeKernel(const ModuleIR& ir, const Kernel& kernel);
+
+}  // namespace tf

@@ -1,0 +1,344 @@
+#include "kernel/module_ir.h"
+
+#include <fmt/format.h>
+
+namespace tf {
+namespace {
+
+class Builder {
+ public:
+  explicit Builder(const ParsedSource& src) : src_(src) { ir_.source = &src; }
+
+  ModuleIR build() {
+    const Node& body = src_.ast["body"];
+    for (const auto& stmt : body) collectImports(stmt);
+    for (const auto& stmt : body) {
+      if (isType(stmt, "FunctionDef") || isType(stmt, "AsyncFunctionDef")) {
+        if (isJitKernel(stmt)) ir_.kernels.push_back(buildKernel(stmt));
+      }
+    }
+    for (const auto& stmt : body) {
+      if (isType(stmt, "FunctionDef") && !ir_.kernel(stmt["name"].get<std::string>())) {
+        addFunction(stmt, "");
+      } else if (isType(stmt, "ClassDef")) {
+        for (const auto& inner : stmt["body"]) {
+          if (isType(inner, "FunctionDef")) addFunction(inner, stmt["name"].get<std::string>() + ".");
+        }
+      } else if (isType(stmt, "Assign")) {
+        for (const auto& t : stmt["targets"]) {
+          if (isType(t, "Name")) ir_.module_assignments[t["id"].get<std::string>()] = &stmt["value"];
+        }
+      }
+    }
+    // Launch sites: inside functions, then at module level.
+    for (auto& [name, fn] : ir_.functions) findLaunches(fn.def->at("body"), name);
+    for (const auto& stmt : body) {
+      if (!isType(stmt, "FunctionDef") && !isType(stmt, "ClassDef") && !isType(stmt, "AsyncFunctionDef")) {
+        findLaunches(stmt, "");
+      }
+    }
+    return std::move(ir_);
+  }
+
+ private:
+  void collectImports(const Node& stmt) {
+    if (isType(stmt, "Import")) {
+      for (const auto& a : stmt["names"]) {
+        std::string name = a["name"].get<std::string>();
+        if (a["asname"].is_string()) {
+          ir_.aliases[a["asname"].get<std::string>()] = name;
+        } else {
+          std::string first = name.substr(0, name.find('.'));
+          ir_.aliases[first] = first;
+        }
+      }
+    } else if (isType(stmt, "ImportFrom")) {
+      std::string mod = stmt["module"].is_string() ? stmt["module"].get<std::string>() : "";
+      for (const auto& a : stmt["names"]) {
+        std::string name = a["name"].get<std::string>();
+        std::string local = a["asname"].is_string() ? a["asname"].get<std::string>() : name;
+        ir_.aliases[local] = mod.empty() ? name : mod + "." + name;
+      }
+    } else if (isType(stmt, "Try") || isType(stmt, "If")) {
+      for (const auto& s : stmt["body"]) collectImports(s);
+      if (stmt.contains("orelse")) for (const auto& s : stmt["orelse"]) collectImports(s);
+      if (stmt.contains("handlers")) {
+        for (const auto& h : stmt["handlers"]) for (const auto& s : h["body"]) collectImports(s);
+      }
+    }
+  }
+
+  std::string q(const Node& n) const { return ir_.qualifiedName(n); }
+
+  static bool isOneOf(const std::string& s, std::initializer_list<const char*> names) {
+    for (const char* n : names) if (s == n) return true;
+    return false;
+  }
+
+  bool isJitDecorator(const Node& d) const {
+    const Node& target = isType(d, "Call") ? d["func"] : d;
+    return isOneOf(q(target), {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"});
+  }
+
+  bool isJitKernel(const Node& def) const {
+    for (const auto& d : def["decorator_list"]) if (isJitDecorator(d)) return true;
+    return false;
+  }
+
+  Kernel buildKernel(const Node& def) {
+    Kernel k;
+    k.name = def["name"].get<std::string>();
+    k.def = &def;
+    const Node& args = def["args"];
+    std::vector<const Node*> all;
+    for (const auto& a : args["posonlyargs"]) all.push_back(&a);
+    for (const auto& a : args["args"]) all.push_back(&a);
+    const Node& defaults = args["defaults"];
+    size_t first_default = all.size() - std::min(all.size(), defaults.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      Param p;
+      p.name = (*all[i])["arg"].get<std::string>();
+      p.index = static_cast<int>(i);
+      const Node& ann = (*all[i])["annotation"];
+      if (ann.is_object()) {
+        p.annotation = src_.source.slice(ann);
+        std::string qa = q(ann);
+        if (auto s = strLiteral(ann)) qa = ir_.qualify(*s);
+        p.is_constexpr = qa == "triton.language.constexpr" || qa == "triton.language.core.constexpr";
+      }
+      if (i >= first_default) {
+        p.default_value = &defaults[i - first_default];
+        p.default_int = intLiteral(*p.default_value);
+      }
+      k.params.push_back(std::move(p));
+    }
+    if (args["vararg"].is_object() || args["kwarg"].is_object()) k.notes.push_back("kernel takes *args/**kwargs");
+    for (const auto& kw : args["kwonlyargs"]) {
+      k.notes.push_back(fmt::format("keyword-only parameter '{}' is not modelled", kw["arg"].get<std::string>()));
+    }
+    for (const auto& d : def["decorator_list"]) {
+      if (!isType(d, "Call")) continue;
+      std::string name = q(d["func"]);
+      if (name == "triton.autotune" || name == "triton.runtime.autotune" || name == "triton.runtime.autotuner.autotune") {
+        k.autotune = parseAutotune(d);
+      } else if (name == "triton.heuristics" || name == "triton.runtime.heuristics") {
+        parseHeuristics(d, k);
+      }
+    }
+    return k;
+  }
+
+  AutotuneInfo parseAutotune(const Node& call) {
+    AutotuneInfo info;
+    info.decorator = &call;
+    const Node* configs = keywordArg(call, "configs");
+    if (!configs && !call["args"].empty()) configs = &call["args"][0];
+    const Node* key = keywordArg(call, "key");
+    if (!key && call["args"].size() > 1) key = &call["args"][1];
+    info.configs = configs;
+    if (key && (isType(*key, "List") || isType(*key, "Tuple"))) {
+      for (const auto& e : (*key)["elts"]) if (auto s = strLiteral(e)) info.key.push_back(*s);
+    }
+    const Node* list = configs;
+    // configs=NAME where NAME is a module-level list literal.
+    if (list && isType(*list, "Name")) {
+      auto it = ir_.module_assignments.find((*list)["id"].get<std::string>());
+      list = it != ir_.module_assignments.end() ? it->second : nullptr;
+    }
+    if (list && (isType(*list, "List") || isType(*list, "Tuple"))) {
+      bool all_understood = true;
+      for (const auto& c : (*list)["elts"]) {
+        auto cfg = parseConfig(c);
+        if (!cfg) {
+          all_understood = false;
+          continue;
+        }
+        info.configs_list.push_back(*cfg);
+      }
+      info.configs_understood = all_understood && !info.configs_list.empty();
+    }
+    return info;
+  }
+
+  std::optional<AutotuneConfig> parseConfig(const Node& c) {
+    if (!isType(c, "Call") || q(c["func"]) != "triton.Config") {
+      if (!(isType(c, "Call") && (q(c["func"]) == "triton.runtime.Config" || q(c["func"]) == "triton.runtime.autotuner.Config"))) {
+        return std::nullopt;
+      }
+    }
+    AutotuneConfig cfg;
+    cfg.text = src_.source.slice(c);
+    const Node* kwargs = c["args"].empty() ? keywordArg(c, "kwargs") : &c["args"][0];
+    if (!kwargs || !isType(*kwargs, "Dict")) return std::nullopt;
+    const Node& keys = (*kwargs)["keys"];
+    const Node& values = (*kwargs)["values"];
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto k = strLiteral(keys[i]);
+      if (!k) return std::nullopt;
+      if (auto v = intLiteral(values[i])) cfg.kwargs[*k] = *v;
+      else cfg.other_kwargs[*k] = src_.source.slice(values[i]);
+    }
+    static const char* kOptions[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"};
+    for (size_t i = 1; i < c["args"].size() && i < 4; ++i) {
+      if (auto v = intLiteral(c["args"][i])) cfg.options[kOptions[i - 1]] = *v;
+    }
+    for (const auto& kw : c["keywords"]) {
+      if (!kw["arg"].is_string()) return std::nullopt;
+      std::string name = kw["arg"].get<std::string>();
+      if (auto v = intLiteral(kw["value"])) cfg.options[name] = *v;
+      else if (name != "pre_hook" && name != "ir_override") return std::nullopt;
+    }
+    return cfg;
+  }
+
+  void parseHeuristics(const Node& call, Kernel& k) {
+    const Node* values = keywordArg(call, "values");
+    if (!values && !call["args"].empty()) values = &call["args"][0];
+    if (!values || !isType(*values, "Dict")) {
+      k.notes.push_back("@triton.heuristics argument is not a dict literal");
+      return;
+    }
+    const Node& keys = (*values)["keys"];
+    const Node& vals = (*values)["values"];
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto name = strLiteral(keys[i]);
+      if (!name) continue;
+      HeuristicEntry h;
+      h.param = *name;
+      h.body = isType(vals[i], "Lambda") ? &vals[i]["body"] : nullptr;
+      if (!h.body) k.notes.push_back(fmt::format("heuristic for '{}' is not a lambda", *name));
+      k.heuristics.push_back(h);
+    }
+  }
+
+  void addFunction(const Node& def, const std::string& prefix) {
+    FunctionInfo f;
+    f.name = prefix + def["name"].get<std::string>();
+    f.def = &def;
+    for (const auto& a : def["args"]["args"]) f.params.push_back(a["arg"].get<std::string>());
+    collectAssignments(def["body"], f, false);
+    ir_.functions[f.name] = std::move(f);
+  }
+
+  void bind(FunctionInfo& f, const Node& target, const Node* value, const Node& stmt, bool cond, bool aug) {
+    if (isType(target, "Name")) {
+      f.assignments[target["id"].get<std::string>()].push_back({&stmt, value, aug, cond});
+    } else if (isType(target, "Tuple") || isType(target, "List")) {
+      const Node& elts = target["elts"];
+      bool parallel = value && (isType(*value, "Tuple") || isType(*value, "List")) && (*value)["elts"].size() == elts.size();
+      for (size_t i = 0; i < elts.size(); ++i) {
+        bind(f, elts[i], parallel ? &(*value)["elts"][i] : nullptr, stmt, cond, aug);
+      }
+    } else if (isType(target, "Starred")) {
+      bind(f, target["value"], nullptr, stmt, cond, aug);
+    }
+  }
+
+  void collectAssignments(const Node& body, FunctionInfo& f, bool cond) {
+    for (const auto& s : body) {
+      const std::string& t = nodeType(s);
+      if (t == "Assign") {
+        for (const auto& target : s["targets"]) bind(f, target, &s["value"], s, cond, false);
+      } else if (t == "AnnAssign") {
+        if (s["value"].is_object()) bind(f, s["target"], &s["value"], s, cond, false);
+      } else if (t == "AugAssign") {
+        bind(f, s["target"], &s["value"], s, cond, true);
+      } else if (t == "For" || t == "AsyncFor") {
+        bind(f, s["target"], nullptr, s, true, false);
+        collectAssignments(s["body"], f, true);
+        collectAssignments(s["orelse"], f, true);
+      } else if (t == "While") {
+        collectAssignments(s["body"], f, true);
+        collectAssignments(s["orelse"], f, true);
+      } else if (t == "If") {
+        collectAssignments(s["body"], f, true);
+        collectAssignments(s["orelse"], f, true);
+      } else if (t == "With" || t == "AsyncWith") {
+        for (const auto& item : s["items"]) {
+          if (item["optional_vars"].is_object()) bind(f, item["optional_vars"], nullptr, s, cond, false);
+        }
+        collectAssignments(s["body"], f, cond);
+      } else if (t == "Try" || t == "TryStar") {
+        collectAssignments(s["body"], f, true);
+        for (const auto& h : s["handlers"]) collectAssignments(h["body"], f, true);
+        collectAssignments(s["orelse"], f, true);
+        collectAssignments(s["finalbody"], f, true);
+      }
+    }
+  }
+
+  void findLaunches(const Node& root, const std::string& function) {
+    walk(root, [&](const Node& n) {
+      const std::string& t = nodeType(n);
+      if (t == "FunctionDef" || t == "Lambda" || t == "ClassDef" || t == "AsyncFunctionDef") return false;
+      if (t != "Call" || !isType(n["func"], "Subscript")) return true;
+      const Node& sub = n["func"];
+      std::string target = dottedName(sub["value"]);
+      const Kernel* k = ir_.kernel(target);
+      if (!k) return true;
+      LaunchSite site;
+      site.kernel = k->name;
+      site.function = function;
+      site.call = &n;
+      site.grid = &sub["slice"];
+      size_t i = 0;
+      for (const auto& a : n["args"]) {
+        if (isType(a, "Starred")) {
+          site.has_starred = true;
+          break;
+        }
+        if (i < k->params.size()) site.args.push_back({k->params[i].name, &a, true});
+        ++i;
+      }
+      for (const auto& kw : n["keywords"]) {
+        if (!kw["arg"].is_string()) {
+          site.has_starred = true;
+          continue;
+        }
+        std::string name = kw["arg"].get<std::string>();
+        if (isLaunchOption(name)) site.options[name] = {name, &kw["value"], false};
+        else site.args.push_back({name, &kw["value"], false});
+      }
+      ir_.launches.push_back(std::move(site));
+      return true;
+    });
+  }
+
+  const ParsedSource& src_;
+  ModuleIR ir_;
+};
+
+}  // namespace
+
+const Param* Kernel::param(std::string_view n) const {
+  for (const auto& p : params) if (p.name == n) return &p;
+  return nullptr;
+}
+
+const LaunchArg* LaunchSite::arg(std::string_view param) const {
+  for (const auto& a : args) if (a.param == param) return &a;
+  return nullptr;
+}
+
+const Kernel* ModuleIR::kernel(std::string_view name) const {
+  for (const auto& k : kernels) if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string ModuleIR::qualify(const std::string& dotted) const {
+  if (dotted.empty()) return dotted;
+  auto dot = dotted.find('.');
+  std::string first = dotted.substr(0, dot);
+  auto it = aliases.find(first);
+  if (it == aliases.end()) return dotted;
+  return dot == std::string::npos ? it->second : it->second + dotted.substr(dot);
+}
+
+std::string ModuleIR::tritonSpelling() const {
+  for (const auto& [local, full] : aliases) if (full == "triton") return local;
+  return "";
+}
+
+ModuleIR buildModuleIR(const ParsedSource& source) { return Builder(source).build(); }
+
+}  // namespace tf

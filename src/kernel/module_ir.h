@@ -1,0 +1,116 @@
+// The module-level IR of a Triton source: its imports, its @triton.jit kernels (with their
+// parameters and @triton.autotune / @triton.heuristics decorators), its other functions,
+// and every launch site `kernel[grid](...)`.
+//
+// Entry point: buildModuleIR(ParsedSource). Node pointers point into the ParsedSource's
+// AST, which must outlive the IR. What the builder does not understand it records as
+// opaque (a note), never as a guess.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel/ast.h"
+
+namespace tf {
+
+struct Param {
+  std::string name;
+  int index = 0;
+  std::string annotation;        // source text, "" if none
+  bool is_constexpr = false;
+  const Node* default_value = nullptr;
+  std::optional<int64_t> default_int;
+};
+
+struct AutotuneConfig {
+  std::map<std::string, int64_t> kwargs;   // integer meta-parameters
+  std::map<std::string, std::string> other_kwargs;  // non-integer ones, as source text
+  std::map<std::string, int64_t> options;  // num_warps, num_stages, num_ctas, maxnreg
+  std::string text;
+};
+
+struct AutotuneInfo {
+  const Node* decorator = nullptr;
+  const Node* configs = nullptr;           // the configs= expression
+  bool configs_understood = false;         // a literal list of triton.Config(...) calls
+  std::vector<AutotuneConfig> configs_list;
+  std::vector<std::string> key;
+};
+
+struct HeuristicEntry {
+  std::string param;
+  const Node* body = nullptr;              // the lambda's body expression
+};
+
+struct Kernel {
+  std::string name;
+  const Node* def = nullptr;               // the FunctionDef
+  std::vector<Param> params;
+  std::optional<AutotuneInfo> autotune;
+  std::vector<HeuristicEntry> heuristics;
+  std::vector<std::string> notes;          // what the builder did not understand
+
+  const Param* param(std::string_view name) const;
+};
+
+struct LaunchArg {
+  std::string param;                       // kernel parameter or launch option name
+  const Node* expr = nullptr;
+  bool positional = false;
+};
+
+inline bool isLaunchOption(std::string_view name) {
+  return name == "num_warps" || name == "num_stages" || name == "num_ctas" || name == "maxnreg" ||
+         name == "enable_fp_fusion" || name == "launch_cooperative_grid" || name == "launch_pdl";
+}
+
+struct LaunchSite {
+  std::string kernel;
+  std::string function;                    // enclosing top-level function ("" at module level)
+  const Node* call = nullptr;              // the Call node
+  const Node* grid = nullptr;              // the subscript expression
+  std::vector<LaunchArg> args;             // kernel parameters, in source order
+  std::map<std::string, LaunchArg> options;  // num_warps, num_stages, ...
+  bool has_starred = false;                // *args / **kwargs: mapping incomplete
+
+  const LaunchArg* arg(std::string_view param) const;
+};
+
+// One assignment to a local name inside a function.
+struct Assignment {
+  const Node* stmt = nullptr;              // the Assign / AugAssign / AnnAssign
+  const Node* value = nullptr;             // the value bound to the name (tuple element if unpacked)
+  bool augmented = false;                  // x += ...
+  bool conditional = false;                // inside an if / loop / with / try
+};
+
+struct FunctionInfo {
+  std::string name;
+  const Node* def = nullptr;
+  std::map<std::string, std::vector<Assignment>> assignments;  // in source order
+  std::vector<std::string> params;
+};
+
+struct ModuleIR {
+  const ParsedSource* source = nullptr;
+  std::map<std::string, std::string> aliases;   // local name -> qualified ("tl" -> "triton.language")
+  std::vector<Kernel> kernels;
+  std::map<std::string, FunctionInfo> functions;  // top-level non-kernel functions
+  std::vector<LaunchSite> launches;
+  std::map<std::string, const Node*> module_assignments;  // top-level NAME = value (last one)
+
+  const Kernel* kernel(std::string_view name) const;
+  // Expands the first component of a dotted name through the import aliases:
+  // "tl.arange" -> "triton.language.arange".
+  std::string qualify(const std::string& dotted) const;
+  std::string qualifiedName(const Node& n) const { return qualify(dottedName(n)); }
+  // How the module spells `triton` for new code ("triton", or its alias); "" if not imported.
+  std::string tritonSpelling() const;
+};
+
+ModuleIR buildModuleIR(const ParsedSource& source);
+
+}  // namespace tf

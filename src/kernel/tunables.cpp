@@ -1,0 +1,426 @@
+#include "kernel/tunables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace tf {
+
+const char* toString(TunableOrigin o) {
+  switch (o) {
+    case TunableOrigin::kLaunchLiteral: return "launch-literal";
+    case TunableOrigin::kLocalLiteral: return "launcher-variable";
+    case TunableOrigin::kLocalDerived: return "launcher-derived";
+    case TunableOrigin::kLaunchOverride: return "launch-override";
+    case TunableOrigin::kModuleConstant: return "module-constant";
+    case TunableOrigin::kKernelDefault: return "kernel-default";
+    case TunableOrigin::kAbsentOption: return "triton-default";
+    case TunableOrigin::kAutotune: return "autotune";
+    case TunableOrigin::kHeuristic: return "heuristics";
+  }
+  return "?";
+}
+
+const char* toString(TunableRole r) {
+  switch (r) {
+    case TunableRole::kTileM: return "tile-m";
+    case TunableRole::kTileN: return "tile-n";
+    case TunableRole::kTileK: return "tile-k";
+    case TunableRole::kBlock: return "block";
+    case TunableRole::kGroup: return "group";
+    case TunableRole::kNumWarps: return "num_warps";
+    case TunableRole::kNumStages: return "num_stages";
+    case TunableRole::kOther: return "other";
+  }
+  return "?";
+}
+
+const Tunable* TunableSet::find(std::string_view id) const {
+  for (const auto& t : items) if (t.id == id) return &t;
+  return nullptr;
+}
+
+std::vector<const Tunable*> TunableSet::active() const {
+  std::vector<const Tunable*> out;
+  for (const auto& t : items) if (t.tunable) out.push_back(&t);
+  return out;
+}
+
+namespace {
+
+constexpr int64_t kTritonDefaultWarps = 4;
+constexpr int64_t kTritonDefaultStages = 3;
+
+class Discoverer {
+ public:
+  Discoverer(const ModuleIR& ir, const std::string& launcher, const std::vector<std::string>& only)
+      : ir_(ir), src_(ir.source->source), launcher_(launcher), only_(only.begin(), only.end()) {}
+
+  TunableSet run() {
+    std::set<std::string> reach = reachableFunctions();
+    std::map<std::string, int> sites_per_kernel;
+    for (size_t i = 0; i < ir_.launches.size(); ++i) {
+      const LaunchSite& site = ir_.launches[i];
+      if (!reach.count(site.function)) continue;
+      if (!only_.empty() && !only_.count(site.kernel)) continue;
+      set_.sites.push_back(static_cast<int>(i));
+      const Kernel* k = ir_.kernel(site.kernel);
+      if (!set_.facts.count(k->name)) set_.facts[k->name] = analyzeKernel(ir_, *k);
+      int nth = ++sites_per_kernel[k->name];
+      std::string suffix = nth > 1 ? fmt::format("#{}", nth) : "";
+      discoverSite(static_cast<int>(i), *k, suffix);
+    }
+    if (set_.sites.empty()) {
+      set_.notes.push_back(fmt::format("no kernel launch found in '{}' or the functions it calls", launcher_));
+    }
+    markAmbiguousMirrors();
+    return std::move(set_);
+  }
+
+ private:
+  std::set<std::string> reachableFunctions() {
+    std::set<std::string> seen;
+    std::vector<std::string> todo = {launcher_};
+    while (!todo.empty()) {
+      std::string f = todo.back();
+      todo.pop_back();
+      if (!seen.insert(f).second) continue;
+      auto it = ir_.functions.find(f);
+      if (it == ir_.functions.end()) continue;
+      walk(it->second.def->at("body"), [&](const Node& n) {
+        if (isType(n, "Call")) {
+          std::string callee = dottedName(n["func"]);
+          if (ir_.functions.count(callee)) todo.push_back(callee);
+          // Class.apply(...) of an autograd Function reaches its forward.
+          if (callee.size() > 6 && callee.compare(callee.size() - 6, 6, ".apply") == 0) {
+            std::string cls = callee.substr(0, callee.size() - 6);
+            if (ir_.functions.count(cls + ".forward")) todo.push_back(cls + ".forward");
+          }
+        }
+        return true;
+      });
+    }
+    return seen;
+  }
+
+  const FunctionInfo* function(const std::string& name) const {
+    auto it = ir_.functions.find(name);
+    return it == ir_.functions.end() ? nullptr : &it->second;
+  }
+
+  // Does `expr` mention the name `var` (or META['param'] / META.param)?
+  static bool mentions(const Node& expr, const std::string& var, const std::string& param) {
+    bool found = false;
+    walk(expr, [&](const Node& n) {
+      if (found) return false;
+      if (isType(n, "Name") && !var.empty() && n["id"] == var) found = true;
+      if (isType(n, "Subscript")) {
+        if (auto s = strLiteral(n["slice"]); s && *s == param) found = true;
+      }
+      if (isType(n, "Attribute") && n["attr"] == param) found = true;
+      return true;
+    });
+    return found;
+  }
+
+  // The grid expression, following one level of variable (grid = (...); kernel[grid]).
+  const Node* gridExpr(const LaunchSite& site) const {
+    const Node* g = site.grid;
+    if (isType(*g, "Name")) {
+      if (const FunctionInfo* f = function(site.function)) {
+        auto it = f->assignments.find((*g)["id"].get<std::string>());
+        if (it != f->assignments.end() && it->second.size() == 1 && it->second[0].value) return it->second[0].value;
+      }
+    }
+    return g;
+  }
+
+  // Grid literals equal to the value of `t` that the grid computes the program count from.
+  // When the kernel tells which grid axis steps by the parameter (pid_m = program_id(0);
+  // pid_m * BLOCK_M), only that element of a tuple grid is searched; a parameter no program
+  // id steps by (a K tile) has no mirror.
+  void collectMirrors(const LaunchSite& site, int64_t value, Tunable& t) {
+    const Node* g = gridExpr(site);
+    if (!g) return;
+    const KernelFacts& facts = set_.facts.at(t.kernel);
+    auto it = facts.params.find(t.param);
+    if (it == facts.params.end() || !it->second.pid_scaled) return;
+    std::vector<const Node*> parts;
+    bool tuple = isType(*g, "Tuple") || isType(*g, "List");
+    if (tuple && !it->second.pid_axes.empty()) {
+      for (int axis : it->second.pid_axes) {
+        if (axis >= 0 && static_cast<size_t>(axis) < (*g)["elts"].size()) parts.push_back(&(*g)["elts"][static_cast<size_t>(axis)]);
+      }
+    } else {
+      parts.push_back(g);
+    }
+    for (const Node* part : parts) {
+      walk(*part, [&](const Node& n) {
+        if (auto v = intLiteral(n); v && *v == value && isType(n, "Constant")) {
+          if (auto r = src_.range(n)) t.mirrors.push_back(*r);
+        }
+        return true;
+      });
+    }
+  }
+
+  // A range cannot mirror two tunables: then neither can be tuned safely by a text edit.
+  void markAmbiguousMirrors() {
+    std::map<size_t, std::vector<Tunable*>> by_begin;
+    for (auto& t : set_.items) for (const auto& r : t.mirrors) by_begin[r.begin].push_back(&t);
+    for (auto& [begin, owners] : by_begin) {
+      if (owners.size() < 2) continue;
+      for (Tunable* t : owners) {
+        if (!t->tunable) continue;
+        t->tunable = false;
+        t->note = fmt::format("the grid repeats the literal {} for several parameters; give the grid "
+                              "variables or META[...] so that it follows the block sizes",
+                              t->value ? std::to_string(*t->value) : "?");
+      }
+    }
+  }
+
+  TunableRole roleOf(const KernelFacts& facts, const std::string& param) const {
+    auto it = facts.params.find(param);
+    if (it == facts.params.end()) return TunableRole::kOther;
+    const ParamUsage& u = it->second;
+    if (u.dot_role == "m") return TunableRole::kTileM;
+    if (u.dot_role == "n") return TunableRole::kTileN;
+    if (u.dot_role == "k") return TunableRole::kTileK;
+    if (u.tile_extent) return TunableRole::kBlock;
+    if (u.index_arith) return TunableRole::kGroup;
+    return TunableRole::kOther;
+  }
+
+  // Resolves the value expression `e` passed for `param` at `site`.
+  void resolveValue(const LaunchSite& site, const Node& e, Tunable& t) {
+    if (auto v = intLiteral(e)) {
+      t.origin = TunableOrigin::kLaunchLiteral;
+      t.value = *v;
+      t.target = *src_.range(e);
+      collectMirrors(site, *v, t);
+      return;
+    }
+    if (isType(e, "Name")) {
+      std::string var = e["id"].get<std::string>();
+      const FunctionInfo* f = function(site.function);
+      const std::vector<Assignment>* assigns = nullptr;
+      if (f) {
+        auto it = f->assignments.find(var);
+        if (it != f->assignments.end()) assigns = &it->second;
+      }
+      if (!assigns) {
+        if (f && std::find(f->params.begin(), f->params.end(), var) != f->params.end()) {
+          t.tunable = false;
+          t.note = fmt::format("comes from the launcher's parameter '{}'", var);
+          return;
+        }
+        auto mit = ir_.module_assignments.find(var);
+        if (mit != ir_.module_assignments.end()) {
+          if (auto v = intLiteral(*mit->second)) {
+            t.origin = TunableOrigin::kModuleConstant;
+            t.value = *v;
+            t.target = *src_.range(*mit->second);
+            return;
+          }
+        }
+        t.tunable = false;
+        t.note = fmt::format("'{}' is not defined in '{}'", var, site.function);
+        return;
+      }
+      bool simple = assigns->size() == 1 && !(*assigns)[0].augmented && !(*assigns)[0].conditional &&
+                    (*assigns)[0].value != nullptr;
+      if (simple) {
+        const Node& value = *(*assigns)[0].value;
+        if (auto v = intLiteral(value)) {
+          t.origin = TunableOrigin::kLocalLiteral;
+          t.value = *v;
+          t.target = *src_.range(value);
+          return;
+        }
+        t.origin = TunableOrigin::kLocalDerived;
+        t.expr_text = src_.slice(value);
+        t.target = *src_.range(value);
+        return;
+      }
+      // Set in several places: replace the value at the launch only, if nothing else reads it.
+      if (mentions(*gridExpr(site), var, "")) {
+        t.tunable = false;
+        t.note = fmt::format("'{}' is computed in several places and also shapes the grid", var);
+        return;
+      }
+      t.origin = TunableOrigin::kLaunchOverride;
+      t.expr_text = var;
+      t.target = *src_.range(e);
+      return;
+    }
+    // Any other expression at the launch site: a derived value, rewritten in place.
+    t.origin = TunableOrigin::kLocalDerived;
+    t.expr_text = src_.slice(e);
+    t.target = *src_.range(e);
+  }
+
+  // Where to insert ", name=value" into a launch call: after its last argument.
+  std::optional<size_t> insertionPoint(const LaunchSite& site) const {
+    size_t best = 0;
+    bool any = false;
+    for (const auto& a : (*site.call)["args"]) {
+      if (auto r = src_.range(a)) {
+        best = std::max(best, r->end);
+        any = true;
+      }
+    }
+    for (const auto& kw : (*site.call)["keywords"]) {
+      if (auto r = src_.range(kw)) {
+        best = std::max(best, r->end);
+        any = true;
+      }
+    }
+    if (!any) return std::nullopt;
+    return best;
+  }
+
+  void discoverSite(int index, const Kernel& k, const std::string& suffix) {
+    const LaunchSite& site = ir_.launches[static_cast<size_t>(index)];
+    const KernelFacts& facts = set_.facts.at(k.name);
+    if (site.has_starred) {
+      set_.notes.push_back(fmt::format("{}: a launch passes *args/**kwargs; only what is visible is tuned", k.name));
+    }
+    bool autotuned = k.autotune && k.autotune->configs_understood;
+    if (k.autotune && !k.autotune->configs_understood) {
+      set_.notes.push_back(fmt::format("{}: @triton.autotune configs are not a literal list of triton.Config; "
+                                       "left as they are",
+                                       k.name));
+    }
+    if (autotuned && !suffix.empty()) return;  // autotune tunables are per kernel, not per site
+    std::set<std::string> autotune_keys;
+    if (autotuned) {
+      for (const auto& c : k.autotune->configs_list) for (const auto& [key, v] : c.kwargs) autotune_keys.insert(key);
+    }
+
+    for (const auto& p : k.params) {
+      if (!p.is_constexpr) continue;
+      Tunable t;
+      t.id = k.name + "." + p.name + suffix;
+      t.kernel = k.name;
+      t.param = p.name;
+      t.site = index;
+      t.role = roleOf(facts, p.name);
+      const LaunchArg* arg = site.arg(p.name);
+      auto heur = std::find_if(k.heuristics.begin(), k.heuristics.end(),
+                               [&](const HeuristicEntry& h) { return h.param == p.name; });
+      if (autotuned && autotune_keys.count(p.name)) {
+        t.origin = TunableOrigin::kAutotune;
+        t.site = -1;
+        t.target = *src_.range(*k.autotune->configs);
+        const auto& first = k.autotune->configs_list.front();
+        if (first.kwargs.count(p.name)) t.value = first.kwargs.at(p.name);
+      } else if (heur != k.heuristics.end()) {
+        t.origin = TunableOrigin::kHeuristic;
+        t.site = -1;
+        if (!heur->body) {
+          t.tunable = false;
+          t.note = "the heuristic is not a lambda";
+        } else {
+          t.target = *src_.range(*heur->body);
+          t.expr_text = src_.slice(*heur->body);
+          if (auto v = intLiteral(*heur->body)) t.value = *v;
+        }
+      } else if (arg) {
+        resolveValue(site, *arg->expr, t);
+      } else if (p.default_value) {
+        if (p.default_int) {
+          t.origin = TunableOrigin::kKernelDefault;
+          t.value = *p.default_int;
+          t.target = *src_.range(*p.default_value);
+        } else {
+          t.tunable = false;
+          t.note = "its default is not an integer literal";
+        }
+      } else {
+        t.tunable = false;
+        t.note = "not passed at the launch";
+      }
+      classify(site, facts, p, t);
+      set_.items.push_back(std::move(t));
+    }
+
+    for (const char* option : {"num_warps", "num_stages"}) {
+      Tunable t;
+      t.id = k.name + "." + option + suffix;
+      t.kernel = k.name;
+      t.param = option;
+      t.site = index;
+      t.role = std::string(option) == "num_warps" ? TunableRole::kNumWarps : TunableRole::kNumStages;
+      int64_t dflt = t.role == TunableRole::kNumWarps ? kTritonDefaultWarps : kTritonDefaultStages;
+      if (autotuned) {
+        t.origin = TunableOrigin::kAutotune;
+        t.site = -1;
+        t.target = *src_.range(*k.autotune->configs);
+        const auto& first = k.autotune->configs_list.front();
+        t.value = first.options.count(option) ? first.options.at(option) : dflt;
+      } else if (auto it = site.options.find(option); it != site.options.end()) {
+        resolveValue(site, *it->second.expr, t);
+      } else if (auto at = insertionPoint(site)) {
+        t.origin = TunableOrigin::kAbsentOption;
+        t.value = dflt;
+        t.target = {*at, *at};
+        t.insert_prefix = fmt::format(", {}=", option);
+      } else {
+        t.tunable = false;
+        t.note = "the launch has no arguments to add it after";
+      }
+      if (t.role == TunableRole::kNumStages && t.tunable && !(facts.loops > 0 && facts.loop_has_load)) {
+        t.tunable = false;
+        t.note = "no loop that loads: software pipelining has nothing to overlap";
+      }
+      set_.items.push_back(std::move(t));
+    }
+  }
+
+  void classify(const LaunchSite& site, const KernelFacts& facts, const Param& p, Tunable& t) {
+    if (!t.tunable) return;
+    auto it = facts.params.find(p.name);
+    if (it == facts.params.end() || !it->second.used) {
+      t.tunable = false;
+      t.note = "not used by the kernel";
+      return;
+    }
+    const ParamUsage& u = it->second;
+    if (t.role == TunableRole::kOther) {
+      t.tunable = false;
+      t.note = "not a tile or block size (a flag or a value the kernel computes with)";
+      return;
+    }
+    if (t.role == TunableRole::kGroup) return;
+    // The grid follows the parameter if it names it (META['P'], or the variable bound to it).
+    std::string var;
+    if (const LaunchArg* a = site.arg(p.name); a && isType(*a->expr, "Name")) var = (*a->expr)["id"].get<std::string>();
+    bool grid_follows = mentions(*gridExpr(site), var, p.name);
+    if (u.tile_extent && !u.pid_scaled && !u.loop_stepped && !grid_follows) {
+      t.covers_dimension = true;
+      t.note = fmt::format("{} spans a whole dimension (no loop or program steps by it): it must not shrink",
+                           p.name);
+      if (t.origin == TunableOrigin::kLocalDerived || t.origin == TunableOrigin::kHeuristic) {
+        t.tunable = false;  // computed from the shape to cover it: the only safe value is the computed one
+        t.note += "; it is computed from the shape, so it is left as written";
+      }
+    }
+  }
+
+  const ModuleIR& ir_;
+  const SourceText& src_;
+  std::string launcher_;
+  std::set<std::string> only_;
+  TunableSet set_;
+};
+
+}  // namespace
+
+TunableSet discoverTunables(const ModuleIR& ir, const std::string& launcher,
+                            const std::vector<std::string>& only_kernels) {
+  return Discoverer(ir, launcher, only_kernels).run();
+}
+
+}  // namespace tf

@@ -1,0 +1,66 @@
+// What a measurement of one variant on one case says: status, verification, timing, and
+// the compiled kernels the launcher ran. Built from the worker's `run` / `warm` replies.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/protocol.h"
+
+namespace tf {
+
+// The typed result of a candidate (STYLE.md: an expected failure is a value).
+enum class CandidateStatus {
+  kOk,
+  kCompileError,
+  kOutOfResources,
+  kWrongResult,
+  kTimeout,
+  kCrash,
+  kRuntimeError,   // the launcher raised (not a compile error)
+  kPruned,         // rejected statically, never compiled
+  kNotRun,         // budget ran out before it was measured
+};
+
+const char* toString(CandidateStatus status);
+CandidateStatus candidateStatusFromString(const std::string& s);
+
+struct TimingStats {
+  double median_ms = 0, q1_ms = 0, q3_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0;
+  int reps = 0;
+  std::string method;
+  // Relative spread: interquartile range over the median.
+  double noise() const { return median_ms > 0 ? (q3_ms - q1_ms) / median_ms : 0; }
+  nlohmann::json toJson() const;
+  static TimingStats fromJson(const nlohmann::json& j);
+};
+
+struct VerifyResult {
+  bool passed = false;
+  double max_abs_err = 0, max_rel_err = 0;
+  std::string reason;
+  nlohmann::json first_bad;      // {"output", "index", "got", "expected"}
+  std::optional<int> failed_seed;
+  std::string reference_note;
+  nlohmann::json toJson() const;
+};
+
+struct CaseMeasurement {
+  CandidateStatus status = CandidateStatus::kNotRun;
+  std::string message;           // one line, for failures
+  std::string detail;            // traceback / stderr summary
+  std::optional<TimingStats> timing;
+  VerifyResult verify;
+  nlohmann::json kernels = nlohmann::json::array();   // per launched kernel: regs, smem, constexprs ...
+  nlohmann::json outputs = nlohmann::json::array();   // shapes and dtypes
+  double wall_seconds = 0;
+  nlohmann::json toJson() const;
+};
+
+// Maps a worker reply of `run` (or `warm`) to a measurement. Timeouts and crashes of the
+// worker become kTimeout / kCrash with the worker's message.
+CaseMeasurement measurementFromReply(const WorkerReply& reply);
+
+}  // namespace tf

@@ -1,0 +1,259 @@
+#include "report/optimize_report.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <sstream>
+
+#include "report/diff.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "worker/protocol.h"
+
+namespace tf {
+namespace fs = std::filesystem;
+
+std::string utcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json tunablesJson(const TunableSet& tunables) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& t : tunables.items) {
+    nlohmann::json j = {{"id", t.id},           {"kernel", t.kernel},           {"param", t.param},
+                        {"origin", toString(t.origin)}, {"role", toString(t.role)}, {"tunable", t.tunable}};
+    if (t.value) j["value"] = *t.value;
+    if (!t.expr_text.empty()) j["expression"] = t.expr_text;
+    if (t.covers_dimension) j["covers_dimension"] = true;
+    if (!t.note.empty()) j["note"] = t.note;
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+namespace {
+
+nlohmann::json environmentJson(const OptimizeResult& r) {
+  const auto& h = r.environment;
+  nlohmann::json env = {{"python", h.value("python", "")},
+                        {"triton", h.contains("triton") ? h["triton"] : nullptr},
+                        {"torch", h.contains("torch") ? h["torch"] : nullptr},
+                        {"hostname", h.value("hostname", "")}};
+  env["gpu"] = h.contains("gpu") ? h["gpu"] : nullptr;
+  if (!r.gpu) env["no_gpu_reason"] = r.no_gpu_reason;
+  return env;
+}
+
+nlohmann::json perCase(const Task& task, const std::vector<CaseMeasurement>& ms) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const auto& m = ms[i];
+    nlohmann::json j = {{"case", task.cases[i]}, {"label", task.caseLabel(i)}, {"status", toString(m.status)}};
+    if (m.timing) {
+      j["time_ms"] = m.timing->median_ms;
+      j["iqr_ms"] = m.timing->q3_ms - m.timing->q1_ms;
+      j["timing_method"] = m.timing->method;
+      j["reps"] = m.timing->reps;
+    }
+    j["verify"] = m.verify.toJson();
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+}  // namespace
+
+nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
+                                  const OptimizeOptions& options, const fs::path& out_dir) {
+  nlohmann::json j;
+  j["schema"] = kResultSchema;
+  j["tool"] = {{"name", "tritonforge"}, {"version", TRITONFORGE_VERSION}, {"worker_protocol", kWorkerProtocolVersion}};
+  j["date"] = utcNow();
+  j["task"] = task.toJson();
+  j["environment"] = environmentJson(r);
+  j["tunables"] = tunablesJson(tunables);
+  j["search"] = {{"strategy", r.strategy},       {"budget_s", options.budget_s}, {"elapsed_s", r.elapsed_s},
+                 {"rounds", r.rounds},           {"evaluated", r.candidates.size()},
+                 {"pruned", r.pruned},           {"space_size", r.space_size},
+                 {"stopped_because", r.stop_reason}, {"seed", options.seed}};
+  if (!r.gpu) {
+    j["status"] = "no-gpu";
+    j["compile_checks"] = r.compile_checks;
+    j["notes"] = r.notes;
+    return j;
+  }
+  j["status"] = r.best >= 0 ? "improved" : "unchanged";
+  nlohmann::json baseline;
+  baseline["per_case"] = perCase(task, r.confirm_baseline.empty() ? r.candidates[0].cases : r.confirm_baseline);
+  if (!r.candidates.empty()) baseline["kernels"] = r.candidates[0].cases.empty() ? nlohmann::json::array() : r.candidates[0].cases[0].kernels;
+  j["baseline"] = baseline;
+  nlohmann::json best;
+  if (r.best >= 0) {
+    const CandidateRecord& c = r.candidates[static_cast<size_t>(r.best)];
+    best = c.toJson();
+    best.erase("cases");
+    best["per_case"] = perCase(task, r.confirm_best);
+    for (size_t i = 0; i < r.confirm_best.size() && i < r.confirm_baseline.size(); ++i) {
+      if (r.confirm_best[i].timing && r.confirm_baseline[i].timing) {
+        best["per_case"][i]["speedup"] = r.confirm_baseline[i].timing->median_ms / r.confirm_best[i].timing->median_ms;
+      }
+    }
+    if (!c.cases.empty()) best["kernels"] = c.cases[0].kernels;
+  } else {
+    best = {{"id", 0}, {"config_text", "as written"}, {"per_case", baseline["per_case"]}};
+  }
+  j["best"] = best;
+  j["speedup"] = r.speedup;
+  nlohmann::json cands = nlohmann::json::array();
+  for (const auto& c : r.candidates) cands.push_back(c.toJson());
+  j["candidates"] = cands;
+  j["notes"] = r.notes;
+  j["outputs"] = {{"dir", out_dir.string()},
+                  {"source", (out_dir / task.source.filename()).string()},
+                  {"diff", (out_dir / "changes.diff").string()},
+                  {"result", (out_dir / "result.json").string()},
+                  {"report", (out_dir / "report.md").string()}};
+  return j;
+}
+
+namespace {
+
+std::string reportMarkdown(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
+                           const nlohmann::json& result, const std::string& diff) {
+  std::ostringstream md;
+  md << "# tritonforge: " << task.name << "\n\n";
+  const auto& env = result["environment"];
+  std::string gpu = env["gpu"].is_object() ? env["gpu"].value("name", "?") : "no GPU";
+  md << fmt::format("- date: {}\n- GPU: {}\n- triton {}, torch {}, python {}\n", result.value("date", ""), gpu,
+                    env["triton"].is_string() ? env["triton"].get<std::string>() : "-",
+                    env["torch"].is_string() ? env["torch"].get<std::string>() : "-", env.value("python", "-"));
+  md << fmt::format("- search: {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n\n", r.strategy,
+                    r.candidates.size(), r.rounds, r.elapsed_s, r.stop_reason);
+  if (!r.gpu) {
+    md << "Nothing was measured: " << r.no_gpu_reason << ".\n";
+    return md.str();
+  }
+  md << fmt::format("**Speed-up: {:.2f}x** (geometric mean over {} case(s), confirmed by an interleaved "
+                    "re-measurement).\n\n",
+                    r.speedup, task.cases.size());
+  md << "| case | as written (ms) | optimized (ms) | speed-up |\n| --- | --- | --- | --- |\n";
+  const auto& base = result["baseline"]["per_case"];
+  const auto& best = result["best"]["per_case"];
+  for (size_t i = 0; i < base.size(); ++i) {
+    double b = base[i].value("time_ms", 0.0);
+    double c = i < best.size() ? best[i].value("time_ms", b) : b;
+    md << fmt::format("| {} | {:.4f} | {:.4f} | {:.2f}x |\n", base[i].value("label", ""), b, c, c > 0 ? b / c : 0);
+  }
+  md << "\n## Tunables\n\n| parameter | found as | role | value | tuned |\n| --- | --- | --- | --- | --- |\n";
+  for (const auto& t : tunables.items) {
+    md << fmt::format("| {} | {} | {} | {} | {} |\n", t.id, toString(t.origin), toString(t.role),
+                      t.value ? std::to_string(*t.value) : t.expr_text, t.tunable ? "yes" : "no: " + t.note);
+  }
+  std::map<std::string, int> by_status;
+  for (const auto& c : r.candidates) by_status[toString(c.status)]++;
+  md << "\n## Candidates\n\n";
+  for (const auto& [s, n] : by_status) md << fmt::format("- {}: {}\n", s, n);
+  md << "\n";
+  if (!r.notes.empty()) {
+    md << "## Notes\n\n";
+    for (const auto& n : r.notes) md << "- " << n << "\n";
+    md << "\n";
+  }
+  if (!diff.empty()) md << "## Changes\n\n```diff\n" << diff << "```\n";
+  return md.str();
+}
+
+}  // namespace
+
+fs::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
+                              const OptimizeOptions& options, const fs::path& out_root, nlohmann::json* result_json) {
+  fs::path dir = fs::absolute(out_root / task.name).lexically_normal();
+  fs::path src_out = dir / task.source.filename();
+  std::error_code ec;
+  for (const fs::path& mine : {task.source, task.harness, task.path}) {
+    if (fs::exists(src_out, ec) && fs::equivalent(src_out, mine, ec)) {
+      throw UserError(fmt::format("{}: refusing to write the optimized source over the task's own file; choose "
+                                  "another --out",
+                                  src_out.string()));
+    }
+    for (const char* name : {"result.json", "changes.diff", "report.md"}) {
+      if (fs::exists(dir / name, ec) && fs::equivalent(dir / name, mine, ec)) {
+        throw UserError(fmt::format("{}: refusing to overwrite a task file; choose another --out", (dir / name).string()));
+      }
+    }
+  }
+  nlohmann::json result = optimizeResultJson(task, tunables, r, options, dir);
+  std::string original = readTextFile(task.source, "kernel source");
+  std::string diff = unifiedDiff(original, r.best_source, task.source.filename().string(),
+                                 task.source.filename().string());
+  if (r.gpu) writeFileAtomic(src_out, r.best_source);
+  writeFileAtomic(dir / "changes.diff", diff);
+  writeFileAtomic(dir / "result.json", result.dump(2) + "\n");
+  writeFileAtomic(dir / "report.md", reportMarkdown(task, tunables, r, result, diff));
+  if (result_json) *result_json = std::move(result);
+  return dir;
+}
+
+std::string optimizeSummary(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
+                            const fs::path& out_dir) {
+  std::ostringstream s;
+  if (!r.gpu) {
+    s << "No CUDA GPU: " << r.no_gpu_reason << ".\n";
+    s << "Measuring the kernel, verifying candidates against the reference and timing them need a CUDA GPU;\n"
+         "what runs here is the analysis above and ahead-of-time compile checks for sm_90:\n";
+    for (const auto& c : r.compile_checks) {
+      if (c.value("status", "") == "ok") {
+        const auto& res = c["result"];
+        const auto& cub = res.contains("cubin") ? res["cubin"] : nlohmann::json::object();
+        s << fmt::format("  {}: compiled for {}: {} warps, {} stages, {} B shared memory, {} registers{}\n",
+                         c.value("kernel", ""), c.value("target", ""), res.value("num_warps", 0),
+                         res.value("num_stages", 0), res.value("shared_bytes", 0),
+                         cub.contains("registers") && cub["registers"].is_number() ? std::to_string(cub["registers"].get<int>()) : "?",
+                         res.contains("spills") && res["spills"].is_object()
+                             ? fmt::format(", spills {}/{} B", res["spills"].value("spill_store_bytes", 0),
+                                           res["spills"].value("spill_load_bytes", 0))
+                             : "");
+      } else {
+        s << fmt::format("  {}: {}: {}\n", c.value("kernel", ""), c.value("status", ""), c.value("reason", ""));
+      }
+    }
+    s << fmt::format("Wrote {}\n", (out_dir / "result.json").string());
+    return s.str();
+  }
+  const CandidateRecord& base = r.candidates[0];
+  int ok = 0, failed = 0, pruned = 0;
+  for (const auto& c : r.candidates) {
+    if (c.status == CandidateStatus::kOk) ++ok;
+    else if (c.status == CandidateStatus::kPruned) ++pruned;
+    else if (c.status != CandidateStatus::kNotRun) ++failed;
+  }
+  s << fmt::format("{}: {} candidates ({} verified, {} failed, {} pruned) in {:.1f} s\n", task.name,
+                   r.candidates.size(), ok, failed, pruned, r.elapsed_s);
+  const auto& confirm_b = r.confirm_baseline.empty() ? base.cases : r.confirm_baseline;
+  for (size_t i = 0; i < confirm_b.size(); ++i) {
+    double b = confirm_b[i].timing ? confirm_b[i].timing->median_ms : 0;
+    if (r.best >= 0 && i < r.confirm_best.size() && r.confirm_best[i].timing) {
+      double c = r.confirm_best[i].timing->median_ms;
+      s << fmt::format("  {}: {:.4f} ms -> {:.4f} ms ({:.2f}x)\n", task.caseLabel(i), b, c, b / c);
+    } else {
+      s << fmt::format("  {}: {:.4f} ms (unchanged)\n", task.caseLabel(i), b);
+    }
+  }
+  if (r.best >= 0) {
+    s << fmt::format("Best: {} -> {:.2f}x\n", r.candidates[static_cast<size_t>(r.best)].config_text, r.speedup);
+  } else {
+    s << "No faster verified configuration: the kernel is handed back as written.\n";
+  }
+  for (const auto& n : r.notes) s << "Note: " << n << "\n";
+  s << fmt::format("Wrote {}/ ({}, changes.diff, result.json, report.md)\n", out_dir.string(),
+                   task.source.filename().string());
+  (void)tunables;
+  return s.str();
+}
+
+}  // namespace tf

@@ -1,0 +1,290 @@
+#include "search/space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace tf {
+namespace {
+
+std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  for (int64_t v = 1; v <= hi; v *= 2) if (v >= lo) out.push_back(v);
+  return out;
+}
+
+
+double log2d(double v) { return std::log2(std::max(v, 1e-9)); }
+
+}  // namespace
+
+Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables), hints_(std::move(hints)) {
+  std::set<std::string> dot_kernels;
+  for (const auto& [k, f] : tunables_.facts) if (!f.dots.empty()) dot_kernels.insert(k);
+  for (const Tunable* t : tunables_.active()) {
+    Dimension d;
+    d.tunable = t;
+    bool derived = t->origin == TunableOrigin::kLocalDerived || t->origin == TunableOrigin::kHeuristic ||
+                   t->origin == TunableOrigin::kLaunchOverride;
+    d.baseline = derived || !t->value ? kKeep : *t->value;
+    std::vector<int64_t> vals;
+    bool dots = dot_kernels.count(t->kernel) > 0;
+    int64_t v = t->value.value_or(0);
+    switch (t->role) {
+      case TunableRole::kTileM:
+      case TunableRole::kTileN: vals = powersOfTwo(16, 256); break;
+      case TunableRole::kTileK: vals = powersOfTwo(16, 128); break;
+      case TunableRole::kBlock: {
+        int64_t ref = v;
+        if (!ref) {
+          auto it = hints_.observed.find(t->id);
+          if (it != hints_.observed.end() && !it->second.empty()) ref = *std::max_element(it->second.begin(), it->second.end());
+        }
+        if (t->covers_dimension) {
+          if (ref) vals = {ref};
+        } else {
+          vals = powersOfTwo(16, 16384);
+        }
+        break;
+      }
+      case TunableRole::kGroup: vals = {1, 2, 4, 8, 16}; break;
+      case TunableRole::kNumWarps: vals = dots ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16, 32}; break;
+      case TunableRole::kNumStages: vals = dots ? std::vector<int64_t>{2, 3, 4, 5} : std::vector<int64_t>{1, 2, 3, 4}; break;
+      case TunableRole::kOther: break;
+    }
+    if (t->value && std::find(vals.begin(), vals.end(), *t->value) == vals.end()) vals.push_back(*t->value);
+    std::sort(vals.begin(), vals.end());
+    if (derived) vals.insert(vals.begin(), kKeep);
+    d.values = vals;
+    if (d.values.size() > 1) dims_.push_back(std::move(d));
+  }
+}
+
+Config Space::baseline() const {
+  Config c;
+  for (const auto& d : dims_) c[d.tunable->id] = d.baseline;
+  return c;
+}
+
+int64_t Space::valueOf(const Config& c, const Tunable& t) const {
+  auto it = c.find(t.id);
+  if (it != c.end()) return it->second;
+  return t.value.value_or(kKeep);
+}
+
+int64_t Space::resolved(const Config& c, const Tunable& t) const {
+  int64_t v = valueOf(c, t);
+  if (v != kKeep) return v;
+  if (t.value) return *t.value;
+  auto it = hints_.observed.find(t.id);
+  if (it != hints_.observed.end() && !it->second.empty()) return *std::max_element(it->second.begin(), it->second.end());
+  return 0;  // unknown
+}
+
+std::string Space::key(const Config& c) const {
+  std::string k;
+  for (const auto& d : dims_) {
+    auto it = c.find(d.tunable->id);
+    int64_t v = it == c.end() ? d.baseline : it->second;
+    k += v == kKeep ? "keep" : std::to_string(v);
+    k += ";";
+  }
+  return k;
+}
+
+double Space::size() const {
+  double n = 1;
+  for (const auto& d : dims_) n *= static_cast<double>(d.values.size());
+  return n;
+}
+
+bool Space::valid(const Config& c, std::string* why) const {
+  auto reject = [&](std::string msg) {
+    if (why) *why = std::move(msg);
+    return false;
+  };
+  // Per kernel and launch site: gather the resolved values by role.
+  std::map<std::string, std::map<TunableRole, int64_t>> by_kernel;
+  std::map<std::string, std::vector<int64_t>> blocks;
+  for (const auto& t : tunables_.items) {
+    int64_t v = resolved(c, t);
+    if (!v) continue;
+    if (t.covers_dimension && t.value && v != kKeep && v < *t.value) {
+      return reject(fmt::format("{}={} is smaller than the {} it must cover", t.param, v, *t.value));
+    }
+    if (t.role == TunableRole::kBlock) blocks[t.kernel].push_back(v);
+    else by_kernel[t.kernel][t.role] = v;
+  }
+  for (const auto& [kernel, roles] : by_kernel) {
+    auto get = [&](TunableRole r, int64_t dflt) {
+      auto it = roles.find(r);
+      return it == roles.end() ? dflt : it->second;
+    };
+    int64_t warps = get(TunableRole::kNumWarps, 4);
+    int64_t stages = get(TunableRole::kNumStages, 3);
+    auto facts = tunables_.facts.find(kernel);
+    bool dots = facts != tunables_.facts.end() && !facts->second.dots.empty();
+    if (dots && roles.count(TunableRole::kTileM) && roles.count(TunableRole::kTileN)) {
+      int64_t bm = get(TunableRole::kTileM, 0), bn = get(TunableRole::kTileN, 0), bk = get(TunableRole::kTileK, 32);
+      int64_t eb = hints_.elem_bytes.count(kernel) ? hints_.elem_bytes.at(kernel) : 2;
+      int64_t smem = std::max<int64_t>(stages, 1) * (bm * bk + bk * bn) * eb;
+      if (smem > hints_.smem_limit) {
+        return reject(fmt::format("needs about {} KiB of shared memory ({} stages of {}x{} and {}x{} tiles), "
+                                  "more than the {} KiB a block may have",
+                                  smem / 1024, stages, bm, bk, bk, bn, hints_.smem_limit / 1024));
+      }
+      int64_t acc = bm * bn / (32 * warps);
+      if (acc > 256) {
+        return reject(fmt::format("a {}x{} fp32 accumulator over {} warps is {} registers per thread", bm, bn, warps, acc));
+      }
+      if (bm * bn < 32 * warps * 4) {
+        return reject(fmt::format("a {}x{} tile is too small for {} warps", bm, bn, warps));
+      }
+    }
+  }
+  for (const auto& [kernel, bs] : blocks) {
+    int64_t warps = 4;
+    for (const auto& t : tunables_.items) {
+      if (t.kernel == kernel && t.role == TunableRole::kNumWarps) warps = resolved(c, t) ? resolved(c, t) : 4;
+    }
+    int64_t elems = 1;
+    for (int64_t b : bs) elems *= b;
+    // Elements each thread holds of one tile: beyond 256 the registers spill.
+    if (elems / (32 * warps) > 256) {
+      return reject(fmt::format("a tile of {} elements over {} warps is {} elements per thread", elems, warps,
+                                elems / (32 * warps)));
+    }
+    if (elems < 32 * warps && warps > 1) {
+      return reject(fmt::format("a tile of {} elements leaves most of {} warps idle", elems, warps));
+    }
+  }
+  return true;
+}
+
+double Space::prior(const Config& c) const {
+  double score = 0;
+  std::map<std::string, std::map<TunableRole, int64_t>> roles;
+  std::map<std::string, std::vector<const Tunable*>> block_tunables;
+  for (const auto& t : tunables_.items) {
+    int64_t v = resolved(c, t);
+    if (!v) continue;
+    roles[t.kernel][t.role] = v;
+    if (t.role == TunableRole::kBlock) block_tunables[t.kernel].push_back(&t);
+  }
+  for (const auto& [kernel, r] : roles) {
+    auto get = [&](TunableRole role, int64_t dflt) {
+      auto it = r.find(role);
+      return it == r.end() ? dflt : it->second;
+    };
+    int64_t warps = get(TunableRole::kNumWarps, 4);
+    int64_t stages = get(TunableRole::kNumStages, 3);
+    auto facts = tunables_.facts.find(kernel);
+    bool dots = facts != tunables_.facts.end() && !facts->second.dots.empty();
+    int64_t eb = hints_.elem_bytes.count(kernel) ? hints_.elem_bytes.at(kernel) : 2;
+    if (dots && r.count(TunableRole::kTileM) && r.count(TunableRole::kTileN)) {
+      int64_t bm = get(TunableRole::kTileM, 64), bn = get(TunableRole::kTileN, 64), bk = get(TunableRole::kTileK, 32);
+      // Large output tiles reuse each loaded element more (arithmetic intensity per tile);
+      // Hopper's tensor cores want 128-row tiles per 4 warps.
+      score += std::min(log2d(static_cast<double>(bm * bn)), 15.0);
+      double acc = static_cast<double>(bm * bn) / (32.0 * warps);
+      if (acc > 128) score -= 2.0 * log2d(acc / 128);
+      if (acc < 32) score -= log2d(32 / acc);
+      int64_t want_k = eb >= 4 ? 32 : 64;
+      score -= 0.75 * std::abs(log2d(static_cast<double>(bk)) - log2d(static_cast<double>(want_k)));
+      score -= 0.5 * std::abs(static_cast<double>(stages) - (eb >= 4 ? 3.0 : 4.0));
+      if (r.count(TunableRole::kGroup)) score -= 0.3 * std::abs(log2d(static_cast<double>(get(TunableRole::kGroup, 8))) - 3);
+      if (bm < 64) score -= 1.0;
+    } else if (block_tunables.count(kernel)) {
+      int64_t elems = 1;
+      bool elementwise = false;
+      for (const Tunable* t : block_tunables[kernel]) {
+        elems *= resolved(c, *t);
+        auto it = facts->second.params.find(t->param);
+        if (it != facts->second.params.end() && it->second.pid_scaled) elementwise = true;
+      }
+      double ept = static_cast<double>(elems) / (32.0 * warps);
+      // 16 bytes per thread per access is the widest load; a few of them in flight hide latency.
+      double want = 64.0 / static_cast<double>(eb);
+      score -= std::abs(log2d(ept) - log2d(want)) * 0.8;
+      if (elementwise) score -= 0.4 * std::abs(log2d(static_cast<double>(elems)) - 11.0);
+      if (r.count(TunableRole::kNumStages)) score -= 0.3 * std::abs(static_cast<double>(stages) - 2.0);
+    } else {
+      score -= 0.2 * std::abs(log2d(static_cast<double>(warps)) - 2.0);
+    }
+  }
+  return score;
+}
+
+std::vector<Config> Space::neighbors(const Config& c) const {
+  std::vector<Config> out;
+  std::set<std::string> seen;
+  auto push = [&](Config n) {
+    std::string k = key(n);
+    if (seen.insert(k).second && k != key(c)) out.push_back(std::move(n));
+  };
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const auto& d = dims_[i];
+    auto it = c.find(d.tunable->id);
+    int64_t v = it == c.end() ? d.baseline : it->second;
+    auto pos = std::find(d.values.begin(), d.values.end(), v);
+    if (pos == d.values.end()) continue;
+    size_t p = static_cast<size_t>(pos - d.values.begin());
+    for (int step : {-1, 1}) {
+      if ((step < 0 && p == 0) || (step > 0 && p + 1 >= d.values.size())) continue;
+      Config n = c;
+      n[d.tunable->id] = d.values[p + static_cast<size_t>(step)];
+      push(n);
+      // A tile that doubles usually wants twice the warps (and half when it halves).
+      for (const auto& w : dims_) {
+        if (w.tunable->role != TunableRole::kNumWarps || w.tunable->kernel != d.tunable->kernel) continue;
+        if (d.tunable->role == TunableRole::kNumWarps || d.tunable->role == TunableRole::kNumStages) continue;
+        auto wit = n.find(w.tunable->id);
+        int64_t wv = wit == n.end() ? w.baseline : wit->second;
+        auto wpos = std::find(w.values.begin(), w.values.end(), wv);
+        if (wpos == w.values.end()) continue;
+        size_t wp = static_cast<size_t>(wpos - w.values.begin());
+        if (step > 0 && wp + 1 < w.values.size()) {
+          Config m = n;
+          m[w.tunable->id] = w.values[wp + 1];
+          push(m);
+        } else if (step < 0 && wp > 0) {
+          Config m = n;
+          m[w.tunable->id] = w.values[wp - 1];
+          push(m);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Config Space::sample(std::mt19937_64& rng) const {
+  Config c;
+  for (const auto& d : dims_) {
+    std::uniform_int_distribution<size_t> pick(0, d.values.size() - 1);
+    c[d.tunable->id] = d.values[pick(rng)];
+  }
+  return c;
+}
+
+std::vector<Config> Space::enumerate(size_t limit) const {
+  if (size() > static_cast<double>(limit)) return {};
+  std::vector<Config> out;
+  Config c;
+  std::function<void(size_t)> rec = [&](size_t i) {
+    if (i == dims_.size()) {
+      out.push_back(c);
+      return;
+    }
+    for (int64_t v : dims_[i].values) {
+      c[dims_[i].tunable->id] = v;
+      rec(i + 1);
+    }
+  };
+  rec(0);
+  return out;
+}
+
+}  // namespace tf

@@ -1,0 +1,227 @@
+#include "task/task.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+#include <set>
+#include <toml++/toml.h>
+
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace tf {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void fail(const fs::path& file, const std::string& msg) {
+  throw UserError(fmt::format("{}: {}", file.string(), msg));
+}
+
+const char* typeName(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+std::string requireString(const toml::table& t, const fs::path& file, const std::string& key,
+                          const std::string& prefix = "") {
+  const toml::node* n = t.get(key);
+  if (!n) fail(file, fmt::format("missing key '{}{}'", prefix, key));
+  if (!n->is_string()) fail(file, fmt::format("key '{}{}' must be a string, not {}", prefix, key, typeName(*n)));
+  std::string v = n->value<std::string>().value();
+  if (v.empty()) fail(file, fmt::format("key '{}{}' must not be empty", prefix, key));
+  return v;
+}
+
+double requireNumber(const toml::node& n, const fs::path& file, const std::string& key) {
+  if (n.is_integer()) return static_cast<double>(n.value<int64_t>().value());
+  if (n.is_floating_point()) return n.value<double>().value();
+  fail(file, fmt::format("key '{}' must be a number, not {}", key, typeName(n)));
+}
+
+nlohmann::json caseValue(const toml::node& n, const fs::path& file, const std::string& key) {
+  if (n.is_integer()) return n.value<int64_t>().value();
+  if (n.is_floating_point()) return n.value<double>().value();
+  if (n.is_boolean()) return n.value<bool>().value();
+  if (n.is_string()) return n.value<std::string>().value();
+  if (const auto* arr = n.as_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < arr->size(); ++i) out.push_back(caseValue(*arr->get(i), file, fmt::format("{}[{}]", key, i)));
+    return out;
+  }
+  fail(file, fmt::format("key '{}' must be a number, string, boolean or array, not {}", key, typeName(n)));
+}
+
+fs::path resolveFile(const fs::path& task_file, const fs::path& dir, const std::string& key, const std::string& value,
+                     const std::string& what) {
+  fs::path p = fs::path(value);
+  if (p.is_relative()) p = dir / p;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (!fs::exists(p, ec)) fail(task_file, fmt::format("key '{}': {} '{}' not found", key, what, p.string()));
+  if (fs::is_directory(p, ec)) fail(task_file, fmt::format("key '{}': '{}' is a directory, expected a file", key, p.string()));
+  return p;
+}
+
+void rejectUnknown(const toml::table& t, const fs::path& file, const std::set<std::string>& known,
+                   const std::string& prefix) {
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      fail(file, fmt::format("unknown key '{}{}' (known: {})", prefix, key, list));
+    }
+  }
+}
+
+}  // namespace
+
+Task loadTask(const fs::path& path_in) {
+  fs::path path = fs::absolute(path_in).lexically_normal();
+  std::string text = readTextFile(path, "task file");
+  toml::table root;
+  try {
+    root = toml::parse(text, path.string());
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw UserError(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
+                                std::string(e.description())));
+  }
+  rejectUnknown(root, path, {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature"}, "");
+
+  Task task;
+  task.path = path;
+  task.dir = path.parent_path();
+  task.name = requireString(root, path, "name");
+  if (!std::regex_match(task.name, std::regex("[A-Za-z0-9_.-]+")) || task.name == "." || task.name == "..") {
+    fail(path, fmt::format("key 'name' must use only letters, digits, '_', '.' and '-' (it names a folder), not '{}'",
+                           task.name));
+  }
+  task.source = resolveFile(path, task.dir, "source", requireString(root, path, "source"), "source file");
+  task.harness = resolveFile(path, task.dir, "harness", requireString(root, path, "harness"), "harness file");
+  task.launcher = requireString(root, path, "launcher");
+  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
+  if (!std::regex_match(task.launcher, ident)) {
+    fail(path, fmt::format("key 'launcher' must be a Python function name, not '{}'", task.launcher));
+  }
+
+  const toml::node* cases = root.get("cases");
+  if (!cases) fail(path, "missing key 'cases' (an array of tables, e.g. cases = [ { M = 4096 } ])");
+  const toml::array* arr = cases->as_array();
+  if (!arr) fail(path, fmt::format("key 'cases' must be an array of tables, not {}", typeName(*cases)));
+  if (arr->empty()) fail(path, "key 'cases' is empty: give at least one case");
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* c = arr->get(i)->as_table();
+    std::string key = fmt::format("cases[{}]", i);
+    if (!c) fail(path, fmt::format("key '{}' must be a table, not {}", key, typeName(*arr->get(i))));
+    nlohmann::json obj = nlohmann::json::object();
+    for (const auto& [k, v] : *c) obj[std::string(k.str())] = caseValue(v, path, fmt::format("{}.{}", key, k.str()));
+    task.cases.push_back(std::move(obj));
+  }
+
+  if (const toml::node* k = root.get("kernels")) {
+    const toml::array* ka = k->as_array();
+    if (!ka) fail(path, fmt::format("key 'kernels' must be an array of strings, not {}", typeName(*k)));
+    for (size_t i = 0; i < ka->size(); ++i) {
+      if (!ka->get(i)->is_string()) fail(path, fmt::format("key 'kernels[{}]' must be a string", i));
+      task.kernels.push_back(ka->get(i)->value<std::string>().value());
+    }
+  }
+
+  if (const toml::node* c = root.get("check")) {
+    const toml::table* ct = c->as_table();
+    if (!ct) fail(path, fmt::format("key 'check' must be a table, not {}", typeName(*c)));
+    rejectUnknown(*ct, path, {"rtol", "atol", "seeds", "reference_precision", "in_place"}, "check.");
+    if (const auto* n = ct->get("rtol")) task.check.rtol = requireNumber(*n, path, "check.rtol");
+    if (const auto* n = ct->get("atol")) task.check.atol = requireNumber(*n, path, "check.atol");
+    for (const char* k : {"rtol", "atol"}) {
+      auto v = std::string(k) == "rtol" ? task.check.rtol : task.check.atol;
+      if (v && (*v < 0 || *v != *v)) fail(path, fmt::format("key 'check.{}' must be a number >= 0", k));
+    }
+    if (const auto* n = ct->get("seeds")) {
+      if (!n->is_integer()) fail(path, fmt::format("key 'check.seeds' must be an integer, not {}", typeName(*n)));
+      int64_t s = n->value<int64_t>().value();
+      if (s < 1 || s > 100) fail(path, "key 'check.seeds' must be between 1 and 100");
+      task.check.seeds = static_cast<int>(s);
+    }
+    if (const auto* n = ct->get("reference_precision")) {
+      if (!n->is_string()) fail(path, "key 'check.reference_precision' must be a string");
+      std::string v = n->value<std::string>().value();
+      if (v != "float64" && v != "as-is") {
+        fail(path, fmt::format("key 'check.reference_precision' must be \"float64\" or \"as-is\", not \"{}\"", v));
+      }
+      task.check.reference_precision = v;
+    }
+    if (const auto* n = ct->get("in_place")) {
+      const toml::array* ia = n->as_array();
+      if (!ia) fail(path, "key 'check.in_place' must be an array of input indices");
+      for (size_t i = 0; i < ia->size(); ++i) {
+        if (!ia->get(i)->is_integer() || ia->get(i)->value<int64_t>().value() < 0) {
+          fail(path, fmt::format("key 'check.in_place[{}]' must be a non-negative integer", i));
+        }
+        task.check.in_place.push_back(static_cast<int>(ia->get(i)->value<int64_t>().value()));
+      }
+    }
+  }
+
+  if (const toml::node* s = root.get("signature")) {
+    const toml::table* st = s->as_table();
+    if (!st) fail(path, "key 'signature' must be a table of kernels");
+    for (const auto& [kname, kv] : *st) {
+      const toml::table* params = kv.as_table();
+      std::string key = fmt::format("signature.{}", kname.str());
+      if (!params) fail(path, fmt::format("key '{}' must be a table of parameter types", key));
+      auto& out = task.signatures[std::string(kname.str())];
+      for (const auto& [pname, pv] : *params) {
+        if (pv.is_string()) {
+          out[std::string(pname.str())] = pv.value<std::string>().value();
+        } else if (pv.is_integer()) {
+          out[std::string(pname.str())] = pv.value<int64_t>().value();
+        } else if (pv.is_boolean()) {
+          out[std::string(pname.str())] = pv.value<bool>().value();
+        } else {
+          fail(path, fmt::format("key '{}.{}' must be a type such as \"*fp16\" or \"i32\", or a constexpr's integer value",
+                                 key, pname.str()));
+        }
+      }
+    }
+  }
+  return task;
+}
+
+nlohmann::json Task::toJson() const {
+  nlohmann::json j;
+  j["name"] = name;
+  j["path"] = path.string();
+  j["source"] = source.string();
+  j["harness"] = harness.string();
+  j["launcher"] = launcher;
+  j["cases"] = cases;
+  if (!kernels.empty()) j["kernels"] = kernels;
+  nlohmann::json c;
+  if (check.rtol) c["rtol"] = *check.rtol;
+  if (check.atol) c["atol"] = *check.atol;
+  c["seeds"] = check.seeds;
+  c["reference_precision"] = check.reference_precision;
+  c["in_place"] = check.in_place;
+  j["check"] = c;
+  return j;
+}
+
+std::string Task::caseLabel(size_t i) const {
+  std::string out;
+  for (const auto& [k, v] : cases.at(i).items()) {
+    if (!out.empty()) out += ",";
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out.empty() ? fmt::format("case{}", i) : out;
+}
+
+}  // namespace tf

@@ -1,0 +1,56 @@
+// The task file (TOML): what to optimize and how to check it. docs/task-format.md.
+//
+//   name = "softmax"                 # [A-Za-z0-9_.-]+, names the output folder
+//   source = "softmax.py"            # kernels and launcher; paths relative to the task file
+//   launcher = "softmax"             # launcher(*inputs) -> output tensor(s)
+//   harness = "softmax_harness.py"   # make_inputs(case, seed) -> tuple; reference(*inputs) -> output(s)
+//   cases = [ { M = 4096, N = 4096 } ]
+//   kernels = ["softmax_kernel"]     # optional: only tune these
+//   [check]  rtol, atol, seeds, reference_precision ("float64" | "as-is"), in_place = [0]
+//   [signature.KERNEL]  param = "*fp16" | "i32" | 128 ...  # optional: compile checks without a GPU
+//
+// Unknown keys are errors (a misspelt key must not be silently ignored).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tf {
+
+struct CheckSpec {
+  std::optional<double> rtol;           // unset: the default for the output dtype
+  std::optional<double> atol;
+  int seeds = 2;                        // random seeds per case
+  std::string reference_precision = "float64";
+  std::vector<int> in_place;            // inputs the launcher may modify (outputs in place)
+};
+
+struct Task {
+  std::filesystem::path path;           // the task file, absolute
+  std::filesystem::path dir;            // its folder
+  std::string name;
+  std::filesystem::path source;         // absolute
+  std::filesystem::path harness;        // absolute
+  std::string launcher;
+  std::vector<nlohmann::json> cases;    // each a JSON object of scalars
+  std::vector<std::string> kernels;     // empty: every kernel the launcher launches
+  CheckSpec check;
+  // kernel -> param -> Triton type ("*fp16", "i32", ...) as a string, or a constexpr's
+  // value as an integer / boolean: lets `optimize` and `analyze` compile without a GPU.
+  std::map<std::string, std::map<std::string, nlohmann::json>> signatures;
+
+  nlohmann::json toJson() const;
+  // A short label for case i: "M=4096,N=4096".
+  std::string caseLabel(size_t i) const;
+};
+
+// Reads and validates a task file. Throws UserError naming the file and the key.
+// Checks that `source` and `harness` exist; whether the functions they must define
+// exist is checked once they are parsed (validateTaskFunctions in cli).
+Task loadTask(const std::filesystem::path& path);
+
+}  // namespace tf

@@ -1,0 +1,77 @@
+#include "transform/apply_config.h"
+
+#include <fmt/format.h>
+
+#include "transform/source_editor.h"
+
+namespace tf {
+namespace {
+
+std::string autotuneList(const ModuleIR& ir, const Kernel& k, const TunableSet& set, const Config& config) {
+  const AutotuneConfig& first = k.autotune->configs_list.front();
+  std::map<std::string, int64_t> kwargs = first.kwargs;
+  std::map<std::string, int64_t> options = first.options;
+  for (const auto& t : set.items) {
+    if (t.kernel != k.name || t.origin != TunableOrigin::kAutotune) continue;
+    auto it = config.find(t.id);
+    int64_t v = (it != config.end() && it->second != kKeep) ? it->second : t.value.value_or(0);
+    if (t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages) options[t.param] = v;
+    else kwargs[t.param] = v;
+  }
+  std::string triton = ir.tritonSpelling();
+  std::string config_fn = triton.empty() ? "Config" : triton + ".Config";
+  for (const auto& [local, full] : ir.aliases) {
+    if (full == "triton.Config") config_fn = local;
+  }
+  std::string dict;
+  for (const auto& [key, v] : kwargs) dict += fmt::format("{}'{}': {}", dict.empty() ? "" : ", ", key, v);
+  for (const auto& [key, text] : first.other_kwargs) dict += fmt::format("{}'{}': {}", dict.empty() ? "" : ", ", key, text);
+  std::string opts;
+  for (const char* o : {"num_warps", "num_stages", "num_ctas", "maxnreg"}) {
+    if (options.count(o)) opts += fmt::format(", {}={}", o, options.at(o));
+  }
+  return fmt::format("[{}({{{}}}{})]", config_fn, dict, opts);
+}
+
+}  // namespace
+
+std::string applyConfig(const ModuleIR& ir, const TunableSet& set, const Config& config) {
+  const SourceText& src = ir.source->source;
+  SourceEditor editor(src.text());
+  std::map<std::string, bool> autotune_done;
+  for (const auto& t : set.items) {
+    auto it = config.find(t.id);
+    if (it == config.end() || it->second == kKeep) continue;
+    int64_t v = it->second;
+    if (t.origin == TunableOrigin::kAutotune) {
+      if (autotune_done[t.kernel]) continue;
+      autotune_done[t.kernel] = true;
+      const Kernel* k = ir.kernel(t.kernel);
+      editor.replace(t.target, autotuneList(ir, *k, set, config));
+      continue;
+    }
+    if (t.value && *t.value == v && t.origin != TunableOrigin::kLocalDerived) continue;
+    if (t.origin == TunableOrigin::kAbsentOption) {
+      editor.replace(t.target, fmt::format("{}{}", t.insert_prefix, v));
+      continue;
+    }
+    editor.replace(t.target, std::to_string(v));
+    for (const auto& m : t.mirrors) editor.replace(m, std::to_string(v));
+  }
+  return editor.apply();
+}
+
+std::string describeConfig(const TunableSet& set, const Config& config) {
+  std::string out;
+  for (const auto& t : set.items) {
+    auto it = config.find(t.id);
+    if (it == config.end()) continue;
+    std::string name = set.sites.size() > 1 || t.id.find('#') != std::string::npos ? t.id : t.param;
+    std::string value = it->second == kKeep ? (t.value ? std::to_string(*t.value) : t.expr_text)
+                                            : std::to_string(it->second);
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, value);
+  }
+  return out;
+}
+
+}  // namespace tf

@@ -1,0 +1,45 @@
+// The worker protocol: one JSON object per line on the worker's stdin and stdout.
+//
+//   request : {"v": 1, "id": 7, "op": "parse", "args": {...}}
+//   reply   : {"v": 1, "id": 7, "ok": true,  "result": {...}}
+//           | {"v": 1, "id": 7, "ok": false, "error": {"type": "SyntaxError", "message": "...",
+//                                                       "traceback": "..."}}
+//
+// docs/worker-protocol.md documents every op. The version is stored with every result.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tf {
+
+inline constexpr int kWorkerProtocolVersion = 1;
+
+// What became of one request. Failures of the worker are values, not exceptions.
+struct WorkerReply {
+  enum class Status {
+    kOk,             // the op ran and returned a result
+    kFailed,         // the op raised in Python: error_type / message / detail say what
+    kTimeout,        // no reply in time: the worker was killed and will be replaced
+    kCrashed,        // the worker died (signal, exit, CUDA context lost)
+    kProtocolError,  // the worker answered something that is not the protocol
+    kStartFailed,    // the worker could not be started
+  };
+  Status status = Status::kOk;
+  nlohmann::json result;
+  std::string error_type;  // Python exception class, for kFailed
+  std::string message;     // one line, for every failure
+  std::string detail;      // traceback / stderr summary, several lines at most
+  double seconds = 0;      // wall time of the request
+
+  bool ok() const { return status == Status::kOk; }
+};
+
+const char* toString(WorkerReply::Status status);
+
+// The last exception line of a Python traceback in `stderr_text` ("RuntimeError: CUDA
+// error: an illegal memory access was encountered"), else its last non-empty line,
+// cut to `max_len` characters.
+std::string summarizeStderr(const std::string& stderr_text, size_t max_len = 400);
+
+}  // namespace tf
