@@ -302,7 +302,7 @@ class _Poisoner:
         numel = 1
         for s in shape:
             numel *= s
-        esize = torch.empty((), dtype=dtype).element_size()
+        esize = dtype.itemsize
         guard = max(1, _GUARD_BYTES // esize)
         poison = _poison_value(dtype)
         buf = self._orig_empty(numel + 2 * guard, dtype=dtype, device=device)
@@ -375,7 +375,8 @@ class _Poisoner:
         torch.empty = self.empty
         torch.empty_like = self.empty_like
         torch.empty_strided = self.empty_strided
-        torch.Tensor.new_empty = lambda t, size, **kw: poisoner.new_empty(t, size, **kw)
+        torch.Tensor.new_empty = lambda t, *size, **kw: poisoner.new_empty(
+            t, size[0] if len(size) == 1 and not isinstance(size[0], int) else size, **kw)
         try:
             yield self
         finally:

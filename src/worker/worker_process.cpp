@@ -228,6 +228,8 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
       r.message = firstLine(err.value("message", std::string("unknown error")), 1000);
       r.detail = err.value("traceback", std::string());
       if (err.contains("data")) r.result = err["data"];
+      // The worker exits after a fatal error (a lost CUDA context): replace it now.
+      if (err.value("fatal", false)) killProcess();
       return r;
     }
     auto now = Clock::now();
