@@ -33,7 +33,7 @@ step_optimize() {
   local names=$1
   for name in ${names//,/ }; do
     local t0=$(date +%s.%N)
-    timeout 400 "$BIN" optimize "examples/$name/task.toml" --out "$WORK/optimize" ${TF_OPT_FLAGS:-} -v \
+    timeout 400 "$BIN" -v optimize "examples/$name/task.toml" --out "$WORK/optimize" ${TF_OPT_FLAGS:-} \
       > "$WORK/optimize-$name.log" 2>&1
     local rc=$?
     local t1=$(date +%s.%N)

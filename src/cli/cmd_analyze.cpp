@@ -157,6 +157,9 @@ int runAnalyze(const AnalyzeFlags& f, const GlobalOptions& global) {
 
 }  // namespace
 
+CommandRunner registerAnalyze(CLI::App& app, const GlobalOptions& global);
+const CommandRegistration kAnalyzeRegistration("analyze", 10, &registerAnalyze);
+
 CommandRunner registerAnalyze(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<AnalyzeFlags>();
   CLI::App* sub = app.add_subcommand("analyze", "Kernels, parameters, launch sites and tunables of a Triton source");

@@ -85,6 +85,9 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
 
 }  // namespace
 
+CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global);
+const CommandRegistration kOptimizeRegistration("optimize", 50, &registerOptimize);
+
 CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* sub = app.add_subcommand("optimize", "Search for a faster verified version of a task's kernel(s)");

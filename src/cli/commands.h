@@ -1,11 +1,13 @@
-// The CLI's commands. Each registers its subcommand and options on the app and returns the
-// function that runs it (its exit code: 0 ok, 1 environment failure, 2 bad input, 3 nothing
-// measured because there is no GPU).
+// The CLI's commands. Each command lives in its own cli/cmd_<name>.cpp and registers
+// itself with a static CommandRegistration, so adding a command touches no shared file.
+// A command's runner returns its exit code: 0 ok, 1 environment failure, 2 bad input,
+// 3 nothing measured because there is no GPU.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tf {
 
@@ -15,12 +17,23 @@ struct GlobalOptions {
 };
 
 using CommandRunner = std::function<int()>;
+// Adds the subcommand to `app` and returns the function that runs it once parsed.
+using CommandRegistrar = CommandRunner (*)(CLI::App& app, const GlobalOptions& global);
 
-CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global);
-CommandRunner registerAnalyze(CLI::App& app, const GlobalOptions& global);
+struct CommandRegistration {
+  CommandRegistration(const char* name, int order, CommandRegistrar registrar);
+};
 
-// Shared by the commands.
+struct RegisteredCommand {
+  std::string name;
+  int order;               // position in --help
+  CommandRegistrar registrar;
+};
+// Every registered command, in `order`.
+std::vector<RegisteredCommand> registeredCommands();
+
 struct WorkerOptions;
+// Worker options from the global flags: the interpreter and the worker package.
 WorkerOptions workerOptionsFor(const GlobalOptions& global, bool probe_torch);
 
 }  // namespace tf

@@ -22,15 +22,12 @@ int main(int argc, char** argv) {
                  "Python interpreter for the worker (default: $TRITONFORGE_PYTHON, else python3)");
   app.add_flag("-v,--verbose", global.verbose, "More detail on stderr (repeat for more)");
 
-  std::map<CLI::App*, tf::CommandRunner> runners;
-  auto add = [&](tf::CommandRunner (*reg)(CLI::App&, const tf::GlobalOptions&)) {
-    size_t before = app.get_subcommands({}).size();
-    tf::CommandRunner r = reg(app, global);
-    auto subs = app.get_subcommands({});
-    if (subs.size() > before) runners[subs.back()] = r;
-  };
-  add(&tf::registerOptimize);
-  add(&tf::registerAnalyze);
+  app.fallthrough();  // global flags may also follow the command
+  std::vector<std::pair<CLI::App*, tf::CommandRunner>> runners;
+  for (const auto& cmd : tf::registeredCommands()) {
+    tf::CommandRunner run = cmd.registrar(app, global);
+    runners.emplace_back(app.get_subcommand(cmd.name), std::move(run));
+  }
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <dtl/dtl.hpp>
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -35,14 +36,27 @@ std::string unifiedDiff(const std::string& from, const std::string& to, const st
   d.compose();
   struct Line {
     char tag;  // ' ', '-', '+'
-    const std::string* text;
+    std::string text;
     int a_line, b_line;  // 1-based positions
   };
   std::vector<Line> script;
-  for (const auto& e : d.getSes().getSequence()) {
+  const auto ses = d.getSes();
+  for (const auto& e : ses.getSequence()) {
     const auto& info = e.second;
     char tag = info.type == dtl::SES_DELETE ? '-' : info.type == dtl::SES_ADD ? '+' : ' ';
-    script.push_back({tag, &e.first, static_cast<int>(info.beforeIdx), static_cast<int>(info.afterIdx)});
+    script.push_back({tag, e.first, static_cast<int>(info.beforeIdx), static_cast<int>(info.afterIdx)});
+  }
+  // Within each run of changed lines, deletions first (dtl may interleave them).
+  for (size_t i = 0; i < script.size();) {
+    if (script[i].tag == ' ') {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < script.size() && script[j].tag != ' ') ++j;
+    std::stable_partition(script.begin() + static_cast<long>(i), script.begin() + static_cast<long>(j),
+                          [](const Line& l) { return l.tag == '-'; });
+    i = j;
   }
   std::ostringstream out;
   out << "--- a/" << from_name << "\n+++ b/" << to_name << "\n";
@@ -80,7 +94,7 @@ std::string unifiedDiff(const std::string& from, const std::string& to, const st
     }
     out << fmt::format("@@ -{},{} +{},{} @@\n", a_count ? a_start : a_start - 1, a_count,
                        b_count ? b_start : b_start - 1, b_count);
-    for (size_t k = start; k < end; ++k) out << script[k].tag << *script[k].text << "\n";
+    for (size_t k = start; k < end; ++k) out << script[k].tag << script[k].text << "\n";
     i = end;
   }
   return out.str();

@@ -14,7 +14,8 @@ std::string autotuneList(const ModuleIR& ir, const Kernel& k, const TunableSet& 
   for (const auto& t : set.items) {
     if (t.kernel != k.name || t.origin != TunableOrigin::kAutotune) continue;
     auto it = config.find(t.id);
-    int64_t v = (it != config.end() && it->second != kKeep) ? it->second : t.value.value_or(0);
+    if (it == config.end() || it->second == kKeep) continue;  // as in the first config
+    int64_t v = it->second;
     if (t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages) options[t.param] = v;
     else kwargs[t.param] = v;
   }

@@ -1,0 +1,75 @@
+#include "support/test_support.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace tf::test {
+namespace fs = std::filesystem;
+
+fs::path sourceDir() { return TF_SOURCE_DIR; }
+fs::path binaryDir() { return TF_BINARY_DIR; }
+fs::path tritonforgeBinary() { return binaryDir() / "tritonforge"; }
+
+fs::path tempDir(const std::string& name) {
+  static int counter = 0;
+  fs::path p = fs::temp_directory_path() / ("tf-test-" + std::to_string(getpid()) + "-" + name + "-" +
+                                            std::to_string(counter++));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+WorkerOptions workerOptions(bool probe_torch) {
+  WorkerOptions w;
+  w.python = choosePython("");
+  w.package_dir = sourceDir() / "python";
+  w.hello_args = {{"probe_torch", probe_torch}};
+  return w;
+}
+
+bool gpuAvailable() {
+  static int cached = -1;
+  if (cached < 0) {
+    WorkerProcess w(workerOptions(true));
+    WorkerReply r = w.ensureStarted();
+    cached = r.ok() && w.helloInfo().contains("gpu") && w.helloInfo()["gpu"].is_object() ? 1 : 0;
+  }
+  return cached == 1;
+}
+
+std::pair<int, std::string> runShell(const std::string& command) {
+  std::string full = command + " 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) return {-1, ""};
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+ParsedSource parseText(const std::string& text, const std::string& name) {
+  static WorkerProcess worker(workerOptions(false));
+  return parseSource(worker, name, text);
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+}  // namespace tf::test

@@ -1,0 +1,35 @@
+// Helpers shared by the C++ tests.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "kernel/ast.h"
+#include "worker/worker_process.h"
+
+namespace tf::test {
+
+std::filesystem::path sourceDir();           // the repository
+std::filesystem::path binaryDir();           // the build folder
+std::filesystem::path tritonforgeBinary();   // build/tritonforge
+// A fresh empty folder under the system temp folder, removed at exit.
+std::filesystem::path tempDir(const std::string& name);
+// Worker options for the repository's worker and $TRITONFORGE_PYTHON (else python3).
+WorkerOptions workerOptions(bool probe_torch = false);
+// True when the worker's python sees a CUDA GPU (asked once).
+bool gpuAvailable();
+// Runs a shell command; returns {exit code, stdout+stderr}.
+std::pair<int, std::string> runShell(const std::string& command);
+std::string readFile(const std::filesystem::path& p);
+// Parses Python source text with a shared worker (no triton needed).
+ParsedSource parseText(const std::string& text, const std::string& name = "test.py");
+void writeFile(const std::filesystem::path& p, const std::string& text);
+
+}  // namespace tf::test
+
+// Skips a test visibly where there is no GPU.
+#define TF_REQUIRE_GPU()                                                                       \
+  do {                                                                                         \
+    if (!::tf::test::gpuAvailable())                                                           \
+      GTEST_SKIP() << "needs a CUDA GPU (run `scripts/gpu-run.sh tests` on a GPU machine)";    \
+  } while (0)

@@ -1,0 +1,168 @@
+// Task files: a good one parses; every bad input is one UserError naming the file and
+// the key.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+#include "task/task.h"
+
+#include <sstream>
+#include "util/error.h"
+
+namespace tf {
+namespace {
+
+class TaskFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::tempDir("task");
+    test::writeFile(dir_ / "k.py", "def launch(x):\n    return x\n");
+    test::writeFile(dir_ / "h.py", "def make_inputs(case, seed):\n    return ()\ndef reference():\n    return 0\n");
+  }
+  std::filesystem::path write(const std::string& body) {
+    auto p = dir_ / "task.toml";
+    test::writeFile(p, body);
+    return p;
+  }
+  // The message of the UserError that loading `body` throws ("" when none).
+  std::string error(const std::string& body) {
+    auto p = write(body);
+    try {
+      loadTask(p);
+    } catch (const UserError& e) {
+      std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+      EXPECT_EQ(m.rfind(p.string(), 0), 0u) << "names the file first: " << m;
+      return m;
+    }
+    return "";
+  }
+  std::filesystem::path dir_;
+};
+
+const char* kGood = R"(name = "t1"
+source = "k.py"
+launcher = "launch"
+harness = "h.py"
+cases = [ { M = 4096, N = 1024, dtype = "fp16" }, { M = 8, N = 8, flag = true } ]
+kernels = ["k"]
+[check]
+rtol = 1e-3
+atol = 0
+seeds = 3
+reference_precision = "as-is"
+in_place = [0]
+[signature.k]
+x_ptr = "*fp16"
+BLOCK = 128
+)";
+
+TEST_F(TaskFile, GoodTaskParses) {
+  Task t = loadTask(write(kGood));
+  EXPECT_EQ(t.name, "t1");
+  EXPECT_EQ(t.source, dir_ / "k.py");
+  EXPECT_EQ(t.harness, dir_ / "h.py");
+  EXPECT_EQ(t.launcher, "launch");
+  ASSERT_EQ(t.cases.size(), 2u);
+  EXPECT_EQ(t.cases[0]["M"], 4096);
+  EXPECT_EQ(t.cases[0]["dtype"], "fp16");
+  EXPECT_EQ(t.cases[1]["flag"], true);
+  EXPECT_EQ(t.caseLabel(0), "M=4096,N=1024,dtype=fp16");
+  EXPECT_DOUBLE_EQ(*t.check.rtol, 1e-3);
+  EXPECT_DOUBLE_EQ(*t.check.atol, 0.0);
+  EXPECT_EQ(t.check.seeds, 3);
+  EXPECT_EQ(t.check.reference_precision, "as-is");
+  EXPECT_EQ(t.check.in_place, std::vector<int>{0});
+  EXPECT_EQ(t.kernels, std::vector<std::string>{"k"});
+  EXPECT_EQ(t.signatures["k"]["x_ptr"], "*fp16");
+  EXPECT_EQ(t.signatures["k"]["BLOCK"], 128);
+}
+
+TEST_F(TaskFile, DefaultsWhenOptionalKeysAreMissing) {
+  Task t = loadTask(write("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n"));
+  EXPECT_FALSE(t.check.rtol.has_value());
+  EXPECT_EQ(t.check.seeds, 2);
+  EXPECT_EQ(t.check.reference_precision, "float64");
+}
+
+TEST_F(TaskFile, MissingKeys) {
+  std::string base = "name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n";
+  for (const char* key : {"name", "source", "launcher", "harness", "cases"}) {
+    std::string body;
+    std::istringstream in(base);
+    std::string line;
+    while (std::getline(in, line)) if (line.rfind(std::string(key) + "=", 0) != 0) body += line + "\n";
+    std::string m = error(body);
+    EXPECT_NE(m.find(std::string("missing key '") + key + "'"), std::string::npos) << m;
+  }
+}
+
+TEST_F(TaskFile, WrongTypes) {
+  EXPECT_NE(error("name=3\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n")
+                .find("key 'name' must be a string, not an integer"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases={N=1}\n")
+                .find("key 'cases' must be an array of tables, not a table"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[3]\n")
+                .find("key 'cases[0]' must be a table"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n[check]\nrtol='x'\n")
+                .find("key 'check.rtol' must be a number"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n[check]\nseeds=0\n")
+                .find("check.seeds"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n[check]\n"
+                  "reference_precision='fp8'\n")
+                .find("reference_precision"),
+            std::string::npos);
+}
+
+TEST_F(TaskFile, UnknownKeysAreErrors) {
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\nlaunchr='x'\n")
+                .find("unknown key 'launchr'"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n[check]\nrtoll=1\n")
+                .find("unknown key 'check.rtoll'"),
+            std::string::npos);
+}
+
+TEST_F(TaskFile, MissingFiles) {
+  EXPECT_NE(error("name='a'\nsource='nope.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n")
+                .find("key 'source': source file"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='nope.py'\ncases=[{N=1}]\n")
+                .find("key 'harness': harness file"),
+            std::string::npos);
+  std::filesystem::create_directories(dir_ / "adir");
+  EXPECT_NE(error("name='a'\nsource='adir'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n")
+                .find("is a directory"),
+            std::string::npos);
+}
+
+TEST_F(TaskFile, BadValues) {
+  EXPECT_NE(error("name='a/b'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n").find("key 'name'"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='1x'\nharness='h.py'\ncases=[{N=1}]\n").find("key 'launcher'"),
+            std::string::npos);
+  EXPECT_NE(error("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[]\n").find("'cases' is empty"),
+            std::string::npos);
+}
+
+TEST_F(TaskFile, MalformedTomlGivesTheLine) {
+  std::string m = error("name='a'\nsource = \n");
+  EXPECT_NE(m.find("task.toml:2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("not valid TOML"), std::string::npos) << m;
+}
+
+TEST(TaskFileMissing, NamesTheFile) {
+  try {
+    loadTask("/nonexistent/task.toml");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/task.toml: task file not found");
+  }
+}
+
+}  // namespace
+}  // namespace tf

@@ -1,0 +1,269 @@
+// Discovery of tunables on the examples and on sources built to show each way a value
+// can be written, and the rewrite of configurations back into the source.
+#include <gtest/gtest.h>
+
+#include "kernel/module_ir.h"
+#include "kernel/tunables.h"
+#include "support/test_support.h"
+#include "transform/apply_config.h"
+
+namespace tf {
+namespace {
+
+struct Discovered {
+  ParsedSource src;
+  ModuleIR ir;
+  TunableSet set;
+};
+
+std::unique_ptr<Discovered> discover(const std::string& text, const std::string& launcher) {
+  auto d = std::make_unique<Discovered>();
+  d->src = test::parseText(text);
+  d->ir = buildModuleIR(d->src);
+  d->set = discoverTunables(d->ir, launcher, {});
+  return d;
+}
+
+std::unique_ptr<Discovered> discoverExample(const std::string& name, const std::string& launcher) {
+  return discover(test::readFile(test::sourceDir() / "examples" / name / (name + ".py")), launcher);
+}
+
+const Tunable& get(const TunableSet& s, const std::string& id) {
+  const Tunable* t = s.find(id);
+  if (!t) throw std::runtime_error("no tunable " + id);
+  return *t;
+}
+
+TEST(Tunables, MatmulExample) {
+  auto d = discoverExample("matmul", "matmul");
+  ASSERT_EQ(d->set.items.size(), 5u);
+  const auto& bm = get(d->set, "matmul_kernel.BLOCK_M");
+  EXPECT_EQ(bm.origin, TunableOrigin::kLaunchLiteral);
+  EXPECT_EQ(bm.role, TunableRole::kTileM);
+  EXPECT_EQ(bm.value, 32);
+  EXPECT_TRUE(bm.tunable);
+  EXPECT_EQ(bm.mirrors.size(), 1u);  // triton.cdiv(M, 32): grid axis 0 only
+  const auto& bn = get(d->set, "matmul_kernel.BLOCK_N");
+  EXPECT_EQ(bn.role, TunableRole::kTileN);
+  EXPECT_EQ(bn.mirrors.size(), 1u);
+  EXPECT_NE(bn.mirrors[0].begin, bm.mirrors[0].begin);
+  const auto& bk = get(d->set, "matmul_kernel.BLOCK_K");
+  EXPECT_EQ(bk.role, TunableRole::kTileK);
+  EXPECT_TRUE(bk.mirrors.empty());
+  const auto& nw = get(d->set, "matmul_kernel.num_warps");
+  EXPECT_EQ(nw.origin, TunableOrigin::kAbsentOption);
+  EXPECT_EQ(nw.value, 4);
+  const auto& ns = get(d->set, "matmul_kernel.num_stages");
+  EXPECT_EQ(ns.value, 3);
+  EXPECT_TRUE(ns.tunable);
+}
+
+TEST(Tunables, MatmulRewriteRoundTrip) {
+  auto d = discoverExample("matmul", "matmul");
+  Config c = {{"matmul_kernel.BLOCK_M", 128}, {"matmul_kernel.BLOCK_N", 64}, {"matmul_kernel.BLOCK_K", 64},
+              {"matmul_kernel.num_warps", 8}, {"matmul_kernel.num_stages", 4}};
+  std::string out = applyConfig(d->ir, d->set, c);
+  EXPECT_NE(out.find("grid = (triton.cdiv(M, 128), triton.cdiv(N, 64))"), std::string::npos) << out;
+  EXPECT_NE(out.find("BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, num_warps=8, num_stages=4)"), std::string::npos) << out;
+  // Re-discovered from the rewritten text, the values are the configuration's.
+  auto again = discover(out, "matmul");
+  EXPECT_EQ(get(again->set, "matmul_kernel.BLOCK_M").value, 128);
+  EXPECT_EQ(get(again->set, "matmul_kernel.BLOCK_N").value, 64);
+  EXPECT_EQ(get(again->set, "matmul_kernel.num_warps").origin, TunableOrigin::kLaunchLiteral);
+  EXPECT_EQ(get(again->set, "matmul_kernel.num_warps").value, 8);
+  EXPECT_EQ(get(again->set, "matmul_kernel.num_stages").value, 4);
+  // Everything outside the edits is unchanged: the kernel body is byte for byte the same.
+  std::string orig = d->src.source.text();
+  size_t body_end = orig.find("def matmul(");
+  EXPECT_EQ(out.substr(0, body_end), orig.substr(0, body_end));
+}
+
+TEST(Tunables, BaselineConfigReproducesTheSource) {
+  for (const char* name : {"matmul", "softmax", "layernorm"}) {
+    auto d = discoverExample(name, name);
+    Config c;
+    for (const auto& t : d->set.items) c[t.id] = t.value && t.origin != TunableOrigin::kLocalDerived ? *t.value : kKeep;
+    EXPECT_EQ(applyConfig(d->ir, d->set, c), d->src.source.text()) << name;
+  }
+}
+
+TEST(Tunables, SoftmaxBlockCoversTheRow) {
+  auto d = discoverExample("softmax", "softmax");
+  const auto& block = get(d->set, "softmax_rows.BLOCK");
+  EXPECT_EQ(block.origin, TunableOrigin::kLocalDerived);
+  EXPECT_EQ(block.expr_text, "triton.next_power_of_2(cols)");
+  EXPECT_TRUE(block.covers_dimension);
+  EXPECT_FALSE(block.tunable);
+  const auto& nw = get(d->set, "softmax_rows.num_warps");
+  EXPECT_EQ(nw.origin, TunableOrigin::kLaunchLiteral);
+  EXPECT_EQ(nw.value, 4);
+  EXPECT_TRUE(nw.tunable);
+  EXPECT_FALSE(get(d->set, "softmax_rows.num_stages").tunable);  // no loop
+}
+
+TEST(Tunables, LayernormBlockLoops) {
+  auto d = discoverExample("layernorm", "layernorm");
+  const auto& block = get(d->set, "layernorm_fwd.BLOCK_SIZE");
+  EXPECT_EQ(block.role, TunableRole::kBlock);
+  EXPECT_FALSE(block.covers_dimension);
+  EXPECT_TRUE(block.tunable);
+  EXPECT_TRUE(get(d->set, "layernorm_fwd.num_stages").tunable);
+}
+
+const char* kAutotuned = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=4),
+                          triton.Config({'BLOCK': 256}, num_warps=8, num_stages=2)], key=['n'])
+@triton.jit
+def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    grid = lambda META: (triton.cdiv(n, META['BLOCK']),)
+    add_kernel[grid](x, y, out, n)
+    return out
+)";
+
+TEST(Tunables, AutotuneConfigsAreBakedIntoOne) {
+  auto d = discover(kAutotuned, "add");
+  const auto& block = get(d->set, "add_kernel.BLOCK");
+  EXPECT_EQ(block.origin, TunableOrigin::kAutotune);
+  EXPECT_EQ(block.value, 128);
+  EXPECT_FALSE(block.covers_dimension);  // the grid follows META['BLOCK']
+  EXPECT_EQ(get(d->set, "add_kernel.num_warps").origin, TunableOrigin::kAutotune);
+  ASSERT_TRUE(d->ir.kernels[0].autotune);
+  EXPECT_EQ(d->ir.kernels[0].autotune->configs_list.size(), 2u);
+  EXPECT_EQ(d->ir.kernels[0].autotune->key, std::vector<std::string>{"n"});
+  std::string out = applyConfig(d->ir, d->set, {{"add_kernel.BLOCK", 1024}, {"add_kernel.num_warps", 2}});
+  EXPECT_NE(out.find("@triton.autotune(configs=[triton.Config({'BLOCK': 1024}, num_warps=2)], key=['n'])"),
+            std::string::npos)
+      << out;
+}
+
+const char* kVariants = R"(import torch
+import triton
+import triton.language as tl
+from triton import cdiv
+
+
+@triton.heuristics({'BLOCK': lambda args: triton.next_power_of_2(args['n']) // 4})
+@triton.jit
+def scale_kernel(x, out, n, s, BLOCK: tl.constexpr, ROWS: tl.constexpr = 4):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    for r in range(ROWS):
+        tl.store(out + offs + r * n, tl.load(x + offs + r * n) * s)
+
+
+@triton.jit
+def tile_kernel(x, out, M, N, BM: tl.constexpr, BN: tl.constexpr, FLAG: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    v = tl.load(x + rm[:, None] * N + rn[None, :])
+    if FLAG:
+        v = v * 2
+    tl.store(out + rm[:, None] * N + rn[None, :], v)
+
+
+def run(x, BLOCKX):
+    out = torch.empty_like(x)
+    n = x.shape[1]
+    scale_kernel[(cdiv(n, 256),)](x, out, n, 2.0)
+    M, N = x.shape
+    BM, BN = 64, 32
+    nw = 4
+    if M > 1000:
+        nw = 8
+    tile_kernel[(cdiv(M, BM), cdiv(N, BN))](x, out, M, N, BM=BM, BN=BN, FLAG=True, num_warps=nw)
+    tile_kernel[(cdiv(M, BLOCKX), 1)](x, out, M, N, BLOCKX, 16, False)
+    return out
+)";
+
+TEST(Tunables, EveryWayOfWritingAValue) {
+  auto d = discover(kVariants, "run");
+  const auto& heur = get(d->set, "scale_kernel.BLOCK");
+  EXPECT_EQ(heur.origin, TunableOrigin::kHeuristic);
+  EXPECT_EQ(heur.expr_text, "triton.next_power_of_2(args['n']) // 4");
+  EXPECT_TRUE(heur.tunable);
+  const auto& rows = get(d->set, "scale_kernel.ROWS");
+  EXPECT_EQ(rows.origin, TunableOrigin::kKernelDefault);
+  EXPECT_EQ(rows.value, 4);
+  EXPECT_FALSE(rows.tunable);  // a loop count, not a tile size
+  const auto& bm = get(d->set, "tile_kernel.BM");
+  EXPECT_EQ(bm.origin, TunableOrigin::kLocalLiteral);
+  EXPECT_EQ(bm.value, 64);
+  EXPECT_TRUE(bm.tunable);
+  EXPECT_EQ(get(d->set, "tile_kernel.BN").value, 32);
+  EXPECT_FALSE(get(d->set, "tile_kernel.FLAG").tunable);
+  const auto& nw = get(d->set, "tile_kernel.num_warps");
+  EXPECT_EQ(nw.origin, TunableOrigin::kLaunchOverride);
+  EXPECT_TRUE(nw.tunable);
+  // The second launch of tile_kernel: positional values, one from the launcher's parameter.
+  const auto& bm2 = get(d->set, "tile_kernel.BM#2");
+  EXPECT_FALSE(bm2.tunable);
+  EXPECT_NE(bm2.note.find("launcher's parameter 'BLOCKX'"), std::string::npos) << bm2.note;
+  const auto& bn2 = get(d->set, "tile_kernel.BN#2");
+  EXPECT_EQ(bn2.origin, TunableOrigin::kLaunchLiteral);
+  EXPECT_EQ(bn2.value, 16);
+  EXPECT_TRUE(bn2.mirrors.empty());  // the grid's axis 1 is the literal 1, not 16
+
+  std::string out = applyConfig(d->ir, d->set,
+                                {{"scale_kernel.BLOCK", 512}, {"tile_kernel.BM", 128}, {"tile_kernel.num_warps", 2},
+                                 {"tile_kernel.BN#2", 64}});
+  EXPECT_NE(out.find("{'BLOCK': lambda args: 512}"), std::string::npos) << out;
+  EXPECT_NE(out.find("BM, BN = 128, 32"), std::string::npos) << out;
+  EXPECT_NE(out.find("FLAG=True, num_warps=2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(x, out, M, N, BLOCKX, 64, False)"), std::string::npos) << out;
+  EXPECT_NE(out.find("nw = 4\n    if M > 1000:\n        nw = 8"), std::string::npos) << out;
+}
+
+const char* kAmbiguous = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    n_tiles = tl.cdiv(N, BN)
+    pm = pid // n_tiles
+    pn = pid % n_tiles
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    tl.store(x + rm[:, None] * N + rn[None, :], 1.0)
+
+
+def launch(x):
+    M, N = x.shape
+    k[(triton.cdiv(M, 64) * triton.cdiv(N, 64),)](x, M, N, BM=64, BN=64)
+)";
+
+TEST(Tunables, AmbiguousGridLiteralsAreLeftAlone) {
+  auto d = discover(kAmbiguous, "launch");
+  for (const char* id : {"k.BM", "k.BN"}) {
+    const auto& t = get(d->set, id);
+    EXPECT_FALSE(t.tunable) << id;
+    EXPECT_NE(t.note.find("repeats the literal 64"), std::string::npos) << t.note;
+  }
+}
+
+TEST(Tunables, NoLaunchInTheLauncher) {
+  auto d = discover("import triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    pass\ndef f():\n    return 1\n",
+                    "f");
+  EXPECT_TRUE(d->set.items.empty());
+  ASSERT_EQ(d->set.notes.size(), 1u);
+  EXPECT_NE(d->set.notes[0].find("no kernel launch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tf
