@@ -44,7 +44,9 @@ void printTunables(const TunableSet& t) {
 
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   if (!(f.budget > 0)) throw UserError(fmt::format("--budget must be a positive number of seconds, not {}", f.budget));
+  makeStrategy(f.strategy, 0);  // rejects an unknown name before anything runs
   Task task = loadTask(f.task);
+  checkOutputDir(task, f.out);
   std::unique_ptr<TaskSources> sources;
   {
     WorkerOptions wo = workerOptionsFor(global, false);
@@ -63,7 +65,6 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.budget_s = f.budget;
   options.compile_workers = f.jobs;
   options.strategy = f.strategy;
-  makeStrategy(options.strategy, 0);  // rejects an unknown name before anything runs
   options.seed = f.seed;
   options.max_candidates = f.max_candidates;
   options.keep_work = f.keep_work;

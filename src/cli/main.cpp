@@ -29,6 +29,18 @@ int main(int argc, char** argv) {
     runners.emplace_back(app.get_subcommand(cmd.name), std::move(run));
   }
 
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string first = argv[1], known;
+    bool found = false;
+    for (const auto& cmd : tf::registeredCommands()) {
+      found = found || cmd.name == first;
+      known += (known.empty() ? "" : ", ") + cmd.name;
+    }
+    if (!found) {
+      std::fprintf(stderr, "tritonforge: unknown command '%s' (commands: %s)\n", first.c_str(), known.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -170,23 +170,28 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
 
 }  // namespace
 
-fs::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
-                              const OptimizeOptions& options, const fs::path& out_root, nlohmann::json* result_json) {
+void checkOutputDir(const Task& task, const fs::path& out_root) {
   fs::path dir = fs::absolute(out_root / task.name).lexically_normal();
-  fs::path src_out = dir / task.source.filename();
   std::error_code ec;
   for (const fs::path& mine : {task.source, task.harness, task.path}) {
-    if (fs::exists(src_out, ec) && fs::equivalent(src_out, mine, ec)) {
+    if (fs::equivalent(dir / task.source.filename(), mine, ec)) {
       throw UserError(fmt::format("{}: refusing to write the optimized source over the task's own file; choose "
                                   "another --out",
-                                  src_out.string()));
+                                  (dir / task.source.filename()).string()));
     }
     for (const char* name : {"result.json", "changes.diff", "report.md"}) {
-      if (fs::exists(dir / name, ec) && fs::equivalent(dir / name, mine, ec)) {
+      if (fs::equivalent(dir / name, mine, ec)) {
         throw UserError(fmt::format("{}: refusing to overwrite a task file; choose another --out", (dir / name).string()));
       }
     }
   }
+}
+
+fs::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
+                              const OptimizeOptions& options, const fs::path& out_root, nlohmann::json* result_json) {
+  checkOutputDir(task, out_root);
+  fs::path dir = fs::absolute(out_root / task.name).lexically_normal();
+  fs::path src_out = dir / task.source.filename();
   nlohmann::json result = optimizeResultJson(task, tunables, r, options, dir);
   std::string original = readTextFile(task.source, "kernel source");
   std::string diff = unifiedDiff(original, r.best_source, task.source.filename().string(),

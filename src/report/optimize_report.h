@@ -17,6 +17,10 @@ nlohmann::json tunablesJson(const TunableSet& tunables);
 nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, const OptimizeResult& result,
                                   const OptimizeOptions& options, const std::filesystem::path& out_dir);
 
+// Throws UserError when OUT/NAME would overwrite one of the task's own files. Called
+// before anything runs, and again before writing.
+void checkOutputDir(const Task& task, const std::filesystem::path& out_root);
+
 // Writes the files; returns the folder. Throws UserError when the folder would overwrite
 // the task's own files.
 std::filesystem::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables,

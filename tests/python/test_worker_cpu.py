@@ -1,0 +1,107 @@
+"""The worker's parse and compile ops, on a machine without a GPU (Triton from PyPI)."""
+
+import os
+
+import pytest
+
+from worker_client import ROOT, Worker
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.close()
+
+
+def test_hello_reports_versions(worker):
+    r = worker.call("hello", probe_torch=False)
+    assert r["ok"]
+    info = r["result"]
+    assert info["protocol"] == 1
+    assert info["triton"] == __import__("triton").__version__
+    assert info["gpu"] is None
+
+
+def test_parse_gives_byte_positions(worker):
+    text = "s = 'é'\nx = foo(1, b=2)\n"
+    r = worker.call("parse", text=text)
+    assert r["ok"]
+    body = r["result"]["ast"]["body"]
+    assert body[0]["_t"] == "Assign"
+    # 'é' is two bytes in UTF-8: the string constant ends at byte 8 of line 1.
+    assert body[0]["value"]["_p"] == [1, 4, 1, 8]
+    call = body[1]["value"]
+    assert call["_t"] == "Call"
+    assert call["args"][0] == {"_t": "Constant", "value": 1, "vt": "int", "_p": [2, 8, 2, 9]}
+    kw = call["keywords"][0]
+    assert kw["arg"] == "b" and kw["_p"] == [2, 11, 2, 14]
+
+
+def test_parse_special_constants(worker):
+    r = worker.call("parse", text="a = 2**70\nb = float('inf')\nc = 1e400\nd = None\ne = ...\n")
+    body = r["result"]["ast"]["body"]
+    assert body[0]["value"]["_t"] == "BinOp"
+    assert body[2]["value"] == {"_t": "Constant", "value": "inf", "vt": "float_special", "_p": [3, 4, 3, 9]}
+    assert body[3]["value"]["vt"] == "None"
+    assert body[4]["value"]["vt"] == "Ellipsis"
+
+
+def test_parse_syntax_error_has_position(worker):
+    r = worker.call("parse", text="x = 1\ndef f(:\n    pass\n")
+    assert not r["ok"]
+    assert r["error"]["data"]["line"] == 2
+    assert r["error"]["data"]["col"] >= 7
+
+
+def test_unknown_op_is_an_error_reply(worker):
+    r = worker.call("frobnicate")
+    assert not r["ok"] and "unknown op" in r["error"]["message"]
+    # The worker keeps serving.
+    assert worker.call("echo", x=1)["result"] == {"echo": {"x": 1}}
+
+
+MATMUL_SIG = {p: "i32" for p in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",
+                                 "stride_cm", "stride_cn")}
+MATMUL_SIG.update(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16")
+
+
+def compile_matmul(worker, **kw):
+    args = dict(path=os.path.join(ROOT, "examples/matmul/matmul.py"), kernel="matmul_kernel",
+                signature=MATMUL_SIG, constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+                options={"num_warps": 8, "num_stages": 3}, target={"backend": "cuda", "arch": 90, "warp_size": 32})
+    args.update(kw)
+    return worker.call("compile", **args)
+
+
+def test_compile_matmul_for_sm90_without_a_gpu(worker):
+    r = compile_matmul(worker, want=["ptx", "spills"])
+    assert r["ok"], r.get("error")
+    res = r["result"]
+    assert res["num_warps"] == 8 and res["num_stages"] == 3
+    assert res["shared_bytes"] > 0
+    assert res["sizes"]["cubin"] > 0 and res["sizes"]["ptx"] > 0
+    assert "wgmma" in res["ptx"]  # Hopper tensor cores for a 128x128x64 fp16 tile
+    assert res["cubin"]["registers"] > 0
+    assert res["spills"] == {"spill_store_bytes": 0, "spill_load_bytes": 0}
+    assert res["torch_stubbed"] is True or res["torch_stubbed"] is False
+
+
+def test_compile_error_is_classified(worker):
+    # A block of 48 is not a power of two: Triton refuses tl.arange(0, 48).
+    r = compile_matmul(worker, constexprs={"BLOCK_M": 48, "BLOCK_N": 128, "BLOCK_K": 64})
+    assert not r["ok"]
+    assert r["error"]["data"]["status"] == "compile-error"
+
+
+def test_compile_missing_signature_entry(worker):
+    sig = dict(MATMUL_SIG)
+    del sig["K"]
+    r = compile_matmul(worker, signature=sig)
+    assert not r["ok"]
+    assert "no type for parameter 'K'" in r["error"]["message"]
+
+
+def test_compile_unknown_kernel(worker):
+    r = compile_matmul(worker, kernel="nope")
+    assert not r["ok"] and "no kernel named 'nope'" in r["error"]["message"]

@@ -1,0 +1,117 @@
+"""The worker's run and warm ops on a GPU: verification catches planted faults, timing
+reports a median and spread. Skipped visibly without a CUDA GPU."""
+
+import os
+import textwrap
+
+import pytest
+
+from worker_client import ROOT, Worker
+
+pytestmark = pytest.mark.gpu
+
+GOOD = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+    def add(x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK)
+        return out
+''')
+
+HARNESS = textwrap.dedent('''
+    import torch
+
+    def make_inputs(case, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        n = case["n"]
+        return (torch.randn(n, device="cuda", generator=g), torch.randn(n, device="cuda", generator=g))
+
+    def reference(x, y):
+        return x + y
+''')
+
+
+def variant(tmp_path, name, body_subst=None, block=1024):
+    text = GOOD.replace("BLOCK=BLOCK)", f"BLOCK={block})").replace("cdiv(n, BLOCK)", f"cdiv(n, {block})")
+    for old, new in (body_subst or {}).items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return {"path": str(path), "module_name": f"tfv_{name}"}
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.close()
+
+
+@pytest.fixture
+def harness(tmp_path):
+    p = tmp_path / "harness.py"
+    p.write_text(HARNESS)
+    return str(p)
+
+
+def run(worker, harness, v, n=100003, seeds=(0, 1)):
+    return worker.call("run", variant=v, launcher="add", harness=harness, case={"n": n}, seeds=list(seeds),
+                       check={"rtol": 1e-6, "atol": 1e-6}, timing={"budget_ms": 50})
+
+
+def test_correct_kernel_passes_and_is_timed(worker, harness, tmp_path):
+    r = run(worker, harness, variant(tmp_path, "good"))
+    assert r["ok"], r
+    res = r["result"]
+    assert res["status"] == "ok", res
+    t = res["timing"]
+    assert t["median_ms"] > 0 and t["q1_ms"] <= t["median_ms"] <= t["q3_ms"] and t["reps"] >= 10
+    assert res["kernels"][0]["name"] == "add_kernel"
+    assert res["kernels"][0]["signature"]["x"] == "*fp32"
+
+
+@pytest.mark.parametrize("name,subst,needle", [
+    ("one_wrong", {"tl.load(y + offs, mask=m), mask=m)":
+                   "tl.load(y + offs, mask=m) + tl.where(offs == 777, 1.0, 0.0), mask=m)"}, "1 of"),
+    ("tail_unwritten", {"m = offs < n": "m = offs < (n - n % 1024)"}, "NaN"),
+    ("writes_past_end", {"tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)":
+                         "tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n"
+                         "        tl.store(out + n + offs % 4, 0.0, mask=offs < 4)"}, "outside an output"),
+    ("modifies_input", {"tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)":
+                        "tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n"
+                        "        tl.store(x + offs, 0.0, mask=m)"}, "modified in place"),
+])
+def test_planted_faults_are_wrong_results(worker, harness, tmp_path, name, subst, needle):
+    r = run(worker, harness, variant(tmp_path, name, subst))
+    assert r["ok"], r
+    res = r["result"]
+    assert res["status"] == "wrong-result", res
+    if needle:
+        assert needle in res["verify"]["reason"], res["verify"]
+
+
+def test_output_cached_across_seeds_is_caught(worker, harness, tmp_path):
+    subst = {"def add(x, y):\n    out = torch.empty_like(x)":
+             "_CACHE = []\n\ndef add(x, y):\n    if _CACHE:\n        return _CACHE[0]\n    out = torch.empty_like(x)\n"
+             "    _CACHE.append(out)"}
+    r = run(worker, harness, variant(tmp_path, "cached", subst))
+    res = r["result"]
+    assert res["status"] == "wrong-result", res
+    assert res["verify"]["failed_seed"] == 1
+
+
+def test_compile_error_is_a_status(worker, harness, tmp_path):
+    r = run(worker, harness, variant(tmp_path, "bad_block", block=1000))
+    res = r["result"]
+    assert res["status"] == "compile-error", res

@@ -1,0 +1,134 @@
+// The CLI end to end on a machine without a GPU: bad input gets one line and exit 2 with
+// nothing written; `optimize` does the analysis and compile checks and exits 3.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+#include "util/hash.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace tf {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::pair<int, std::string> tf(const std::string& args) {
+  return test::runShell(test::tritonforgeBinary().string() + " " + args);
+}
+
+int lineCount(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// Copies an example into a fresh folder so that tests can break it.
+fs::path copyExample(const std::string& name) {
+  fs::path dir = test::tempDir("ex-" + name);
+  fs::copy(test::sourceDir() / "examples" / name, dir, fs::copy_options::recursive);
+  return dir;
+}
+
+void expectOneLineError(const std::string& args, const std::string& needle) {
+  auto [rc, out] = tf(args);
+  EXPECT_EQ(rc, 2) << args << "\n" << out;
+  EXPECT_EQ(lineCount(out), 1) << out;
+  EXPECT_NE(out.find(needle), std::string::npos) << "expected '" << needle << "' in: " << out;
+  EXPECT_EQ(out.find("Traceback"), std::string::npos) << out;
+}
+
+TEST(Cli, BadFlagsAndMissingFiles) {
+  expectOneLineError("optimize", "task is required");
+  expectOneLineError("optimize /nonexistent/task.toml", "/nonexistent/task.toml: task file not found");
+  expectOneLineError("frobnicate", "unknown command 'frobnicate' (commands: analyze");
+  expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --budget -1",
+                     "--budget");
+  expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --bogus", "--bogus");
+  expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --strategy magic",
+                     "unknown search strategy 'magic'");
+}
+
+TEST(Cli, KernelThatDoesNotParse) {
+  fs::path dir = copyExample("matmul");
+  std::string text = test::readFile(dir / "matmul.py");
+  int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  test::writeFile(dir / "matmul.py", text + "\ndef broken(:\n    pass\n");
+  expectOneLineError("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string(),
+                     (dir / "matmul.py").string() + ":" + std::to_string(lines + 2) + ":12: syntax error");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(Cli, TaskNamingAMissingLauncherOrHarnessFunction) {
+  fs::path dir = copyExample("softmax");
+  std::string task = test::readFile(dir / "task.toml");
+  test::writeFile(dir / "task.toml", std::regex_replace(task, std::regex("launcher = \"softmax\""), "launcher = \"soft\""));
+  expectOneLineError("optimize " + (dir / "task.toml").string(), "key 'launcher': softmax.py defines no function 'soft'");
+  test::writeFile(dir / "task.toml", task);
+  test::writeFile(dir / "softmax_harness.py", "import torch\ndef make_inputs(case, seed):\n    return ()\n");
+  expectOneLineError("optimize " + (dir / "task.toml").string(), "softmax_harness.py defines no function 'reference'");
+}
+
+TEST(Cli, AnalyzeBadSources) {
+  fs::path dir = test::tempDir("bad-src");
+  test::writeFile(dir / "empty.py", "\n\n");
+  expectOneLineError("analyze " + (dir / "empty.py").string(), "empty.py: source is empty");
+  test::writeFile(dir / "latin1.py", "x = '\xe9'\n");
+  expectOneLineError("analyze " + (dir / "latin1.py").string(), "latin1.py:1: source is not valid UTF-8");
+  expectOneLineError("analyze " + dir.string(), "is a directory");
+  test::writeFile(dir / "nokernel.py", "def f():\n    return 1\n");
+  expectOneLineError("analyze " + (dir / "nokernel.py").string(), "no @triton.jit kernel found");
+  test::writeFile(dir / "syntax.py", "import triton\nx = (\n");
+  expectOneLineError("analyze " + (dir / "syntax.py").string(), "syntax.py:2:");
+}
+
+TEST(Cli, AnalyzeJson) {
+  auto [rc, out] = tf("analyze --json " + (test::sourceDir() / "examples/matmul/matmul.py").string() + " 2>/dev/null");
+  ASSERT_EQ(rc, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["schema"], "tritonforge.analyze/1");
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["kernels"][0]["name"], "matmul_kernel");
+  EXPECT_EQ(j["kernels"][0]["facts"]["dots"][0]["m"], "BLOCK_M");
+  EXPECT_EQ(j["launches"][0]["function"], "matmul");
+  EXPECT_EQ(j["tunables"]["matmul"].size(), 5u);
+}
+
+TEST(Cli, OptimizeWithoutAGpuAnalyzesAndCompiles) {
+  if (test::gpuAvailable()) GTEST_SKIP() << "a GPU is visible: this test is for machines without one";
+  fs::path dir = copyExample("matmul");
+  std::string before = hashHex(test::readFile(dir / "matmul.py"));
+  fs::path out = dir / "out";
+  auto [rc, text] = tf("optimize " + (dir / "task.toml").string() + " --out " + out.string());
+  EXPECT_EQ(rc, 3) << text;
+  EXPECT_NE(text.find("No CUDA GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("need a CUDA GPU"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(test::readFile(out / "matmul" / "result.json"));
+  EXPECT_EQ(j["status"], "no-gpu");
+  ASSERT_EQ(j["compile_checks"].size(), 1u);
+  const auto& check = j["compile_checks"][0];
+  if (check["status"] == "ok") {
+    EXPECT_EQ(check["result"]["num_warps"], 4);
+    EXPECT_GT(check["result"]["cubin"]["registers"].get<int>(), 0);
+  } else {
+    // Only acceptable when the worker's python has no Triton at all.
+    EXPECT_NE(check.dump().find("triton"), std::string::npos) << check.dump();
+  }
+  EXPECT_EQ(hashHex(test::readFile(dir / "matmul.py")), before);  // the user's file is untouched
+}
+
+TEST(Cli, RefusesToWriteOverTheTaskSource) {
+  fs::path root = test::tempDir("own");
+  fs::copy(test::sourceDir() / "examples/matmul", root / "matmul", fs::copy_options::recursive);
+  // OUT/NAME is the example's own folder: the optimized source would replace matmul.py.
+  std::string before = test::readFile(root / "matmul/matmul.py");
+  expectOneLineError("optimize " + (root / "matmul/task.toml").string() + " --out " + root.string(),
+                     "refusing to write the optimized source over the task's own file");
+  EXPECT_EQ(test::readFile(root / "matmul/matmul.py"), before);
+  EXPECT_FALSE(fs::exists(root / "matmul/result.json"));
+}
+
+}  // namespace
+}  // namespace tf
