@@ -247,7 +247,7 @@ class Loop {
     double best_obj = 1.0;
     int stall = 0;
     std::vector<Config> seeds = autotuneSeeds(space);
-    const double reserve_s = std::min(12.0, options_.budget_s * 0.15);  // for the confirmation
+    const double reserve_s = confirmReserve();
     progress_.status(fmt::format("searching {:.0f} configurations ({} strategy, {} compile workers)", space.size(),
                                  strategy->name(), evaluator_->compileWorkers()));
     while (true) {
@@ -283,6 +283,14 @@ class Loop {
         break;
       }
     }
+  }
+
+  // Seconds kept back for the confirmation and shutdown: two alternations of baseline and
+  // best on every case, each a timing budget plus verification.
+  double confirmReserve() const {
+    double per_case = 0;
+    for (const auto& c : result_.candidates[0].cases) per_case += 2 * 2 * (confirm_timing_ms_ / 1000.0 + 0.15 + c.wall_seconds * 0.25);
+    return std::min(options_.budget_s * 0.3, 2.0 + per_case);
   }
 
   double baselineNoise() const {
@@ -337,7 +345,7 @@ class Loop {
     }
     for (auto& p : pending) {
       if (p.rec.status == CandidateStatus::kNotRun && p.duplicate_of < 0) {
-        if (elapsed() > options_.budget_s - 5) {
+        if (elapsed() > options_.budget_s - confirmReserve()) {
           p.rec.message = "budget ran out before it was measured";
         } else {
           evaluate(p.rec, p.v, p.compiled.get());
@@ -388,7 +396,7 @@ class Loop {
     Variant vb = evaluator_->materialize(sources_.source.source.text());
     Variant vc = evaluator_->materialize(best_text);
     TimingOptions t = search_timing_;
-    t.budget_ms = 600;
+    t.budget_ms = confirm_timing_ms_;
     std::vector<std::vector<double>> base(task_.cases.size()), cand(task_.cases.size());
     std::vector<CaseMeasurement> base_last(task_.cases.size()), cand_last(task_.cases.size());
     bool failed = false;
@@ -456,6 +464,7 @@ class Loop {
   std::vector<nlohmann::json> baseline_outputs_;
   std::map<std::string, int> seen_sources_;
   TimingOptions search_timing_;
+  double confirm_timing_ms_ = 400;
   int started_workers_ = 0;
 };
 

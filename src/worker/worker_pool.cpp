@@ -17,14 +17,15 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    jobs_.clear();  // their futures report broken promises; nobody waits on them any more
   }
   cv_.notify_all();
+  for (auto& w : workers_) w->interrupt();
   for (auto& t : threads_) t.join();
   for (auto& w : workers_) w->shutdown();
 }
 
 std::vector<WorkerReply> WorkerPool::startAll() {
-  std::vector<std::future<WorkerReply>> futures;
   // One start job per worker thread: each thread takes exactly one, since a start job
   // blocks its thread until the worker answers hello.
   std::vector<std::promise<WorkerReply>> promises(workers_.size());

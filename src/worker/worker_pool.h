@@ -20,6 +20,7 @@ class WorkerPool {
  public:
   // `size` workers named "<options.name> <i>". Nothing starts until start() or a job.
   WorkerPool(const WorkerOptions& options, int size);
+  // Drops queued jobs and kills the workers (a compile in flight is not waited for).
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -95,7 +95,16 @@ WorkerReply WorkerProcess::failure(WorkerReply::Status status, std::string messa
   return r;
 }
 
+void WorkerProcess::interrupt() {
+  pid_t pid = pid_.load();
+  if (pid > 0) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
 void WorkerProcess::killProcess() {
+  pid_.store(-1);
   if (!proc_) return;
   proc_->killGroup(SIGKILL);
   proc_->waitOrKill(std::chrono::milliseconds(0));
@@ -126,6 +135,7 @@ WorkerReply WorkerProcess::ensureStarted() {
                    secondsSince(t0));
   }
   ++starts_;
+  pid_.store(proc_->pid());
   WorkerReply hello = roundTrip("hello", options_.hello_args, options_.start_timeout);
   if (!hello.ok()) {
     WorkerReply r = hello;
@@ -271,6 +281,7 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
 }
 
 void WorkerProcess::shutdown() {
+  pid_.store(-1);
   if (!proc_) return;
   nlohmann::json request = {{"v", kWorkerProtocolVersion}, {"id", next_id_++}, {"op", "shutdown"}, {"args", {}}};
   proc_->writeAll(request.dump() + "\n");

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +51,9 @@ class WorkerProcess {
   void shutdown();
 
   bool running() const { return proc_ != nullptr; }
+  // Kills the current process from any thread; the request in flight (if any) returns as a
+  // crash. For shutting down a pool without waiting for long compiles.
+  void interrupt();
   int starts() const { return starts_; }
   // The hello reply of the current (or last) process.
   const nlohmann::json& helloInfo() const { return hello_; }
@@ -65,6 +69,7 @@ class WorkerProcess {
 
   WorkerOptions options_;
   std::unique_ptr<Subprocess> proc_;
+  std::atomic<pid_t> pid_{-1};   // of proc_, readable from other threads
   std::string out_buf_;
   std::string err_ring_;       // bounded tail of stderr
   size_t err_mark_ = 0;        // stderr bytes seen before the current request
