@@ -5,7 +5,9 @@
 #   scripts/gpu-run.sh env optimize:matmul,softmax,layernorm tests
 #
 # Steps: env (versions, ldd), optimize:<examples> (tritonforge optimize on examples/<name>),
-# tests (the GPU-labelled tests), bench:<args> (bench/run). Needs build/tritonforge.
+# tests (the GPU-labelled tests: carry build/tests/tf_gpu_tests too), bench:<args> (bench/run),
+# script:<path>[,args] (any GPU script of the repo, its first argument the output folder).
+# Needs build/tritonforge.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tritonforge-gpu-out}
@@ -43,10 +45,10 @@ step_optimize() {
 }
 
 step_tests() {
-  if [ -x build/tf_unit_tests ]; then
-    build/tf_unit_tests --gtest_filter='Gpu*' > "$WORK/gtest-gpu.log" 2>&1
+  if [ -x build/tests/tf_gpu_tests ]; then
+    TF_SOURCE_DIR=$PWD TF_BINARY_DIR=$PWD/build build/tests/tf_gpu_tests > "$WORK/gtest-gpu.log" 2>&1
     echo "gtest gpu: exit $?" | tee -a "$SUMMARY"
-    tail -n 5 "$WORK/gtest-gpu.log" | tee -a "$SUMMARY"
+    grep -E "^\[  (FAILED|PASSED|SKIPPED) |OK \]" "$WORK/gtest-gpu.log" | tee -a "$SUMMARY"
   fi
   python3 -m pytest -q -m gpu tests/python > "$WORK/pytest-gpu.log" 2>&1
   echo "pytest gpu: exit $?" | tee -a "$SUMMARY"
@@ -65,6 +67,10 @@ for step in "$@"; do
     optimize:*) step_optimize "${step#optimize:}" ;;
     tests) step_tests ;;
     bench:*) step_bench "${step#bench:}" ;;
+    script:*) spec=${step#script:}; path=${spec%%,*}; rest=""; [ "$spec" != "$path" ] && rest=${spec#*,}
+              mkdir -p "$WORK/$(basename "$path")"
+              timeout 500 "$path" "$WORK/$(basename "$path")" ${rest//,/ } > "$WORK/$(basename "$path").log" 2>&1
+              echo "script $path: exit $?" | tee -a "$SUMMARY"; tail -n 25 "$WORK/$(basename "$path").log" | tee -a "$SUMMARY" ;;
     *) echo "unknown step $step" ;;
   esac
 done

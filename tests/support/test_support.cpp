@@ -11,8 +11,16 @@
 namespace tf::test {
 namespace fs = std::filesystem;
 
-fs::path sourceDir() { return TF_SOURCE_DIR; }
-fs::path binaryDir() { return TF_BINARY_DIR; }
+// The build's paths, unless the environment names others (a test binary copied to another
+// machine, e.g. the GPU machine, runs against the repository there).
+fs::path sourceDir() {
+  const char* env = std::getenv("TF_SOURCE_DIR");
+  return env && *env ? fs::path(env) : fs::path(TF_SOURCE_DIR);
+}
+fs::path binaryDir() {
+  const char* env = std::getenv("TF_BINARY_DIR");
+  return env && *env ? fs::path(env) : fs::path(TF_BINARY_DIR);
+}
 fs::path tritonforgeBinary() { return binaryDir() / "tritonforge"; }
 
 fs::path tempDir(const std::string& name) {
