@@ -140,10 +140,10 @@ def markdown(doc):
         lines.append(f"- roofline (measured): DRAM {ceil['dram_bytes_per_s'] / 1e12:.2f} TB/s (device copy); cuBLAS "
                      + ", ".join(f"{k} {v / 1e12:.0f} TFLOP/s" for k, v in mm.items()))
     args = doc.get("args", {})
-    lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s (each kernel's own budget is in "
-                 "the JSON); times are medians of CUDA-event timings with the L2 flushed before each call")
+    lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s (each kernel's own in brackets: "
+                 "less when the run's deadline required it); times are medians of CUDA-event timings with the L2 flushed before each call")
     lines.append("")
-    lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline | tf wall s | candidates "
+    lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline | tf wall s (budget) | candidates "
                  "| autotune ms | speed-up | tuning s | vendor | vendor ms | vendor / tf |")
     lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
     for name, k in doc.get("kernels", {}).items():
@@ -159,10 +159,11 @@ def markdown(doc):
             tf_note = "" if tf.get("status") in TF_RESULTS else f" ({tf.get('status', '?')})"
             if t and t.get("verify") and not t["verify"].get("passed"):
                 tf_note += " (wrong result)"
+            budget = f" ({tf['budget_s']:g})" if tf.get("budget_s") is not None else ""
             v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
             lines.append(
                 f"| {name} | {label} | {_f(_ms(b))} | {_f(tfms)}{tf_note} | {_f(t.get('speedup'), '{:.2f}x')} "
-                f"| {_f(t.get('roofline_pct'), '{:.0f}%')} | {_f(tf.get('wall_s'), '{:.1f}')} | {_f(cand, '{}')} "
+                f"| {_f(t.get('roofline_pct'), '{:.0f}%')} | {_f(tf.get('wall_s'), '{:.1f}')}{budget} | {_f(cand, '{}')} "
                 f"| {_f(_ms(a))} | {_f(a.get('speedup'), '{:.2f}x')} | {_f(a.get('tuning_s'), '{:.1f}')} "
                 f"| {k.get('vendor_name', '')} | {_f(vms)}{v_note} | {_f(vms / tfms if vms and tfms else None, '{:.2f}')} |")
     s = doc.get("summary") or {}
