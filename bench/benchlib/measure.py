@@ -1,0 +1,334 @@
+"""The suite's measurement process: one per run (restarted after a fatal CUDA error), driven
+by bench/run over JSON lines on stdin/stdout (anything a kernel prints goes to stderr).
+
+Ops
+  hello      GPU, driver, CUDA, cuDNN, torch, triton, python
+  ceilings   measured DRAM bandwidth (device copy, bytes read + written) and cuBLAS's dense
+             matmul rate for fp16, bf16 and tf32 (8192^3): the roofline of the table
+  measure    one kernel: for each case, the @triton.autotune variant (first, on a cold Triton
+             cache, so that its tuning time includes compiling), the kernel as written,
+             tritonforge's result, and the vendor op; each verified against the reference and
+             timed the same way
+
+Timing: CUDA events around each call with a 256 MiB write before it (L2 flushed), as many
+repetitions as `budget_ms` allows (at least 10); the median is reported. With the
+interpreter (TRITON_INTERPRET=1, CPU tensors) wall-clock time of a few calls stands in.
+"""
+
+import gc
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchlib import configs as standard_configs  # noqa: E402
+from benchlib import suite, verify  # noqa: E402
+
+INTERPRET = os.environ.get("TRITON_INTERPRET", "") == "1"
+
+
+class Fatal(Exception):
+    """The CUDA context is unusable: reply, then exit."""
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+
+_FLUSH = [None]
+
+
+def _quantiles(values):
+    v = sorted(values)
+    n = len(v)
+
+    def q(p):
+        pos = p * (n - 1)
+        lo = int(pos)
+        hi = min(lo + 1, n - 1)
+        return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+    return q(0.25), q(0.5), q(0.75)
+
+
+def time_fn(fn, budget_ms=200.0, min_reps=10, max_reps=1000):
+    import torch
+    if INTERPRET:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        q1, med, q3 = _quantiles(times)
+        return {"median_ms": med, "q1_ms": q1, "q3_ms": q3, "reps": len(times), "method": "cpu-interpreter"}
+    if _FLUSH[0] is None:
+        _FLUSH[0] = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    flush = _FLUSH[0]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(3):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    est = max(start.elapsed_time(end) / 3, 1e-3)
+    reps = int(max(min_reps, min(max_reps, budget_ms / est)))
+    for _ in range(max(1, min(10, reps // 10))):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    q1, med, q3 = _quantiles(times)
+    return {"median_ms": med, "q1_ms": q1, "q3_ms": q3, "reps": reps, "method": "cuda-events+l2flush"}
+
+
+def _sync():
+    if not INTERPRET:
+        import torch
+        torch.cuda.synchronize()
+
+
+# ---------------------------------------------------------------------------------------
+# Ops
+
+
+def op_hello(_args):
+    import torch
+    import triton
+    info = {"python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__,
+            "hostname": platform.node(), "interpret": INTERPRET, "cuda_runtime": torch.version.cuda}
+    if INTERPRET or not torch.cuda.is_available():
+        info["gpu"] = None
+        return info
+    props = torch.cuda.get_device_properties(0)
+    info["gpu"] = {"name": props.name, "capability": f"{props.major}.{props.minor}",
+                   "sms": props.multi_processor_count, "memory_bytes": props.total_memory}
+    try:
+        info["cudnn"] = torch.backends.cudnn.version()
+    except Exception:
+        info["cudnn"] = None
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,clocks.max.mem,power.limit",
+                            "--format=csv,noheader", "-i", "0"], capture_output=True, text=True, timeout=30)
+        parts = [p.strip() for p in r.stdout.strip().splitlines()[0].split(",")]
+        info["driver"] = parts[0]
+        info["clocks_max_sm"], info["clocks_max_mem"], info["power_limit"] = parts[1:4]
+    except Exception as exc:
+        info["driver"] = f"unknown ({type(exc).__name__})"
+    return info
+
+
+def op_ceilings(args):
+    import torch
+    if INTERPRET:
+        return {"dram_bytes_per_s": None, "matmul_flops_per_s": {}, "note": "interpreter: nothing measured"}
+    out = {"matmul_flops_per_s": {}}
+    n = int(args.get("copy_bytes", 2 * 2**30))
+    a = torch.empty(n // 4, dtype=torch.float32, device="cuda").normal_()
+    b = torch.empty_like(a)
+    t = time_fn(lambda: b.copy_(a), 300, 10, 200)
+    out["dram_bytes_per_s"] = 2 * n / (t["median_ms"] * 1e-3)
+    out["copy_bytes"] = n
+    del a, b
+    size = int(args.get("matmul_size", 8192))
+    old = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16), ("tf32", torch.float32)):
+            torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+            x = torch.randn(size, size, device="cuda", dtype=dtype)
+            y = torch.randn(size, size, device="cuda", dtype=dtype)
+            t = time_fn(lambda: torch.matmul(x, y), 400, 5, 100)
+            out["matmul_flops_per_s"][name] = 2 * size**3 / (t["median_ms"] * 1e-3)
+            del x, y
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    out["matmul_size"] = size
+    torch.cuda.empty_cache()
+    return out
+
+
+def _is_fatal(exc):
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(s in text for s in ("illegal memory access", "illegal address", "unspecified launch failure",
+                                   "misaligned address", "device-side assert", "cuda error: an illegal"))
+
+
+def _config_text(cfg):
+    if cfg is None:
+        return None
+    parts = [f"{k}={v}" for k, v in cfg.kwargs.items()]
+    parts.append(f"num_warps={cfg.num_warps}")
+    parts.append(f"num_stages={cfg.num_stages}")
+    return " ".join(parts)
+
+
+def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
+    """Builds, runs once (verifies), times. Never raises except Fatal."""
+    import torch
+    rec = {"status": "ok"}
+    try:
+        t0 = time.perf_counter()
+        fn = make()
+        work = verify.clone(inputs)
+        t1 = time.perf_counter()
+        with torch.no_grad():
+            out = fn(*work)
+        _sync()
+        t2 = time.perf_counter()
+        if first_call_timed:
+            rec["first_call_s"] = t2 - t1
+        rec["build_s"] = t1 - t0
+        rec["verify"] = verify.compare(out, refs, rtol, atol)
+        del out
+        with torch.no_grad():
+            rec["timing"] = time_fn(lambda: fn(*work), **timing)
+        rec["ms"] = rec["timing"]["median_ms"]
+    except Exception as exc:
+        if _is_fatal(exc):
+            raise Fatal(f"{label}: {type(exc).__name__}: {exc}") from exc
+        rec = {"status": "error", "message": f"{type(exc).__name__}: {str(exc).strip()[:600]}",
+               "traceback": traceback.format_exc()[-3000:]}
+    return rec
+
+
+def op_measure(args):
+    import torch
+    import triton
+    spec = args["spec"]
+    cache_dir = args.get("triton_cache_dir")
+    if cache_dir:
+        os.makedirs(cache_dir, exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = cache_dir
+        try:
+            triton.knobs.cache.dir = cache_dir
+        except Exception:
+            pass
+    timing = {"budget_ms": float(args.get("timing_budget_ms", 200))}
+    harness = suite.load_module(spec["harness"], "harness")
+    if INTERPRET:
+        harness.DEVICE = "cpu"
+    cases = [harness.SMALL_CASE] if args.get("small") else spec["cases"]
+    result = {"cases": [], "vendor_name": getattr(harness, "VENDOR", "torch"), "peak": getattr(harness, "PEAK", None)}
+    for case in cases:
+        entry = {"case": case}
+        entry["flops"] = harness.flops(case) if hasattr(harness, "flops") else None
+        entry["bytes"] = harness.bytes(case) if hasattr(harness, "bytes") else None
+        inputs = harness.make_inputs(dict(case), 0)
+        if not isinstance(inputs, (tuple, list)):
+            inputs = (inputs,)
+        refs = verify.reference_outputs(harness, inputs, spec["reference_precision"])
+        _sync()
+        rtol, atol = spec["rtol"], spec["atol"]
+
+        # 1. @triton.autotune over the standard list, on a cold cache: tuning time = first call.
+        tuners = []
+
+        def autotune(configs, key):
+            extra = {}
+            if INTERPRET:
+                extra["do_bench"] = lambda fn, quantiles: [_cpu_call_ms(fn)] * 3
+
+            def deco(fn):
+                tuner = triton.autotune(configs=configs, key=key, **extra)(fn)
+                tuners.append((tuner, len(configs)))
+                return tuner
+            return deco
+
+        def make_autotuned():
+            mod = suite.load_module(spec["source"], "autotune_kernel")
+            at = suite.load_module(spec["autotune"], "autotune")
+            return at.make_launcher(mod, autotune, standard_configs)
+
+        rec = _variant("autotune", make_autotuned, True, inputs, refs, rtol, atol, timing)
+        if tuners:
+            tuner, n = tuners[0]
+            rec["configs"] = n
+            rec["best_config"] = _config_text(getattr(tuner, "best_config", None))
+            rec["bench_time_s"] = getattr(tuner, "bench_time", None)
+            timings = getattr(tuner, "configs_timings", None) or {}
+            rec["failed_configs"] = sum(1 for v in timings.values()
+                                        if (v[0] if isinstance(v, (list, tuple)) else v) == float("inf"))
+        if "first_call_s" in rec:
+            rec["tuning_s"] = rec["build_s"] + rec["first_call_s"]
+        entry["autotune"] = rec
+
+        # 2. The kernel as written.
+        def make_baseline():
+            return getattr(suite.load_module(spec["source"], "baseline"), spec["launcher"])
+        entry["baseline"] = _variant("baseline", make_baseline, True, inputs, refs, rtol, atol, timing)
+
+        # 3. tritonforge's result (its optimized source), when it changed anything.
+        tf_source = args.get("tritonforge_source")
+        if tf_source:
+            def make_tf():
+                return getattr(suite.load_module(tf_source, "tritonforge"), spec["launcher"])
+            entry["tritonforge"] = _variant("tritonforge", make_tf, True, inputs, refs, rtol, atol, timing)
+
+        # 4. The vendor op through torch.
+        def make_vendor():
+            return harness.vendor
+        entry["vendor"] = _variant("vendor", make_vendor, True, inputs, refs, rtol, atol, timing)
+
+        result["cases"].append(entry)
+        del inputs, refs
+        gc.collect()
+        if not INTERPRET:
+            torch.cuda.empty_cache()
+    return result
+
+
+def _cpu_call_ms(fn):
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+
+OPS = {"hello": op_hello, "ceilings": op_ceilings, "measure": op_measure}
+
+
+def main():
+    # Replies go to the original stdout; everything printed by kernels and libraries to stderr.
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        req = json.loads(line)
+        op = req.get("op")
+        fatal = False
+        t0 = time.time()
+        try:
+            if op == "exit":
+                proto.write(json.dumps({"ok": True, "result": None}) + "\n")
+                return
+            result = OPS[op](req.get("args") or {})
+            reply = {"ok": True, "result": result}
+        except Fatal as exc:
+            fatal = True
+            reply = {"ok": False, "fatal": True, "error": str(exc)[:2000], "traceback": traceback.format_exc()[-3000:]}
+        except Exception as exc:
+            fatal = _is_fatal(exc)
+            reply = {"ok": False, "fatal": fatal, "error": f"{type(exc).__name__}: {str(exc)[:2000]}",
+                     "traceback": traceback.format_exc()[-3000:]}
+        reply["seconds"] = time.time() - t0
+        proto.write(json.dumps(reply, default=str) + "\n")
+        proto.flush()
+        if fatal:
+            os._exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Figures derived from the measurements (speed-ups, % of roofline, the summary against the
+issue's targets) and the Markdown table. Pure Python, no torch."""
+
+import math
+import statistics
+
+MATMUL_LIKE_TARGET = 0.95      # within 5% of the vendor library
+MEMORY_BOUND_TARGET = 0.85     # of the measured DRAM bandwidth
+NOT_SLOWER_SLACK = 1.02        # "never slower": tritonforge's time within 2% of the kernel as written
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    if not xs:
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def roofline_ms(flops, nbytes, peak, ceilings):
+    """The least time the case can take on this GPU: bytes at the measured DRAM bandwidth, and
+    for matmul-like kernels also FLOPs at the vendor's measured matmul rate of `peak`'s dtype."""
+    if not ceilings:
+        return None
+    bw = ceilings.get("dram_bytes_per_s")
+    times = []
+    if nbytes and bw:
+        times.append(nbytes / bw)
+    rate = (ceilings.get("matmul_flops_per_s") or {}).get(peak) if peak else None
+    if flops and rate:
+        times.append(flops / rate)
+    return max(times) * 1e3 if times else None
+
+
+def _ms(rec):
+    return rec.get("ms") if isinstance(rec, dict) and rec.get("status") == "ok" else None
+
+
+def _verified_ms(rec):
+    ms = _ms(rec)
+    return ms if ms is not None and (rec.get("verify") or {}).get("passed") else None
+
+
+TF_RESULTS = ("improved", "unchanged")
+
+
+def derive(entry, ceilings):
+    """Adds per-case and per-kernel figures to a kernel entry in place.
+
+    A speed-up is counted only for a verified result. When tritonforge handed the kernel back
+    unchanged, its time is the kernel's as written; when it failed (error, timeout, no GPU),
+    the table shows no time and the geometric mean counts 1.0 for it (the user got the kernel
+    back as written), and the entry says so."""
+    peak = entry.get("peak")
+    tf = entry.get("tritonforge") or {}
+    for case in entry.get("cases", []):
+        roof = roofline_ms(case.get("flops"), case.get("bytes"), peak, ceilings)
+        case["roofline_ms"] = roof
+        base = _verified_ms(case.get("baseline"))
+        if "tritonforge" not in case and tf.get("status") == "unchanged" and case.get("baseline"):
+            case["tritonforge"] = dict(case["baseline"], note="unchanged: the kernel as written")
+        for key in ("baseline", "tritonforge", "autotune", "vendor"):
+            rec = case.get(key)
+            ms = _ms(rec)
+            if ms is None:
+                continue
+            if roof:
+                rec["roofline_pct"] = 100.0 * roof / ms
+            if base and (key == "vendor" or _verified_ms(rec) is not None):
+                rec["speedup"] = base / ms
+            if case.get("bytes"):
+                rec["bytes_per_s"] = case["bytes"] / (ms * 1e-3)
+            if case.get("flops") and peak:
+                rec["flops_per_s"] = case["flops"] / (ms * 1e-3)
+    agg = {}
+    for key in ("tritonforge", "autotune", "vendor"):
+        agg[key] = geomean([c.get(key, {}).get("speedup") for c in entry.get("cases", [])])
+    entry["tritonforge_failed"] = tf.get("status") not in TF_RESULTS
+    if entry["tritonforge_failed"]:
+        agg["tritonforge"] = 1.0
+    entry["speedup"] = agg
+    return entry
+
+
+def summary(kernels):
+    """The issue's targets, from every finished kernel."""
+    done = [k for k in kernels.values() if k.get("status") == "done"]
+    s = {"kernels": len(done)}
+    s["geomean_speedup_tritonforge"] = geomean([k["speedup"].get("tritonforge") for k in done])
+    s["geomean_speedup_autotune"] = geomean([k["speedup"].get("autotune") for k in done])
+    walls = [k["tritonforge"].get("wall_s") for k in done if k.get("tritonforge", {}).get("wall_s") is not None]
+    s["median_tritonforge_wall_s"] = statistics.median(walls) if walls else None
+    tunes = [c["autotune"]["tuning_s"] for k in done for c in k["cases"] if c.get("autotune", {}).get("tuning_s")]
+    s["median_autotune_tuning_s"] = statistics.median(tunes) if tunes else None
+    s["tritonforge_failed"] = [k["name"] for k in done if k.get("tritonforge_failed")]
+    vs_vendor, mem, slower = [], [], []
+    for k in done:
+        for c in k["cases"]:
+            tf = _verified_ms(c.get("tritonforge"))
+            base = _verified_ms(c.get("baseline"))
+            vend = _ms(c.get("vendor"))
+            if tf is None:
+                continue
+            if k.get("peak") and vend:
+                vs_vendor.append({"kernel": k["name"], "vendor_over_tritonforge": vend / tf,
+                                  "met": vend / tf >= MATMUL_LIKE_TARGET})
+            if not k.get("peak") and c["tritonforge"].get("roofline_pct") is not None:
+                pct = c["tritonforge"]["roofline_pct"]
+                mem.append({"kernel": k["name"], "dram_pct": pct, "met": pct >= 100 * MEMORY_BOUND_TARGET})
+            if base and tf > base * NOT_SLOWER_SLACK:
+                slower.append({"kernel": k["name"], "ratio": tf / base})
+    s["compute_bound_vs_vendor"] = vs_vendor
+    s["memory_bound_dram"] = mem
+    s["slower_than_written"] = slower
+    s["targets"] = {
+        "geomean_speedup_at_least_2x": s["geomean_speedup_tritonforge"] is not None and s["geomean_speedup_tritonforge"] >= 2.0,
+        "compute_bound_within_5pct_of_vendor": f"{sum(x['met'] for x in vs_vendor)}/{len(vs_vendor)}",
+        "memory_bound_at_85pct_dram": f"{sum(x['met'] for x in mem)}/{len(mem)}",
+        "never_slower_than_written": not slower,
+        "median_wall_at_most_60s": s["median_tritonforge_wall_s"] is not None and s["median_tritonforge_wall_s"] <= 60,
+    }
+    return s
+
+
+def _f(x, fmt="{:.3f}", none="–"):
+    return none if x is None else fmt.format(x)
+
+
+def markdown(doc):
+    env = doc.get("environment", {})
+    gpu = env.get("gpu") or {}
+    ceil = doc.get("ceilings") or {}
+    lines = ["# tritonforge benchmark suite: results", ""]
+    lines.append(f"- date: {doc.get('updated', '?')} (runs: {', '.join(r.get('date', '?') for r in doc.get('runs', []))})")
+    lines.append(f"- GPU: {gpu.get('name', 'none')} (sm {gpu.get('capability', '?')}, {gpu.get('sms', '?')} SMs), "
+                 f"driver {env.get('driver', '?')}, CUDA {env.get('cuda_runtime', '?')}, cuDNN {env.get('cudnn', '?')}")
+    lines.append(f"- torch {env.get('torch', '?')}, triton {env.get('triton', '?')}, python {env.get('python', '?')}, "
+                 f"{doc.get('tritonforge_version') or 'tritonforge ?'}")
+    mm = ceil.get("matmul_flops_per_s") or {}
+    if ceil.get("dram_bytes_per_s"):
+        lines.append(f"- roofline (measured): DRAM {ceil['dram_bytes_per_s'] / 1e12:.2f} TB/s (device copy); cuBLAS "
+                     + ", ".join(f"{k} {v / 1e12:.0f} TFLOP/s" for k, v in mm.items()))
+    args = doc.get("args", {})
+    lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s (each kernel's own in brackets: "
+                 "less when the run's deadline required it); times are medians of CUDA-event timings with the L2 flushed before each call")
+    lines.append("")
+    lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline | tf wall s (budget) | candidates "
+                 "| autotune ms | speed-up | tuning s | vendor | vendor ms | vendor / tf |")
+    lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
+    for name, k in doc.get("kernels", {}).items():
+        if k.get("status") != "done":
+            lines.append(f"| {name} | – | {k.get('status', '?')}: {str(k.get('error', ''))[:120]} |" + " |" * 11)
+            continue
+        tf = k.get("tritonforge", {})
+        for c in k["cases"]:
+            label = ",".join(f"{a}={b}" for a, b in c["case"].items())
+            b, t, a, v = (c.get(x, {}) for x in ("baseline", "tritonforge", "autotune", "vendor"))
+            tfms, vms = _ms(t), _ms(v)
+            cand = tf.get("evaluated")
+            tf_note = "" if tf.get("status") in TF_RESULTS else f" ({tf.get('status', '?')})"
+            if t and t.get("verify") and not t["verify"].get("passed"):
+                tf_note += " (wrong result)"
+            budget = f" ({tf['budget_s']:g})" if tf.get("budget_s") is not None else ""
+            v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
+            lines.append(
+                f"| {name} | {label} | {_f(_ms(b))} | {_f(tfms)}{tf_note} | {_f(t.get('speedup'), '{:.2f}x')} "
+                f"| {_f(t.get('roofline_pct'), '{:.0f}%')} | {_f(tf.get('wall_s'), '{:.1f}')}{budget} | {_f(cand, '{}')} "
+                f"| {_f(_ms(a))} | {_f(a.get('speedup'), '{:.2f}x')} | {_f(a.get('tuning_s'), '{:.1f}')} "
+                f"| {k.get('vendor_name', '')} | {_f(vms)}{v_note} | {_f(vms / tfms if vms and tfms else None, '{:.2f}')} |")
+    s = doc.get("summary") or {}
+    if s:
+        lines += ["", "## Against the targets", ""]
+        lines.append(f"- geometric-mean speed-up over the kernels as written: tritonforge "
+                     f"{_f(s.get('geomean_speedup_tritonforge'), '{:.2f}x')}, @triton.autotune "
+                     f"{_f(s.get('geomean_speedup_autotune'), '{:.2f}x')} (target 2x) over {s.get('kernels')} kernels")
+        lines.append(f"- median optimization wall time: tritonforge {_f(s.get('median_tritonforge_wall_s'), '{:.1f}')} s "
+                     f"(target 60 s); autotune tuning {_f(s.get('median_autotune_tuning_s'), '{:.1f}')} s")
+        vv = s.get("compute_bound_vs_vendor") or []
+        lines.append("- compute-bound kernels, vendor time / tritonforge time (target >= 0.95): "
+                     + (", ".join(f"{x['kernel']} {x['vendor_over_tritonforge']:.2f}" for x in vv) or "–"))
+        mem = s.get("memory_bound_dram") or []
+        lines.append("- memory-bound kernels, % of measured DRAM bandwidth (target 85%): "
+                     + (", ".join(f"{x['kernel']} {x['dram_pct']:.0f}%" for x in mem) or "–"))
+        if s.get("tritonforge_failed"):
+            lines.append("- tritonforge failed (counted as 1.0x): " + ", ".join(s["tritonforge_failed"]))
+        sl = s.get("slower_than_written") or []
+        lines.append("- slower than the kernel as written (by more than 2%): "
+                     + (", ".join(f"{x['kernel']} {x['ratio']:.2f}x the time" for x in sl) or "none"))
+    lines.append("")
+    lines.append("(!): the vendor's output is outside the task's tolerance (it rounds differently); its time is shown.")
+    lines.append("")
+    return "\n".join(lines)
