@@ -19,6 +19,12 @@ namespace {
 double clamp01(double x) { return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0; }
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 
+// Counts as integers in JSON (3 rather than 3.0).
+nlohmann::json count(double v) {
+  if (std::floor(v) == v && std::abs(v) < 9e15) return static_cast<int64_t>(v);
+  return v;
+}
+
 using Opt = std::optional<double>;
 
 // Metric names, as Nsight Compute 2023-2025 prints them in the raw page.
@@ -237,8 +243,8 @@ std::optional<Finding> ruleSmallGrid(Context& c) {
   Finding f;
   f.kind = finding::kSmallGrid;
   f.suggestions = {"retile", "split-k"};
-  f.evidence[c.k && c.k->get(m::kGrid) ? m::kGrid : "launch.grid_blocks"] = *c.grid;
-  f.evidence["sms"] = sms;
+  f.evidence[c.k && c.k->get(m::kGrid) ? m::kGrid : "launch.grid_blocks"] = count(*c.grid);
+  f.evidence["sms"] = count(sms);
   f.severity = 1 - *c.grid / sms;
   f.summary = fmt::format("{:.0f} programs for {:.0f} SMs: {:.0f}% of the GPU has nothing to do", *c.grid, sms,
                           100 * f.severity);
@@ -254,7 +260,7 @@ std::optional<Finding> ruleTail(Context& c) {
     f.evidence[m::kWaves] = round3(*waves);
   } else if (c.grid && c.static_occ) {
     waves = wavesOf(static_cast<int64_t>(*c.grid), *c.static_occ, c.gpu);
-    f.evidence["launch.grid_blocks"] = *c.grid;
+    f.evidence["launch.grid_blocks"] = count(*c.grid);
     f.evidence["static.blocks_per_sm"] = c.static_occ->blocks_per_sm;
     f.evidence["static.waves"] = round3(*waves);
   }
@@ -333,7 +339,7 @@ std::optional<Finding> ruleTensorCores(Context& c) {
   if (s && s->dotOnFma()) {
     ev["static.dots"] = s->dots;
     ev["static.dots_on_fma"] = s->dots_on_fma;
-    ev["static.mma_instructions"] = s->mma_instructions;
+    if (s->mma_instructions >= 0) ev["static.mma_instructions"] = s->mma_instructions;
     if (!s->dot_operand_types.empty()) ev["static.dot_operand_types"] = s->dot_operand_types;
     if (!s->dot_input_precisions.empty()) ev["static.dot_input_precisions"] = s->dot_input_precisions;
     f.severity = 0.8;
@@ -504,9 +510,9 @@ void summarizeMetrics(const Context& c, Diagnosis& d) {
   auto& j = d.metrics;
   if (c.k) {
     if (Opt t = c.get(m::kDuration)) j["duration_us"] = round3(*t * 1e6);
-    if (Opt v = c.get(m::kGrid)) j["grid_blocks"] = *v;
-    if (Opt v = c.get(m::kBlock)) j["block_threads"] = *v;
-    if (Opt v = c.get(m::kRegs)) j["registers"] = *v;
+    if (Opt v = c.get(m::kGrid)) j["grid_blocks"] = count(*v);
+    if (Opt v = c.get(m::kBlock)) j["block_threads"] = count(*v);
+    if (Opt v = c.get(m::kRegs)) j["registers"] = count(*v);
     if (Opt v = c.get(m::kWaves)) j["waves"] = round3(*v);
     if (Opt v = c.get(m::kTheoOcc)) j["theoretical_occupancy_pct"] = round3(*v);
     if (Opt v = c.get(m::kAchOcc)) j["achieved_occupancy_pct"] = round3(*v);
