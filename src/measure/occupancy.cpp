@@ -84,7 +84,8 @@ OccupancyEstimate estimateOccupancy(const GpuLimits& gpu, int warps, std::option
   e.occupancy = static_cast<double>(e.warps_per_sm) / gpu.max_warps_per_sm;
   // The limiter: the resource whose limit is smallest (registers before shared memory before
   // the block size when they tie: the first is the one a rewrite changes most easily).
-  if (e.limit_registers == e.blocks_per_sm && registers) e.limiter = "registers";
+  if (e.warps_per_sm >= gpu.max_warps_per_sm) e.limiter = "none";
+  else if (e.limit_registers == e.blocks_per_sm && registers) e.limiter = "registers";
   else if (e.limit_shared == e.blocks_per_sm && shared_bytes > 0) e.limiter = "shared memory";
   else e.limiter = "block size";
   return e;

@@ -35,7 +35,7 @@ struct OccupancyEstimate {
   int warps_per_sm = 0;
   double occupancy = 0;                   // warps_per_sm / max_warps_per_sm
   int limit_registers = 0, limit_shared = 0, limit_warps = 0, limit_blocks = 0;  // blocks/SM each allows
-  std::string limiter;                    // "registers" | "shared memory" | "block size"
+  std::string limiter;                    // "registers" | "shared memory" | "block size" | "none" (full)
   nlohmann::json toJson() const;
 };
 

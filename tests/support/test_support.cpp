@@ -11,8 +11,16 @@
 namespace tf::test {
 namespace fs = std::filesystem;
 
-fs::path sourceDir() { return TF_SOURCE_DIR; }
-fs::path binaryDir() { return TF_BINARY_DIR; }
+// $TRITONFORGE_SOURCE_DIR / $TRITONFORGE_BINARY_DIR override the paths compiled in, so that
+// a build folder carried to another machine (the GPU one) finds the repository there.
+fs::path sourceDir() {
+  const char* env = std::getenv("TRITONFORGE_SOURCE_DIR");
+  return env && *env ? fs::path(env) : fs::path(TF_SOURCE_DIR);
+}
+fs::path binaryDir() {
+  const char* env = std::getenv("TRITONFORGE_BINARY_DIR");
+  return env && *env ? fs::path(env) : fs::path(TF_BINARY_DIR);
+}
 fs::path tritonforgeBinary() { return binaryDir() / "tritonforge"; }
 
 fs::path tempDir(const std::string& name) {
