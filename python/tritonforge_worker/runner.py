@@ -882,7 +882,7 @@ def op_run(args):
             kernels = _summarize_launches(rec, args.get("asm"))
         if not rec:
             result["status"] = "wrong-result"
-            result["verify"].update(passed=False, reason="the launcher launched no Triton kernel")
+            result["verify"].update(passed=False, failed_seed=seed, reason="the launcher launched no Triton kernel")
             break
         if out is None and in_place:
             outputs = [work[i] for i in in_place]
