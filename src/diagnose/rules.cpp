@@ -162,19 +162,21 @@ std::optional<Finding> ruleSpills(Context& c) {
   if ((local && *local > 0) || (req && *req > 0)) {
     Opt global = sumOpt(note(ev, m::kGlobalLd, c.get(m::kGlobalLd)), note(ev, m::kGlobalSt, c.get(m::kGlobalSt)));
     double n_local = local.value_or(0) > 0 ? *local : req.value_or(0);
+    // Severity grows with local memory's share of the memory instructions: a spill or two
+    // costs little, a third of the traffic going to local memory costs as much as it can.
     double share = n_local / (n_local + global.value_or(0));
-    sev = 0.3 + 0.7 * clamp01(2 * share);
+    sev = 0.1 + 0.9 * clamp01(3 * share);
   }
   const LaunchFacts& l = c.in.launch;
   if (l.spills && *l.spills > 0) {
     ev["launch.spill_words_per_thread"] = *l.spills;
-    sev = std::max(sev, 0.3 + 0.7 * clamp01(*l.spills / 128.0));
+    sev = std::max(sev, 0.1 + 0.9 * clamp01(*l.spills / 64.0));
   }
   if (c.in.static_facts && c.in.static_facts->local_stores > 0) {
     const auto& s = *c.in.static_facts;
     ev["static.sass_local_loads"] = s.local_loads;
     ev["static.sass_local_stores"] = s.local_stores;
-    sev = std::max(sev, 0.3 + 0.7 * clamp01((s.local_loads + s.local_stores) / 256.0));
+    sev = std::max(sev, 0.1 + 0.9 * clamp01((s.local_loads + s.local_stores) / 128.0));
   }
   if (sev < 0) return std::nullopt;
   if (l.registers) ev["launch.registers"] = *l.registers;

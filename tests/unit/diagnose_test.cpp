@@ -155,8 +155,8 @@ TEST(DiagnoseNcu, LocalMemoryTrafficIsRegisterSpills) {
                                           {"derived__local_spilling_requests", {"", "1,000,000"}},
                                           {"launch__registers_per_thread", {"register/thread", "255"}}}));
   ASSERT_EQ(r.kinds, std::vector<std::string>{"register-spills"}) << kindsOf(r);
-  // local / (local + global) = 1e6 / 3.097e6 = 0.32; severity 0.3 + 0.7 * min(1, 2 * 0.32)
-  EXPECT_NEAR(r.d.findings[0].severity, 0.752, 0.001);
+  // local / (local + global) = 1e6 / 3.097e6 = 0.323; severity 0.1 + 0.9 * min(1, 3 * 0.323)
+  EXPECT_NEAR(r.d.findings[0].severity, 0.1 + 0.9 * 3 * (1e6 / 3097152), 0.001);
   EXPECT_EQ(r.d.findings[0].evidence["launch__registers_per_thread"], 255.0);
 }
 
@@ -373,7 +373,9 @@ TEST(DiagnoseStatic, SpillsFromTheLaunchAndTheSass) {
   in.launch = LaunchFacts::fromKernelJson({{"grid", {4096}}, {"num_warps", 1}, {"registers", 255}, {"spills", 64}});
   Diagnosis d = diagnose(in);
   ASSERT_NE(d.find("register-spills"), nullptr);
-  EXPECT_NEAR(d.find("register-spills")->severity, 0.3 + 0.7 * 0.5, 1e-3);
+  EXPECT_NEAR(d.find("register-spills")->severity, 1.0, 1e-3);
+  in.launch.spills = 2;  // two words of local memory: a small finding
+  EXPECT_NEAR(diagnose(in).find("register-spills")->severity, 0.1 + 0.9 * 2 / 64, 1e-3);
   EXPECT_EQ(d.find("register-spills")->evidence["launch.spill_words_per_thread"], 64);
 }
 
