@@ -53,7 +53,9 @@ TEST_P(NcuFixture, GetsItsExpectedDiagnosis) {
     const Finding* f = d.find(want["kind"]);
     ASSERT_NE(f, nullptr) << "missing finding " << want["kind"];
     EXPECT_GE(f->severity, want.value("min_severity", 0.0)) << want["kind"];
-    if (want.contains("detail")) EXPECT_EQ(f->detail, want["detail"].get<std::string>()) << want["kind"];
+    if (want.contains("detail")) {
+      EXPECT_EQ(f->detail, want["detail"].get<std::string>()) << want["kind"];
+    }
   }
   for (const auto& kind : expected["absent"]) {
     EXPECT_EQ(d.find(kind), nullptr) << "unexpected finding " << kind;
