@@ -50,7 +50,7 @@ int runDiagnose(const DiagnoseFlags& f) {
     std::string names;
     for (auto& k : kernels) {
       names += (names.empty() ? "" : ", ") + k.name;
-      if (k.name == f.kernel) kept.push_back(std::move(k));
+      if (k.name == f.kernel || ncuBaseName(k.name) == f.kernel) kept.push_back(std::move(k));
     }
     if (kept.empty()) throw UserError(fmt::format("{}: no kernel named '{}' (it holds: {})", f.csv, f.kernel, names));
     kernels = std::move(kept);

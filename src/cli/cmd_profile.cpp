@@ -93,7 +93,7 @@ const KernelMetrics* metricsFor(const std::vector<KernelMetrics>& rows, const st
   const KernelMetrics* best = nullptr;
   double best_t = -1;
   for (const auto& k : rows) {
-    if (k.name != name) continue;
+    if (k.name != name && ncuBaseName(k.name) != name) continue;
     double t = k.get("gpu__time_duration.sum").value_or(0);
     if (t > best_t) {
       best = &k;

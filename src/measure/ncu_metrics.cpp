@@ -136,6 +136,23 @@ std::vector<std::pair<std::string, double>> KernelMetrics::matching(std::string_
   return out;
 }
 
+std::string ncuBaseName(const std::string& name) {
+  std::string s = name.substr(0, name.find('('));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  // Drop a return type ("void f") but not spaces inside template arguments.
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>') --depth;
+    else if (s[i] == ' ' && depth == 0) start = i + 1;
+  }
+  s = s.substr(start);
+  size_t colon = s.rfind("::", s.find('<'));
+  if (colon != std::string::npos) s = s.substr(colon + 2);
+  return s;
+}
+
 std::vector<KernelMetrics> kernelMetricsFromTable(const NcuTable& table) {
   std::vector<KernelMetrics> out;
   const int name_col = table.columnIndex("Kernel Name");

@@ -58,6 +58,10 @@ class KernelMetrics {
   std::map<std::string, MetricValue, std::less<>> values_;
 };
 
+// The function's own name in ncu's "Kernel Name": "void ns::f<int>(float *, int)" -> "f<int>";
+// a Triton kernel's name ("softmax_rows") is returned as it is.
+std::string ncuBaseName(const std::string& kernel_name);
+
 // One KernelMetrics per row of the table, in row order.
 std::vector<KernelMetrics> kernelMetricsFromTable(const NcuTable& table);
 

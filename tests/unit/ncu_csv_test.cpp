@@ -97,6 +97,13 @@ TEST(NcuCsv, MatchingFindsMetricFamilies) {
   EXPECT_DOUBLE_EQ(m[1].second, 20.25);
 }
 
+TEST(NcuCsv, BaseNamesOfKernels) {
+  EXPECT_EQ(ncuBaseName("softmax_rows"), "softmax_rows");
+  EXPECT_EQ(ncuBaseName("bank_conflicts_kernel(const float *, float *, int)"), "bank_conflicts_kernel");
+  EXPECT_EQ(ncuBaseName("void ns::gemm<float, 128>(float *, int)"), "gemm<float, 128>");
+  EXPECT_EQ(ncuBaseName("void f(int)"), "f");
+}
+
 TEST(NcuCsv, WithoutUnitsRowAndWithCrlf) {
   std::string csv = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\r\n\"0\",\"k\",\"1,500\"\r\n";
   NcuTable t = parseNcuRawCsv(csv, "c.csv");
