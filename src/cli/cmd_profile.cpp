@@ -272,7 +272,10 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
         have_ncu = ncu.ok;
         nj = {{"used", ncu.ok}, {"seconds", ncu.seconds}, {"command", ncu.command}};
         if (!ncu.ok) nj["reason"] = !ncu.unavailable.empty() ? ncu.unavailable : ncu.error;
-        if (work.keep) nj["report"] = ncu.report.string(), nj["csv"] = ncu.csv.string();
+        if (work.keep) {
+          nj["report"] = ncu.report.string();
+          nj["csv"] = ncu.csv.string();
+        }
         if (ncu.ok) nj["kernels_profiled"] = ncu.kernels.size();
       }
       cj["ncu"] = nj;
