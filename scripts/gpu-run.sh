@@ -46,7 +46,7 @@ step_optimize() {
 
 step_tests() {
   if [ -x build/tests/tf_gpu_tests ]; then
-    TF_SOURCE_DIR=$PWD TF_BINARY_DIR=$PWD/build build/tests/tf_gpu_tests > "$WORK/gtest-gpu.log" 2>&1
+    TRITONFORGE_SOURCE_DIR=$PWD TRITONFORGE_BINARY_DIR=$PWD/build build/tests/tf_gpu_tests > "$WORK/gtest-gpu.log" 2>&1
     echo "gtest gpu: exit $?" | tee -a "$SUMMARY"
     grep -E "^\[  (FAILED|PASSED|SKIPPED) |OK \]" "$WORK/gtest-gpu.log" | tee -a "$SUMMARY"
   fi

@@ -87,6 +87,9 @@ def dispatch(op, args):
     if op == "ceilings":
         from .runner import op_ceilings
         return op_ceilings(args)
+    if op == "profile_launch":
+        from .runner import op_profile_launch
+        return op_profile_launch(args)
     if op == "echo":  # for protocol tests
         return {"echo": args}
     raise ValueError(f"unknown op '{op}'")

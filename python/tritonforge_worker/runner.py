@@ -1,25 +1,36 @@
-"""The `run`, `warm` and `ceilings` ops: launch a variant of the user's source on the GPU,
-verify it against the harness reference, and time it.
+"""The `run`, `warm`, `ceilings` and `profile_launch` ops: launch a variant of the user's source
+on the GPU, verify it against the harness reference, and time it.
 
-Verification (every checked run):
-  * inputs come from the harness's make_inputs(case, seed) for several seeds; the launcher
-    gets fresh copies, and the originals are compared bit for bit afterwards (an input
+Verification (every checked run, for each of several seeds):
+  * inputs come from the harness's make_inputs(case, seed); the launcher gets fresh copies,
+    each inside a larger buffer whose guard bytes are checked afterwards (a write past the end
+    of an input is caught), and the originals are compared bit for bit afterwards (an input
     modified in place is an error unless the task declares it an output);
-  * every output the launcher allocates with torch.empty* is poisoned (NaN, or a sentinel
-    for integers) and surrounded by guard regions that are checked afterwards (an unwritten
-    element or a write past the end is caught);
+  * every output the launcher allocates with torch.empty* is poisoned (NaN, or a sentinel for
+    integers) and surrounded by guard regions that are checked afterwards (an unwritten element
+    or a write past the end is caught); torch.zeros* / ones* get guards too;
   * the reference is computed on inputs upcast to float64 (unless the task says otherwise)
-    and outputs are compared element by element with |out - ref| <= atol + rtol * |ref|;
-    a NaN where the reference has none fails.
+    and outputs are compared element by element with |out - ref| <= atol + rtol * |ref|, with
+    per-dtype default tolerances (_DEFAULT_TOLERANCES) that the task's rtol / atol override;
+    a NaN where the reference has none fails;
+  * a kernel that does not finish within the hang timeout (check.hang_timeout_s, else
+    $TRITONFORGE_HANG_TIMEOUT_S, else 30 s) is a `timeout`, and the worker exits (its CUDA
+    context is stuck).
 Timing: warm-up, then CUDA events around each call with the L2 flushed before it
-(a 256 MiB write), as many repetitions as the time budget allows; median and quartiles.
-For short kernels the launch is also captured in a CUDA graph and replayed, which removes
-Python launch overhead; the reply says which method gave the figure.
+(a 256 MiB write), as many repetitions as the time budget allows; median, quartiles and the
+noise (interquartile range over the median). For short kernels the launch is also captured in
+a CUDA graph and replayed, which removes Python launch overhead; the reply says which method
+gave the figure.
+Also reported: the grid of each launch, the harness's flops(case) / bytes(case) when defined
+("work"), and on request ("asm": ["ttgir", "ptx", "sass"]) the compiled texts of each kernel.
+
+Environment variables read here: TRITONFORGE_HANG_TIMEOUT_S.
 """
 
 import contextlib
 import json
 import math
+import os
 import random
 import time
 
@@ -42,13 +53,33 @@ def _install_launch_hook():
     original = JITFunction.run
 
     def run(self, *args, grid, warmup, **kwargs):
+        record = _State.record
+        seen = []
+        if record is not None and not (warmup or _State.warm_only):
+            if callable(grid):
+                user_grid = grid
+
+                def grid(meta, _grid=user_grid, _seen=seen):
+                    value = _grid(meta)
+                    _seen.append(value)
+                    return value
+            else:
+                seen.append(grid)
         kernel = original(self, *args, grid=grid, warmup=warmup or _State.warm_only, **kwargs)
-        if _State.record is not None and kernel is not None:
-            _State.record.append((self, kernel))
+        if record is not None and kernel is not None:
+            record.append((self, kernel, _grid_tuple(seen[0]) if seen else None))
         return kernel
 
     JITFunction.run = run
     JITFunction._tf_hooked = True
+
+
+def _grid_tuple(grid):
+    try:
+        dims = [int(d) for d in (grid if isinstance(grid, (tuple, list)) else (grid,))]
+    except (TypeError, ValueError):
+        return None
+    return (dims + [1, 1, 1])[:3]
 
 
 @contextlib.contextmanager
@@ -103,13 +134,15 @@ def _kernel_info(fn, kernel):
     return info
 
 
-def _summarize_launches(records):
+def _summarize_launches(records, asm=None):
+    """One entry per distinct compiled kernel: its facts, how often it was launched, the grid
+    of its first launch and, when `asm` names them, its compiled texts."""
     by_key = {}
     order = []
-    for fn, kernel in records:
+    for fn, kernel, grid in records:
         key = (id(fn), getattr(kernel, "hash", id(kernel)))
         if key not in by_key:
-            by_key[key] = {"fn": fn, "kernel": kernel, "launches": 0}
+            by_key[key] = {"fn": fn, "kernel": kernel, "launches": 0, "grid": grid}
             order.append(key)
         by_key[key]["launches"] += 1
     out = []
@@ -117,8 +150,27 @@ def _summarize_launches(records):
         entry = by_key[key]
         info = _kernel_info(entry["fn"], entry["kernel"])
         info["launches"] = entry["launches"]
+        if entry["grid"] is not None:
+            info["grid"] = entry["grid"]
+        if asm:
+            info["asm"] = _kernel_asm(entry["kernel"], asm)
         out.append(info)
     return out
+
+
+def _kernel_asm(kernel, wanted):
+    texts = {}
+    for key in wanted:
+        if key == "sass":
+            from .compiled import cubin_facts
+            facts = cubin_facts(kernel.asm.get("cubin"), want_sass=True)
+            if "sass" in facts:
+                texts["sass"] = facts["sass"]
+            else:
+                texts["sass_missing"] = facts.get("tool_missing", "cuobjdump failed")
+        elif key in kernel.asm and isinstance(kernel.asm[key], str):
+            texts[key] = kernel.asm[key]
+    return texts
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,6 +194,19 @@ class _Harness:
         if not isinstance(inputs, (tuple, list)):
             inputs = (inputs,)
         return tuple(inputs)
+
+    def work(self, case):
+        """{"flops": x, "bytes": y} from the harness's optional flops(case) / bytes(case)."""
+        out = {}
+        for name in ("flops", "bytes"):
+            fn = getattr(self.module, name, None)
+            if not callable(fn):
+                continue
+            try:
+                out[name] = float(fn(dict(case)))
+            except Exception as exc:  # reported, not fatal: the roofline is optional
+                out[f"{name}_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return out
 
 
 _HARNESSES = {}
@@ -268,7 +333,7 @@ def _load_variant(variant, search_path):
 
 
 # ---------------------------------------------------------------------------------------
-# Poisoned, guarded allocation of outputs
+# Poisoned, guarded allocation of outputs (and guarded copies of inputs)
 
 _GUARD_BYTES = 4096
 
@@ -285,15 +350,27 @@ def _poison_value(dtype):
     return info.min + 7 if info.min < 0 else info.max - 7
 
 
+def _guard_fill(buf):
+    """Fills a guard region with a value a kernel is unlikely to write (NaN, an odd integer)."""
+    p = _poison_value(buf.dtype)
+    buf.fill_(True if p is None else p)
+
+
 class _Poisoner:
-    """Within `active()`, torch.empty / empty_like / empty_strided / Tensor.new_empty return
-    poisoned tensors that sit inside a larger poisoned buffer; check() then says whether the
-    guard bytes around each one are intact."""
+    """Within `active()`, torch.empty / empty_like / new_empty return poisoned tensors, and
+    torch.zeros / zeros_like / ones / ones_like tensors of that value, each inside a larger
+    buffer whose guard regions broken_guard() checks afterwards. guarded_clone() does the
+    same for the copies of the inputs the launcher gets."""
 
     def __init__(self):
         self.allocs = []
+        self._orig_empty = None
 
-    def _make(self, shape, dtype, device, requires_grad=False):
+    def _raw_empty(self, *args, **kw):
+        import torch
+        return (self._orig_empty or torch.empty)(*args, **kw)
+
+    def _make(self, shape, dtype, device, requires_grad=False, fill="poison", label="an output tensor"):
         import torch
         if isinstance(shape, int):
             shape = (shape,)
@@ -304,49 +381,81 @@ class _Poisoner:
             numel *= s
         esize = dtype.itemsize
         guard = max(1, _GUARD_BYTES // esize)
-        poison = _poison_value(dtype)
-        buf = self._orig_empty(numel + 2 * guard, dtype=dtype, device=device)
-        if poison is None:
-            buf.fill_(True)
-        else:
-            buf.fill_(poison)
+        buf = self._raw_empty(numel + 2 * guard, dtype=dtype, device=device)
+        _guard_fill(buf)
         view = buf[guard:guard + numel].view(shape)
-        self.allocs.append((buf, guard, numel, buf[:guard].clone(), buf[guard + numel:].clone()))
+        if fill != "poison":
+            view.fill_(fill)
+        self.allocs.append((label, buf, guard, numel, buf[:guard].clone(), buf[guard + numel:].clone()))
         if requires_grad:
             view.requires_grad_(True)
         return view
 
-    def empty(self, *size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-              pin_memory=False, memory_format=None, **kw):
+    def guarded_clone(self, obj, label="input"):
+        """A copy of `obj` (tensors, tuples, lists of them) with guarded CUDA tensors."""
         import torch
-        if out is not None or (layout not in (None, torch.strided)) or pin_memory or \
-                (memory_format not in (None, torch.contiguous_format)):
-            return self._orig_empty(*size, out=out, dtype=dtype, layout=layout, device=device,
-                                    requires_grad=requires_grad, pin_memory=pin_memory,
-                                    memory_format=memory_format, **kw)
-        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
-            size = tuple(size[0])
-        dev = torch.device(device) if device is not None else torch.device("cpu")
-        if dev.type != "cuda":
-            return self._orig_empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
-        return self._make(size, dtype, dev, requires_grad)
+        if isinstance(obj, torch.Tensor):
+            if not obj.is_cuda or not obj.is_contiguous() or obj.numel() == 0 or obj.is_complex():
+                return obj.clone()
+            view = self._make(tuple(obj.shape), obj.dtype, obj.device, label=label)
+            view.copy_(obj)
+            return view
+        if isinstance(obj, (tuple, list)):
+            items = [self.guarded_clone(o, f"{label} {i}" if label == "input" else label)
+                     for i, o in enumerate(obj)]
+            return tuple(items) if isinstance(obj, tuple) else items
+        return obj
 
-    def empty_like(self, t, *, dtype=None, layout=None, device=None, requires_grad=False,
-                   memory_format=None, **kw):
+    @staticmethod
+    def _plain(layout, pin_memory, memory_format, out):
         import torch
-        dev = torch.device(device) if device is not None else t.device
-        if dev.type != "cuda" or not t.is_contiguous() or \
-                memory_format not in (None, torch.preserve_format, torch.contiguous_format):
-            out = self._orig_empty_like(t, dtype=dtype, layout=layout, device=device,
-                                        requires_grad=requires_grad, memory_format=memory_format, **kw)
-            self._fill_only(out)
-            return out
-        return self._make(tuple(t.shape), dtype or t.dtype, dev, requires_grad)
+        return out is not None or layout not in (None, torch.strided) or pin_memory or \
+            memory_format not in (None, torch.contiguous_format, torch.preserve_format)
+
+    @staticmethod
+    def _size(size):
+        import torch
+        if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+            return tuple(size[0])
+        return size
+
+    def _factory(self, orig, fill):
+        poisoner = self
+
+        def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                 pin_memory=False, memory_format=None, **kw):
+            import torch
+            dev = torch.device(device) if device is not None else torch.device("cpu")
+            if poisoner._plain(layout, pin_memory, memory_format, out) or kw or dev.type != "cuda":
+                extra = {k: v for k, v in (("out", out), ("layout", layout), ("memory_format", memory_format))
+                         if v is not None}
+                return orig(*size, dtype=dtype, device=device, requires_grad=requires_grad,
+                            pin_memory=pin_memory, **extra, **kw)
+            return poisoner._make(poisoner._size(size), dtype, dev, requires_grad, fill)
+        return make
+
+    def _like_factory(self, orig, fill):
+        poisoner = self
+
+        def make_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+                      memory_format=None, **kw):
+            import torch
+            dev = torch.device(device) if device is not None else t.device
+            if dev.type != "cuda" or not t.is_contiguous() or kw or \
+                    poisoner._plain(layout, False, memory_format, None):
+                out = orig(t, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                           memory_format=memory_format, **kw)
+                if fill == "poison" and out.is_cuda:
+                    _guard_fill(out)
+                return out
+            return poisoner._make(tuple(t.shape), dtype or t.dtype, dev, requires_grad, fill)
+        return make_like
 
     def empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, **kw):
         out = self._orig_empty_strided(size, stride, dtype=dtype, layout=layout, device=device,
                                        requires_grad=requires_grad, **kw)
-        self._fill_only(out)
+        if out.is_cuda:
+            _guard_fill(out)
         return out
 
     def new_empty(self, t, size, *, dtype=None, device=None, requires_grad=False, **kw):
@@ -354,43 +463,43 @@ class _Poisoner:
         dev = torch.device(device) if device is not None else t.device
         if isinstance(size, int):
             size = (size,)
-        if dev.type != "cuda":
-            return self._orig_new_empty(t, size, dtype=dtype, device=device, requires_grad=requires_grad)
+        if dev.type != "cuda" or kw:
+            return self._orig_new_empty(t, size, dtype=dtype, device=device, requires_grad=requires_grad, **kw)
         return self._make(tuple(size), dtype or t.dtype, dev, requires_grad)
 
-    def _fill_only(self, t):
-        if t.is_cuda:
-            p = _poison_value(t.dtype)
-            if p is not None:
-                t.fill_(p)
+    _PATCHED = ("empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like")
 
     @contextlib.contextmanager
     def active(self):
         import torch
-        self._orig_empty = torch.empty
-        self._orig_empty_like = torch.empty_like
-        self._orig_empty_strided = torch.empty_strided
+        saved = {name: getattr(torch, name) for name in self._PATCHED}
+        self._orig_empty = saved["empty"]
+        self._orig_empty_strided = saved["empty_strided"]
         self._orig_new_empty = torch.Tensor.new_empty
         poisoner = self
-        torch.empty = self.empty
-        torch.empty_like = self.empty_like
+        torch.empty = self._factory(saved["empty"], "poison")
+        torch.zeros = self._factory(saved["zeros"], 0)
+        torch.ones = self._factory(saved["ones"], 1)
+        torch.empty_like = self._like_factory(saved["empty_like"], "poison")
+        torch.zeros_like = self._like_factory(saved["zeros_like"], 0)
+        torch.ones_like = self._like_factory(saved["ones_like"], 1)
         torch.empty_strided = self.empty_strided
         torch.Tensor.new_empty = lambda t, *size, **kw: poisoner.new_empty(
             t, size[0] if len(size) == 1 and not isinstance(size[0], int) else size, **kw)
         try:
             yield self
         finally:
-            torch.empty = self._orig_empty
-            torch.empty_like = self._orig_empty_like
-            torch.empty_strided = self._orig_empty_strided
+            for name, fn in saved.items():
+                setattr(torch, name, fn)
             torch.Tensor.new_empty = self._orig_new_empty
 
-    def guards_intact(self):
-        import torch
-        for buf, guard, numel, before, after in self.allocs:
+    def broken_guard(self):
+        """The label of the first tensor whose guard bytes changed ("an output tensor",
+        "input 1"), or None."""
+        for label, buf, guard, numel, before, after in self.allocs:
             if not (_bitwise_equal(buf[:guard], before) and _bitwise_equal(buf[guard + numel:], after)):
-                return False
-        return True
+                return label
+        return None
 
 
 def _bitwise_equal(a, b):
@@ -425,10 +534,38 @@ def _as_list(out):
     return [out]
 
 
-def _compare(outputs, refs, rtol, atol):
-    """Returns (passed, details). Element-wise |o - r| <= atol + rtol * |r|; NaN must match."""
+# Per-dtype default tolerances (rtol, atol) of an output, when the task sets none: about four
+# units in the last place of the output type, room for a different summation order. Integers
+# and booleans compare exactly.
+_DEFAULT_TOLERANCES = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-4, 1e-5),
+    "float16": (2e-3, 2e-3),
+    "bfloat16": (1.6e-2, 1.6e-2),
+    "float8_e4m3fn": (1.25e-1, 1.25e-1),
+    "float8_e4m3fnuz": (1.25e-1, 1.25e-1),
+    "float8_e5m2": (2.5e-1, 2.5e-1),
+    "float8_e5m2fnuz": (2.5e-1, 2.5e-1),
+    "complex64": (1e-4, 1e-5),
+    "complex128": (1e-7, 1e-7),
+}
+
+
+def tolerance_for(dtype_name, rtol=None, atol=None):
+    """(rtol, atol) for an output of `dtype_name` ("float16", "torch.float16"); the task's
+    rtol / atol, where given, win over the defaults."""
+    name = str(dtype_name).replace("torch.", "")
+    default = _DEFAULT_TOLERANCES.get(name)
+    if default is None:
+        default = (1e-4, 1e-5) if name.startswith(("float", "complex")) else (0.0, 0.0)
+    return (float(rtol) if rtol is not None else default[0], float(atol) if atol is not None else default[1])
+
+
+def _compare(outputs, refs, rtol=None, atol=None):
+    """Returns (passed, details). Element-wise |o - r| <= atol + rtol * |r| with the tolerances
+    of each output's dtype (tolerance_for); NaN must match."""
     import torch
-    details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "outputs": len(outputs)}
+    details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "outputs": len(outputs), "tolerances": []}
     if len(outputs) != len(refs):
         details["reason"] = f"launcher returned {len(outputs)} outputs, reference {len(refs)}"
         return False, details
@@ -436,7 +573,8 @@ def _compare(outputs, refs, rtol, atol):
         if not isinstance(r, torch.Tensor):
             if isinstance(o, torch.Tensor) and o.numel() == 1:
                 o = o.item()
-            ok = (o == r) if not isinstance(r, float) else abs(float(o) - r) <= atol + rtol * abs(r)
+            s_rtol, s_atol = tolerance_for("float64" if isinstance(r, float) else "int64", rtol, atol)
+            ok = (o == r) if not isinstance(r, float) else abs(float(o) - r) <= s_atol + s_rtol * abs(r)
             if not ok:
                 details.update(reason=f"output {i}: got {o!r}, expected {r!r}", first_bad={"output": i})
                 return False, details
@@ -449,6 +587,9 @@ def _compare(outputs, refs, rtol, atol):
             return False, details
         if o.device != r.device:
             r = r.to(o.device)
+        o_rtol, o_atol = tolerance_for(o.dtype, rtol, atol)
+        details["tolerances"].append({"output": i, "dtype": str(o.dtype).replace("torch.", ""),
+                                      "rtol": o_rtol, "atol": o_atol})
         if not (o.dtype.is_floating_point or o.dtype.is_complex) and not r.dtype.is_floating_point:
             bad = o.to(torch.int64) != r.to(torch.int64)
             if bool(bad.any()):
@@ -461,7 +602,7 @@ def _compare(outputs, refs, rtol, atol):
         o64 = o.to(torch.float64)
         r64 = r.to(torch.float64)
         diff = (o64 - r64).abs()
-        tol = atol + rtol * r64.abs()
+        tol = o_atol + o_rtol * r64.abs()
         nan_ok = torch.isnan(o64) & torch.isnan(r64)
         inf_ok = torch.isinf(r64) & (o64 == r64)
         good = (diff <= tol) | nan_ok | inf_ok
@@ -477,7 +618,8 @@ def _compare(outputs, refs, rtol, atol):
             idx = torch.nonzero(bad)[0].tolist()
             got = o64[tuple(idx)].item()
             exp = r64[tuple(idx)].item()
-            kind = "NaN (never written?)" if math.isnan(got) else "outside tolerance"
+            kind = "NaN (never written?)" if math.isnan(got) else \
+                f"outside tolerance: rtol {o_rtol:g}, atol {o_atol:g}"
             details.update(reason=f"output {i}: {count} of {o.numel()} elements wrong, first at {idx}: "
                                   f"got {got:.6g}, expected {exp:.6g} ({kind})",
                            bad_count=count,
@@ -577,6 +719,17 @@ def _time_graph(fn, budget_ms, min_reps, max_reps, flush):
     return _time_events(graph.replay, budget_ms, min_reps, max_reps, flush)
 
 
+def summarize_times(times, method):
+    """Median, quartiles, interquartile range and noise (IQR / median) of timed runs (ms)."""
+    q1, med, q3 = _quantiles(times)
+    return {
+        "median_ms": med, "q1_ms": q1, "q3_ms": q3, "iqr_ms": q3 - q1,
+        "min_ms": min(times), "max_ms": max(times), "mean_ms": sum(times) / len(times),
+        "noise": (q3 - q1) / med if med > 0 else 0.0,
+        "reps": len(times), "method": method,
+    }
+
+
 def _timing(fn, opts):
     budget = float(opts.get("budget_ms", 400))
     min_reps = int(opts.get("min_reps", 10))
@@ -585,21 +738,15 @@ def _timing(fn, opts):
     method = opts.get("method", "auto")
     times = _time_events(fn, budget, min_reps, max_reps, flush)
     used = "events+l2flush" if flush else "events"
-    q1, med, q3 = _quantiles(times)
+    _, med, _ = _quantiles(times)
     graph_note = None
     if method == "graph" or (method == "auto" and med < float(opts.get("graph_below_ms", 0.05))):
         try:
-            gtimes = _time_graph(fn, budget, min_reps, max_reps, flush)
-            times = gtimes
+            times = _time_graph(fn, budget, min_reps, max_reps, flush)
             used = "cuda-graph+l2flush" if flush else "cuda-graph"
-            q1, med, q3 = _quantiles(times)
         except Exception as exc:  # a launcher that syncs or allocates on the host cannot be captured
             graph_note = f"graph capture failed: {type(exc).__name__}: {str(exc)[:160]}"
-    result = {
-        "median_ms": med, "q1_ms": q1, "q3_ms": q3, "iqr_ms": q3 - q1,
-        "min_ms": min(times), "max_ms": max(times), "mean_ms": sum(times) / len(times),
-        "reps": len(times), "method": used,
-    }
+    result = summarize_times(times, used)
     if graph_note:
         result["note"] = graph_note
     return result
@@ -668,7 +815,7 @@ def op_warm(args):
                 launcher(*work)
         except Exception as exc:
             return _fail(_classify(exc), exc, "compile")
-        for fn, kernel in rec:
+        for fn, kernel, _ in rec:
             try:
                 kernel._init_handles()
             except Exception as exc:
@@ -677,14 +824,40 @@ def op_warm(args):
     return {"status": "ok", "kernels": kernels, "seconds": time.time() - t0}
 
 
+def _hang_timeout(check):
+    value = check.get("hang_timeout_s") or os.environ.get("TRITONFORGE_HANG_TIMEOUT_S") or 30
+    return float(value)
+
+
+def _wait_gpu(timeout_s, stage):
+    """Waits for the GPU's queued work like torch.cuda.synchronize(), but gives up after
+    `timeout_s`: a hung kernel ends this worker (a FatalWorkerError with status `timeout`)."""
+    import torch
+    from .server import FatalWorkerError
+    done = torch.cuda.Event()
+    done.record()
+    t0 = time.monotonic()
+    pause = 1e-4
+    while not done.query():
+        if time.monotonic() - t0 > timeout_s:
+            err = FatalWorkerError(f"{stage}: the kernel did not finish within {timeout_s:g} s (a hang?)")
+            err.tf_data = {"status": "timeout", "stage": stage}
+            raise err
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    torch.cuda.synchronize()
+
+
 def op_run(args):
     import torch
+    from .server import FatalWorkerError
     harness, harness_path, module, launcher = _prepare(args)
     check = args.get("check") or {}
-    rtol = float(check.get("rtol", 1e-3))
-    atol = float(check.get("atol", 1e-3))
+    rtol = check.get("rtol")
+    atol = check.get("atol")
     precision = check.get("reference_precision", "float64")
     in_place = list(check.get("in_place") or [])
+    hang_s = _hang_timeout(check)
     seeds = list(args.get("seeds") or [0])
     case = args["case"]
     result = {"status": "ok", "verify": {"passed": True, "seeds": seeds, "max_abs_err": 0.0, "max_rel_err": 0.0}}
@@ -695,19 +868,21 @@ def op_run(args):
         inputs = _case_inputs(harness, harness_path, case, seed)
         if note:
             result["verify"]["reference_note"] = note
-        work = _clone(inputs)
         poisoner = _Poisoner()
+        work = poisoner.guarded_clone(inputs)
         try:
             with _recording() as rec, torch.no_grad(), poisoner.active():
                 out = launcher(*work)
-            torch.cuda.synchronize()
+            _wait_gpu(hang_s, f"launch (seed {seed})")
+        except FatalWorkerError:
+            raise
         except Exception as exc:
             return _fail(_classify(exc), exc, f"launch (seed {seed})")
         if not kernels:
-            kernels = _summarize_launches(rec)
+            kernels = _summarize_launches(rec, args.get("asm"))
         if not rec:
             result["status"] = "wrong-result"
-            result["verify"].update(passed=False, reason="the launcher launched no Triton kernel")
+            result["verify"].update(passed=False, failed_seed=seed, reason="the launcher launched no Triton kernel")
             break
         if out is None and in_place:
             outputs = [work[i] for i in in_place]
@@ -720,9 +895,12 @@ def op_run(args):
         v = result["verify"]
         v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
         v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
-        if passed and not poisoner.guards_intact():
+        if details.get("tolerances"):
+            v["tolerances"] = details["tolerances"]
+        broken = poisoner.broken_guard() if passed else None
+        if broken is not None:
             passed = False
-            details["reason"] = "a write landed outside an output tensor (guard bytes changed)"
+            details["reason"] = f"a write landed outside {broken} (guard bytes changed)"
         if passed:
             changed = [i for i, (a, b) in enumerate(zip(inputs, work)) if i not in in_place and not _same_inputs(a, b)]
             if changed:
@@ -736,6 +914,7 @@ def op_run(args):
             break
     result["kernels"] = kernels
     result["outputs"] = out_sig
+    result["work"] = harness.work(case)
     timing_opts = args.get("timing") or {}
     if result["status"] == "ok" and timing_opts.get("enabled", True):
         work = _clone(_case_inputs(harness, harness_path, case, seeds[0]))
@@ -751,11 +930,40 @@ def op_run(args):
     return result
 
 
-def op_ceilings(args):
-    """Measures the GPU's ceilings: DRAM bandwidth (device copy, bytes read + written) and
-    the dense matrix rate of the vendor library (fp16, bf16, tf32)."""
+def op_profile_launch(args):
+    """Runs the launcher `warmup` times (compiling, autotuning), then once more between
+    cudaProfilerStart and cudaProfilerStop, so that `ncu --profile-from-start off` profiles
+    exactly the kernels of that one call. Does not verify (`run` does)."""
     import torch
-    out = {}
+    harness, harness_path, module, launcher = _prepare(args)
+    case = args["case"]
+    seed = int(args.get("seed", 0))
+    warmup = max(1, int(args.get("warmup", 2)))
+    work = _clone(_case_inputs(harness, harness_path, case, seed))
+    hang_s = _hang_timeout(args.get("check") or {})
+    with torch.no_grad():
+        for _ in range(warmup):
+            launcher(*work)
+        _wait_gpu(hang_s, "warm-up")
+        torch.cuda.profiler.start()
+        try:
+            with _recording() as rec:
+                launcher(*work)
+            _wait_gpu(hang_s, "profiled launch")
+        finally:
+            torch.cuda.profiler.stop()
+    return {"status": "ok", "kernels": _summarize_launches(rec), "warmup": warmup,
+            "work": harness.work(case)}
+
+
+def op_ceilings(args):
+    """Measures the GPU's ceilings: DRAM bandwidth (a device-to-device copy, bytes read +
+    written) and the dense matrix rates of the vendor library: fp16, bf16 and tf32 on tensor
+    cores, and fp32 without them (tf32 off)."""
+    import torch
+    out = {"flops_per_s": {}}
+    props = torch.cuda.get_device_properties(0)
+    out["gpu"] = props.name
     n = int(args.get("copy_bytes", 2 * 2**30))
     a = torch.empty(n // 4, dtype=torch.float32, device="cuda")
     a.normal_()
@@ -765,13 +973,19 @@ def op_ceilings(args):
     out["dram_bytes_per_s"] = 2 * n / (med * 1e-3)
     del a, b
     size = int(args.get("matmul_size", 8192))
-    for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16), ("tf32", torch.float32)):
-        x = torch.randn(size, size, device="cuda", dtype=dtype)
-        y = torch.randn(size, size, device="cuda", dtype=dtype)
-        torch.backends.cuda.matmul.allow_tf32 = dtype == torch.float32
-        t = _time_events(lambda: torch.matmul(x, y), 500, 5, 50, False)
-        _, med, _ = _quantiles(t)
-        out[f"matmul_{name}_flops_per_s"] = 2 * size**3 / (med * 1e-3)
-        del x, y
-    torch.backends.cuda.matmul.allow_tf32 = False
+    previous = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for name, dtype, tf32 in (("fp16", torch.float16, False), ("bf16", torch.bfloat16, False),
+                                  ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
+            x = torch.randn(size, size, device="cuda", dtype=dtype)
+            y = torch.randn(size, size, device="cuda", dtype=dtype)
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            t = _time_events(lambda: torch.matmul(x, y), 500, 5, 50, False)
+            _, med, _ = _quantiles(t)
+            rate = 2 * size**3 / (med * 1e-3)
+            out["flops_per_s"][name] = rate
+            out[f"matmul_{name}_flops_per_s"] = rate
+            del x, y
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
     return out

@@ -51,6 +51,7 @@ nlohmann::json VerifyResult::toJson() const {
   if (!first_bad.is_null()) j["first_bad"] = first_bad;
   if (failed_seed) j["failed_seed"] = *failed_seed;
   if (!reference_note.empty()) j["reference_note"] = reference_note;
+  if (!tolerances.is_null()) j["tolerances"] = tolerances;
   return j;
 }
 
@@ -61,6 +62,7 @@ nlohmann::json CaseMeasurement::toJson() const {
   if (timing) j["timing"] = timing->toJson();
   if (!kernels.empty()) j["kernels"] = kernels;
   if (!outputs.empty()) j["outputs"] = outputs;
+  if (!work.empty()) j["work"] = work;
   j["wall_seconds"] = wall_seconds;
   return j;
 }
@@ -76,9 +78,12 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
       m.detail = reply.detail;
       return m;
     case WorkerReply::Status::kFailed:
-      // An op that raised: a fatal CUDA error (the worker exits after replying) is a crash.
-      m.status = reply.result.is_object() && reply.result.value("status", "") == "crash" ? CandidateStatus::kCrash
-                                                                                         : CandidateStatus::kRuntimeError;
+      // An op that raised: a fatal CUDA error (the worker exits after replying) is a crash, a
+      // kernel that never finished a timeout; the worker says which in the error's data.
+      m.status = CandidateStatus::kRuntimeError;
+      if (reply.result.is_object() && reply.result.contains("status") && reply.result["status"].is_string()) {
+        m.status = candidateStatusFromString(reply.result["status"].get<std::string>());
+      }
       m.message = reply.error_type + ": " + reply.message;
       m.detail = reply.detail;
       return m;
@@ -103,10 +108,12 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
     if (v.contains("first_bad")) m.verify.first_bad = v["first_bad"];
     if (v.contains("failed_seed")) m.verify.failed_seed = v["failed_seed"].get<int>();
     m.verify.reference_note = v.value("reference_note", std::string());
+    if (v.contains("tolerances")) m.verify.tolerances = v["tolerances"];
   }
   if (r.contains("timing") && r["timing"].is_object()) m.timing = TimingStats::fromJson(r["timing"]);
   if (r.contains("kernels") && r["kernels"].is_array()) m.kernels = r["kernels"];
   if (r.contains("outputs") && r["outputs"].is_array()) m.outputs = r["outputs"];
+  if (r.contains("work") && r["work"].is_object()) m.work = r["work"];
   return m;
 }
 

@@ -44,6 +44,7 @@ struct VerifyResult {
   nlohmann::json first_bad;      // {"output", "index", "got", "expected"}
   std::optional<int> failed_seed;
   std::string reference_note;
+  nlohmann::json tolerances;     // [{"output", "dtype", "rtol", "atol"}] as applied
   nlohmann::json toJson() const;
 };
 
@@ -55,12 +56,15 @@ struct CaseMeasurement {
   VerifyResult verify;
   nlohmann::json kernels = nlohmann::json::array();   // per launched kernel: regs, smem, constexprs ...
   nlohmann::json outputs = nlohmann::json::array();   // shapes and dtypes
+  nlohmann::json work = nlohmann::json::object();     // the harness's {"flops": x, "bytes": y}, when defined
   double wall_seconds = 0;
   nlohmann::json toJson() const;
 };
 
 // Maps a worker reply of `run` (or `warm`) to a measurement. Timeouts and crashes of the
-// worker become kTimeout / kCrash with the worker's message.
+// worker become kTimeout / kCrash with the worker's message; an op that failed with a status
+// in its error data (a lost CUDA context: "crash"; a kernel that never finished: "timeout")
+// gets that status.
 CaseMeasurement measurementFromReply(const WorkerReply& reply);
 
 }  // namespace tf

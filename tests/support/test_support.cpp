@@ -11,14 +11,14 @@
 namespace tf::test {
 namespace fs = std::filesystem;
 
-// The build's paths, unless the environment names others (a test binary copied to another
-// machine, e.g. the GPU machine, runs against the repository there).
+// $TRITONFORGE_SOURCE_DIR / $TRITONFORGE_BINARY_DIR override the paths compiled in, so that
+// a build folder carried to another machine (the GPU one) finds the repository there.
 fs::path sourceDir() {
-  const char* env = std::getenv("TF_SOURCE_DIR");
+  const char* env = std::getenv("TRITONFORGE_SOURCE_DIR");
   return env && *env ? fs::path(env) : fs::path(TF_SOURCE_DIR);
 }
 fs::path binaryDir() {
-  const char* env = std::getenv("TF_BINARY_DIR");
+  const char* env = std::getenv("TRITONFORGE_BINARY_DIR");
   return env && *env ? fs::path(env) : fs::path(TF_BINARY_DIR);
 }
 fs::path tritonforgeBinary() { return binaryDir() / "tritonforge"; }

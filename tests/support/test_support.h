@@ -9,8 +9,8 @@
 
 namespace tf::test {
 
-std::filesystem::path sourceDir();           // the repository
-std::filesystem::path binaryDir();           // the build folder
+std::filesystem::path sourceDir();           // the repository ($TRITONFORGE_SOURCE_DIR overrides)
+std::filesystem::path binaryDir();           // the build folder ($TRITONFORGE_BINARY_DIR overrides)
 std::filesystem::path tritonforgeBinary();   // build/tritonforge
 // A fresh empty folder under the system temp folder, removed at exit.
 std::filesystem::path tempDir(const std::string& name);

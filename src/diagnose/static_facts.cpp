@@ -1,0 +1,291 @@
+#include "diagnose/static_facts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+namespace tf {
+namespace {
+
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> splitOn(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (true) {
+    size_t end = s.find(sep, pos);
+    out.push_back(s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+    if (end == std::string_view::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+// Whitespace-separated tokens; PTX/SASS punctuation (commas, braces, semicolons) left attached.
+std::vector<std::string_view> tokens(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    size_t j = i;
+    while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool isTypeName(std::string_view t) {
+  static const std::set<std::string_view> kTypes = {"f64", "f32", "f16", "bf16", "tf32", "e4m3", "e5m2",
+                                                    "e2m1", "e3m2", "e2m3", "s8", "u8", "s4", "u4", "b1"};
+  return kTypes.count(t) > 0;
+}
+
+// "tensor<64x32xf32, #..." or "memdesc<128x64xf16, #..." -> "f32" / "f16".
+std::string elementTypeAfter(std::string_view s, size_t from) {
+  size_t lt = s.find('<', from);
+  if (lt == std::string_view::npos) return "";
+  size_t end = s.find_first_of(",>", lt);
+  if (end == std::string_view::npos) return "";
+  std::string_view shape = s.substr(lt + 1, end - lt - 1);
+  size_t x = shape.rfind('x');
+  return x == std::string_view::npos ? std::string(shape) : std::string(shape.substr(x + 1));
+}
+
+void readTtgir(std::string_view text, StaticFacts& f) {
+  f.dots = 0;
+  for (auto line : splitLines(text)) {
+    size_t eq = line.find("= ");
+    if (eq == std::string_view::npos) continue;
+    std::string_view rhs = line.substr(eq + 2);
+    bool wgmma = rhs.rfind("ttng.warp_group_dot ", 0) == 0 || rhs.rfind("triton_nvidia_gpu.warp_group_dot ", 0) == 0;
+    bool dot = rhs.rfind("tt.dot ", 0) == 0 || rhs.rfind("tt.dot_scaled ", 0) == 0;
+    if (!wgmma && !dot) continue;
+    ++f.dots;
+    size_t colon = rhs.find(" : ");
+    if (colon != std::string_view::npos) {
+      std::string ty = elementTypeAfter(rhs, colon);
+      if (!ty.empty()) f.dot_operand_types.push_back(ty);
+    }
+    size_t prec = rhs.find("inputPrecision = ");
+    if (prec != std::string_view::npos) {
+      std::string_view v = rhs.substr(prec + 17);
+      size_t end = v.find_first_of(" ,}:");
+      std::string p(v.substr(0, end));
+      // warp_group_dot prints the enum's number (0 tf32, 1 tf32x3, 2 ieee).
+      if (p == "0") p = "tf32";
+      else if (p == "1") p = "tf32x3";
+      else if (p == "2") p = "ieee";
+      f.dot_input_precisions.push_back(p);
+    }
+    if (wgmma) {
+      ++f.dots_on_tensor_cores;
+      continue;
+    }
+    size_t arrow = rhs.find("->");
+    if (arrow == std::string_view::npos) continue;
+    size_t hash = rhs.find('#', arrow);
+    if (hash == std::string_view::npos) continue;
+    std::string_view enc = rhs.substr(hash + 1);
+    if (enc.rfind("mma", 0) == 0) ++f.dots_on_tensor_cores;
+    else if (enc.rfind("blocked", 0) == 0) ++f.dots_on_fma;
+  }
+}
+
+// "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" -> A's type ("f16").
+std::string mmaInputType(std::string_view op) {
+  std::vector<std::string> types;
+  bool after_shape = false;
+  for (auto part : splitOn(op, '.')) {
+    if (!after_shape) {
+      after_shape = part.size() > 1 && part[0] == 'm' && std::isdigit(static_cast<unsigned char>(part[1])) &&
+                    part.find('n') != std::string_view::npos && part.find('k') != std::string_view::npos;
+      continue;
+    }
+    if (isTypeName(part)) types.emplace_back(part);
+  }
+  return types.size() >= 2 ? types[1] : "";
+}
+
+// "ld.global.v4.b32" -> 128; "ld.global.L1::evict_last.b16" -> 16.
+int ptxLoadBits(std::string_view op) {
+  int vec = 1, bits = 0;
+  for (auto part : splitOn(op, '.')) {
+    if (part == "v2") vec = 2;
+    else if (part == "v4") vec = 4;
+    else if (part == "v8") vec = 8;
+    else if (part.size() >= 2 && (part[0] == 'b' || part[0] == 'u' || part[0] == 's' || part[0] == 'f') &&
+             std::all_of(part.begin() + 1, part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      bits = std::stoi(std::string(part.substr(1)));
+    }
+  }
+  return vec * bits;
+}
+
+void readPtx(std::string_view text, StaticFacts& f) {
+  f.mma_instructions = 0;
+  std::set<std::string> types;
+  for (auto line : splitLines(text)) {
+    for (auto tok : tokens(line)) {
+      if (tok.rfind("wgmma.mma_async", 0) == 0) {
+        ++f.mma_instructions;
+        f.mma_kind = "wgmma";
+        if (auto t = mmaInputType(tok); !t.empty()) types.insert(t);
+      } else if (tok.rfind("mma.sync", 0) == 0) {
+        ++f.mma_instructions;
+        if (f.mma_kind.empty()) f.mma_kind = "mma.sync";
+        if (auto t = mmaInputType(tok); !t.empty()) types.insert(t);
+      } else if (tok.rfind("ld.global", 0) == 0) {
+        int bits = ptxLoadBits(tok);
+        if (bits > 0) ++f.global_loads_by_bits[bits];
+      }
+    }
+  }
+  f.mma_input_types.assign(types.begin(), types.end());
+}
+
+// The opcode of a SASS line ("/*0b30*/  @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;" -> "LDG.E.128").
+std::string_view sassOpcode(std::string_view line) {
+  auto toks = tokens(line);
+  for (auto t : toks) {
+    if (t.rfind("/*", 0) == 0) continue;
+    if (t[0] == '@') continue;
+    if (t == "{" || t == "}") continue;
+    if (!std::isupper(static_cast<unsigned char>(t[0]))) return {};
+    return t;
+  }
+  return {};
+}
+
+void readSass(std::string_view text, StaticFacts& f, bool have_ptx) {
+  f.local_loads = 0;
+  f.local_stores = 0;
+  int mma = 0;
+  std::map<int, int> loads;
+  for (auto line : splitLines(text)) {
+    std::string_view op = sassOpcode(line);
+    if (op.empty()) continue;
+    std::string_view base = op.substr(0, op.find('.'));
+    if (base == "LDL") ++f.local_loads;
+    else if (base == "STL") ++f.local_stores;
+    else if (base == "HGMMA" || base == "HMMA" || base == "IMMA" || base == "QGMMA" || base == "DMMA") ++mma;
+    else if (base == "LDG") {
+      int bits = 32;
+      for (auto part : splitOn(op, '.')) {
+        if (part == "128") bits = 128;
+        else if (part == "64") bits = 64;
+        else if (part == "U16" || part == "S16") bits = 16;
+        else if (part == "U8" || part == "S8") bits = 8;
+      }
+      ++loads[bits];
+    }
+  }
+  if (!have_ptx) {
+    f.mma_instructions = mma;
+    f.global_loads_by_bits = loads;
+  }
+}
+
+}  // namespace
+
+CompiledTexts CompiledTexts::fromJson(const nlohmann::json& j) {
+  CompiledTexts t;
+  if (!j.is_object()) return t;
+  t.ttgir = j.value("ttgir", std::string());
+  t.ptx = j.value("ptx", std::string());
+  t.sass = j.value("sass", std::string());
+  return t;
+}
+
+bool StaticFacts::dotOnFma() const {
+  if (dots > 0 && dots_on_fma > 0) return true;
+  // No TTGIR verdict: dots in TTGIR but no matrix instruction anywhere.
+  return dots > 0 && dots_on_tensor_cores == 0 && mma_instructions == 0;
+}
+
+int StaticFacts::dominantLoadBits() const {
+  int best = 0, count = 0;
+  for (const auto& [bits, n] : global_loads_by_bits) {
+    if (n > count) {
+      best = bits;
+      count = n;
+    }
+  }
+  return best;
+}
+
+nlohmann::json StaticFacts::toJson() const {
+  nlohmann::json j = {{"sources", sources}};
+  if (dots >= 0) {
+    j["dots"] = dots;
+    j["dots_on_tensor_cores"] = dots_on_tensor_cores;
+    j["dots_on_fma"] = dots_on_fma;
+    if (!dot_operand_types.empty()) j["dot_operand_types"] = dot_operand_types;
+    if (!dot_input_precisions.empty()) j["dot_input_precisions"] = dot_input_precisions;
+  }
+  if (mma_instructions >= 0) {
+    j["mma_instructions"] = mma_instructions;
+    if (!mma_kind.empty()) j["mma_kind"] = mma_kind;
+    if (!mma_input_types.empty()) j["mma_input_types"] = mma_input_types;
+  }
+  if (!global_loads_by_bits.empty()) {
+    nlohmann::json loads = nlohmann::json::object();
+    for (const auto& [bits, n] : global_loads_by_bits) loads[std::to_string(bits)] = n;
+    j["global_loads_by_bits"] = loads;
+  }
+  if (local_loads >= 0) {
+    j["local_loads"] = local_loads;
+    j["local_stores"] = local_stores;
+  }
+  return j;
+}
+
+StaticFacts staticFactsFromTexts(const CompiledTexts& texts) {
+  StaticFacts f;
+  if (!texts.ttgir.empty()) {
+    f.sources.push_back("ttgir");
+    readTtgir(texts.ttgir, f);
+  }
+  if (!texts.ptx.empty()) {
+    f.sources.push_back("ptx");
+    readPtx(texts.ptx, f);
+  }
+  if (!texts.sass.empty()) {
+    f.sources.push_back("sass");
+    readSass(texts.sass, f, !texts.ptx.empty());
+  }
+  return f;
+}
+
+std::string computeClassOf(const StaticFacts& facts) {
+  if (facts.mma_instructions > 0) {
+    const auto& t = facts.mma_input_types;
+    auto has = [&](const char* s) { return std::find(t.begin(), t.end(), s) != t.end(); };
+    if (has("e4m3") || has("e5m2")) return "fp8";
+    if (has("bf16")) return "bf16";
+    if (has("f16")) return "fp16";
+    if (has("tf32")) return "tf32";
+    return "fp16";
+  }
+  if (facts.dots_on_tensor_cores > 0) {
+    const auto& t = facts.dot_operand_types;
+    if (std::find(t.begin(), t.end(), "bf16") != t.end()) return "bf16";
+    if (std::find(t.begin(), t.end(), "f32") != t.end()) return "tf32";
+    return "fp16";
+  }
+  return "fp32";
+}
+
+}  // namespace tf

@@ -1,0 +1,17 @@
+"""Planted fault: the launcher computes with torch and launches no Triton kernel."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, 2 * x + y, mask=mask)
+
+
+def scale_add(x, y):
+    return 2 * x + y

@@ -1,0 +1,92 @@
+"""The worker's measurement helpers that need no GPU: tolerances per dtype, timing
+statistics, grid normalization, and the one-shot mode that ncu runs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tritonforge_worker import runner
+
+
+def test_default_tolerances_per_dtype():
+    assert runner.tolerance_for("float32") == (1e-4, 1e-5)
+    assert runner.tolerance_for("torch.float16") == (2e-3, 2e-3)
+    assert runner.tolerance_for("bfloat16") == (1.6e-2, 1.6e-2)
+    assert runner.tolerance_for("float64") == (1e-7, 1e-7)
+    assert runner.tolerance_for("int32") == (0.0, 0.0)
+    assert runner.tolerance_for("bool") == (0.0, 0.0)
+    assert runner.tolerance_for("float8_e4m3fn") == (0.125, 0.125)
+
+
+def test_task_tolerances_override_either_default():
+    assert runner.tolerance_for("float16", rtol=1e-2) == (1e-2, 2e-3)
+    assert runner.tolerance_for("float16", atol=0) == (2e-3, 0.0)
+    assert runner.tolerance_for("float32", 5e-3, 1e-3) == (5e-3, 1e-3)
+
+
+def test_quantiles_interpolate():
+    assert runner._quantiles([4.0]) == (4.0, 4.0, 4.0)
+    assert runner._quantiles([1.0, 2.0, 3.0, 4.0, 5.0]) == (2.0, 3.0, 4.0)
+    q1, med, q3 = runner._quantiles([4.0, 1.0, 3.0, 2.0])
+    assert (q1, med, q3) == (1.75, 2.5, 3.25)
+
+
+def test_summarize_times_reports_noise():
+    s = runner.summarize_times([1.0, 1.0, 1.1, 0.9, 1.0, 5.0], "events+l2flush")
+    assert s["median_ms"] == 1.0
+    assert s["reps"] == 6
+    assert s["method"] == "events+l2flush"
+    assert s["min_ms"] == 0.9 and s["max_ms"] == 5.0
+    assert s["iqr_ms"] == pytest.approx(s["q3_ms"] - s["q1_ms"])
+    assert s["noise"] == pytest.approx(s["iqr_ms"] / 1.0)
+    # An outlier moves the mean, not the median.
+    assert s["mean_ms"] == pytest.approx(10.0 / 6)
+
+
+def test_grid_tuple():
+    assert runner._grid_tuple((8,)) == [8, 1, 1]
+    assert runner._grid_tuple((4, 2)) == [4, 2, 1]
+    assert runner._grid_tuple(7) == [7, 1, 1]
+    assert runner._grid_tuple(("x",)) is None
+
+
+def _oneshot(tmp_path, request, out=True):
+    req = tmp_path / "req.json"
+    req.write_text(json.dumps(request) if not isinstance(request, str) else request)
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+    cmd = [sys.executable, "-m", "tritonforge_worker", "--oneshot", str(req)]
+    reply_path = tmp_path / "reply.json"
+    if out:
+        cmd += ["--out", str(reply_path)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    text = reply_path.read_text() if out else p.stdout
+    return p.returncode, json.loads(text)
+
+
+def test_oneshot_runs_one_request_into_a_file(tmp_path):
+    rc, reply = _oneshot(tmp_path, {"op": "echo", "args": {"x": [1, 2]}})
+    assert rc == 0
+    assert reply == {"v": 1, "ok": True, "result": {"echo": {"x": [1, 2]}}}
+
+
+def test_oneshot_to_stdout_and_hello_without_torch(tmp_path):
+    rc, reply = _oneshot(tmp_path, {"v": 1, "op": "hello", "args": {"probe_torch": False}}, out=False)
+    assert rc == 0
+    assert reply["result"]["protocol"] == 1
+    assert reply["result"]["gpu_reason"] == "not probed"
+
+
+def test_oneshot_failures_are_replies_with_exit_codes(tmp_path):
+    rc, reply = _oneshot(tmp_path, {"op": "no-such-op"})
+    assert rc == 1
+    assert reply["ok"] is False
+    assert reply["error"]["message"] == "unknown op 'no-such-op'"
+    rc, reply = _oneshot(tmp_path, "this is not json")
+    assert rc == 2
+    assert reply["error"]["type"] == "RequestError"
+    rc, reply = _oneshot(tmp_path, {"v": 99, "op": "echo"})
+    assert rc == 2
+    assert "protocol version 99" in reply["error"]["message"]
