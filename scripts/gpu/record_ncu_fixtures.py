@@ -178,6 +178,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated fixture names")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--postprocess", action="store_true",
+                    help="do not run ncu: split and diagnose the CSVs already in OUT (e.g. fetched from a GPU run)")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     names = fixture_names(only)
@@ -190,6 +192,9 @@ def main():
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     ncu = find_ncu()
+    if args.postprocess:
+        triton_names, cuda_names = [], []
+        ncu = ncu or "ncu"
     if not ncu:
         print("record_ncu_fixtures: ncu not found (set TRITONFORGE_NCU)")
         return 1
@@ -227,6 +232,8 @@ def main():
         if os.path.exists(report + ".ncu-rep") and import_csv(ncu, report + ".ncu-rep", report + ".csv"):
             csvs.append(report + ".csv")
 
+    if args.postprocess:
+        csvs = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".csv"))
     # Split into one raw.csv per fixture.
     recorded = {}
     for path in csvs:
@@ -247,7 +254,10 @@ def main():
                     src = os.path.join(out, "asm", f"{n}.{ext}")
                     if os.path.exists(src):
                         shutil.copy(src, os.path.join(d, f"asm.{ext}"))
-                shutil.copy(os.path.join(FIXTURES, n, "expected.json"), os.path.join(d, "expected.json"))
+                src = os.path.join(FIXTURES, n, "expected.json")
+                dst = os.path.join(d, "expected.json")
+                if os.path.abspath(src) != os.path.abspath(dst):
+                    shutil.copy(src, dst)
             recorded[n] = os.path.join(out, "fixtures", n)
 
     # Diagnose and compare.

@@ -193,7 +193,13 @@ std::optional<Finding> ruleUncoalesced(Context& c) {
   auto& ev = f.evidence;
   double worst = 1;  // efficiency: bytes used per byte fetched
   std::string which;
+  // A class of access (loads or stores) counts by its share of the global sectors: a
+  // program that stores one scalar has a 4-bytes-per-sector store, and it does not matter.
+  Opt sectors_ld = c.get(m::kSectorsLd), sectors_st = c.get(m::kSectorsSt);
+  double total_sectors = (sectors_ld ? *sectors_ld : 0) + (sectors_st ? *sectors_st : 0);
   for (int store = 0; store < 2; ++store) {
+    Opt mine = store ? sectors_st : sectors_ld;
+    if (mine && total_sectors > 0 && *mine / total_sectors < 0.05) continue;
     const char* bps_name = store ? m::kBpsSt : m::kBpsLd;
     const char* instr_name = store ? m::kGlobalSt : m::kGlobalLd;
     Opt instr = c.get(instr_name);

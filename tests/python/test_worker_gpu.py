@@ -87,10 +87,10 @@ def test_correct_kernel_passes_and_is_timed(worker, harness, tmp_path):
     ("tail_unwritten", {"m = offs < n": "m = offs < (n - n % 1024)"}, "NaN"),
     ("writes_past_end", {"tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)":
                          "tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n"
-                         "        tl.store(out + n + offs % 4, 0.0, mask=offs < 4)"}, "outside an output"),
+                         "    tl.store(out + n + offs % 4, 0.0, mask=offs < 4)"}, "outside an output"),
     ("modifies_input", {"tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)":
                         "tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n"
-                        "        tl.store(x + offs, 0.0, mask=m)"}, "modified in place"),
+                        "    tl.store(x + offs, 0.0, mask=m)"}, "modified in place"),
 ])
 def test_planted_faults_are_wrong_results(worker, harness, tmp_path, name, subst, needle):
     r = run(worker, harness, variant(tmp_path, name, subst))
