@@ -164,6 +164,7 @@ json agreementJson(const KernelIR& kir, const CostEstimate& est, const CompiledF
   for (const auto& ae : est.accesses) {
     const IrAccess& acc = kir.accesses[ae.access];
     if (operand_loads.count(ae.access) || acc.descriptor >= 0 || acc.kind == AccessKind::kAtomic) continue;
+    if (ae.async_copy || (ae.active && !*ae.active)) continue;
     if (!ae.width_bytes) {
       complete = false;
       continue;
@@ -211,6 +212,21 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
   for (const auto& k : ir.kernels) {
     if (!o.kernel.empty() && k.name != o.kernel) continue;
     json kj = {{"name", k.name}, {"position", posJson(k.def)}};
+    // Helpers: @triton.jit functions other kernels call (their facts are inlined there).
+    json called_by = json::array();
+    for (const auto& other : ir.kernels) {
+      if (other.name == k.name) continue;
+      bool calls = false;
+      walk(other.def->at("body"), [&](const Node& n) {
+        if (isType(n, "Call") && dottedName(n["func"]) == k.name) calls = true;
+        return !calls;
+      });
+      if (calls) called_by.push_back(other.name);
+    }
+    bool launched = false;
+    for (const auto& l : ir.launches) if (l.kernel == k.name) launched = true;
+    kj["called_by"] = called_by;
+    kj["launched"] = launched;
     std::vector<Entry> entries;
     if (o.task) entries = taskEntries(ir, k, *o.task, bindings, o.max_configs);
     for (const auto& ec : o.configs) {

@@ -227,6 +227,14 @@ StaticFacts deriveFacts(const KernelIR& ir) {
     for (size_t i = 0; i < a.shape.size(); ++i) dims += (i ? " x " : "") + sym::str(a.shape[i]);
     return fmt::format("{} tile {} ({} at line {})", a.ptr.base.empty() ? "?" : a.ptr.base, dims, a.api, a.loc.line);
   };
+  for (const auto& a : ir.accesses) {
+    if (a.kind == AccessKind::kLoad || !a.value_from_dot) continue;
+    sym::Expr b = tileBytes(a.id);
+    if (!b) continue;
+    f.smem_epilogue = f.smem_epilogue ? sym::max(f.smem_epilogue, b) : b;
+  }
+  for (int ai : pipelined) f.smem_operands.push_back({ai, tileBytes(ai), true});
+  for (int ai : outside) f.smem_operands.push_back({ai, tileBytes(ai), false});
   if (!pipelined.empty()) {
     sym::Expr s = sym::num(0);
     for (int ai : pipelined) {
@@ -432,6 +440,21 @@ AccessEstimate estimateAccess(const KernelIR& ir, const IrAccess& a, const Coale
                               const AnalysisConfig& cfg) {
   AccessEstimate r;
   r.access = a.id;
+  r.active = true;
+  for (const auto& g : a.guards) {
+    auto c = g.cond ? ev.eval(g.cond) : std::nullopt;
+    if (!c) {
+      r.active.reset();
+      break;
+    }
+    if ((*c != 0) == g.negated) {
+      r.active = false;
+      break;
+    }
+  }
+  for (int l = a.loop; l >= 0 && a.kind == AccessKind::kLoad; l = ir.loops[l].parent) {
+    if (ir.loops[l].num_stages && *ir.loops[l].num_stages >= 2) r.async_copy = true;
+  }
   if (int b = dtypeBytes(a.dtype)) r.elem_bytes = b;
   else if (!a.ptr.base.empty()) {
     auto t = cfg.types.find(a.ptr.base);
@@ -494,6 +517,10 @@ AccessEstimate estimateAccess(const KernelIR& ir, const IrAccess& a, const Coale
     if (ext && *ext == 1) continue;
     int64_t d = ev.divOf(t.stride);
     if (d != 0) limits.push_back({d, "the alignment of the stride " + sym::str(t.stride)});
+  }
+  if (unit->wrap_by) {
+    int64_t d = ev.divOf(unit->wrap_by);
+    if (d != 0) limits.push_back({d, "the alignment of the wrap " + unit->wrap});
   }
   for (const auto& mb : a.mask_bounds) {
     if (mb.axis != unit->axis || !mb.bound) continue;
@@ -629,20 +656,59 @@ CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const Analys
       if (d.loop >= 0 && ir.loops[d.loop].num_stages) stages = *ir.loops[d.loop].num_stages;
     }
     out.smem.stages = stages;
-    std::optional<int64_t> per = facts.smem_per_stage ? ev.eval(facts.smem_per_stage) : std::optional<int64_t>(0);
-    std::optional<int64_t> once = facts.smem_unpipelined ? ev.eval(facts.smem_unpipelined) : std::optional<int64_t>(0);
-    out.smem.per_stage = per;
-    out.smem.unpipelined = once;
     // The wgmma pipeline keeps num_stages operand buffers; the mma (cp.async) one num_stages - 1.
     if (any_wgmma || any_mma) {
       out.smem.buffers = any_wgmma ? std::max<int64_t>(stages, 1) : std::max<int64_t>(stages - 1, 1);
     }
-    if (per && once && out.smem.buffers) {
-      out.smem.total = *out.smem.buffers * *per + *once;
-      out.smem.fits = *out.smem.total <= cfg.smem_limit;
-    } else if (per && once && *per == 0) {
-      out.smem.total = *once;
-      out.smem.fits = *out.smem.total <= cfg.smem_limit;
+    // Per operand: pipelined when it is loaded in the loop and can be copied asynchronously.
+    std::optional<int64_t> per = 0, once = 0, uncertain = 0;
+    for (const auto& op : facts.smem_operands) {
+      auto b = ev.eval(op.bytes);
+      if (!b) {
+        per.reset();
+        break;
+      }
+      if (!op.in_loop) {
+        *once += *b;
+        continue;
+      }
+      const IrAccess& a = ir.accesses[op.access];
+      const AccessEstimate& ae = out.accesses[op.access];
+      bool async = a.descriptor >= 0 || (ae.width_bytes && *ae.width_bytes >= 4);
+      bool known = a.descriptor >= 0 || ae.width_bytes.has_value();
+      if (dtypeBytes(a.dtype) == 1) known = false;  // 8-bit operands: not modelled
+      if (!known) {
+        *per += *b;
+        *uncertain += *b;
+      } else if (async) {
+        *per += *b;
+      } else {
+        *once += *b;
+        out.smem.unpipelined_operands.push_back(op.access);
+      }
+    }
+    if (per) {
+      out.smem.per_stage = per;
+      out.smem.unpipelined = once;
+      int64_t buffers = out.smem.buffers.value_or(std::max<int64_t>(stages, 1));
+      if (out.smem.buffers || *per == 0) {
+        out.smem.total = buffers * *per + *once;
+        if (*uncertain > 0) out.smem.lower = buffers * (*per - *uncertain) + *once + *uncertain;
+        if (facts.smem_epilogue) {
+          if (auto ep = ev.eval(facts.smem_epilogue)) {
+            out.smem.epilogue = *ep;
+            out.smem.total = std::max(*out.smem.total, *ep);
+            if (out.smem.lower) out.smem.lower = std::max(*out.smem.lower, *ep);
+          }
+        }
+        int64_t low = out.smem.lower.value_or(*out.smem.total);
+        if (*out.smem.total <= cfg.smem_limit) out.smem.fits = true;
+        else if (low > cfg.smem_limit) out.smem.fits = false;
+      }
+      if (*uncertain > 0) {
+        out.notes.push_back("whether every dot operand is pipelined is unknown (an access width is unknown): "
+                            "shared memory is given as a range");
+      }
     }
   }
 
@@ -672,7 +738,7 @@ CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const Analys
         chk.detail = fmt::format("{} % {} = {}", *l2, *r2, *l2 % *r2);
       }
     } else if (c.kind == "shared_memory") {
-      if (!out.smem.total) chk.status = "unknown";
+      if (!out.smem.total || !out.smem.fits) chk.status = "unknown";
       else {
         chk.status = *out.smem.fits ? "ok" : "violated";
         chk.detail = fmt::format("{} bytes of {}", *out.smem.total, cfg.smem_limit);

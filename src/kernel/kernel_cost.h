@@ -18,9 +18,14 @@
 //   programs at a boundary. FLOPs: dot 2*M*N*K; each elementwise operation on floating-point
 //   data 1 per element (fma 2); a reduction or scan 1 per input element.
 // - Shared memory: buffers of each dot operand loaded inside the loop, num_stages of them on
-//   the wgmma path and num_stages - 1 on the mma path (Triton 3.6's software pipeliner; this
-//   matches its allocation for plain matmuls exactly), plus one buffer of operands loaded
-//   outside the loop; layout conversions and reduction scratch are not counted.
+//   the wgmma path and num_stages - 1 on the mma path (Triton 3.6's software pipeliner), if
+//   the load can be copied asynchronously (cp.async needs >= 4 bytes per thread; TMA always
+//   can); one buffer otherwise and for operands loaded outside the loop. This matches Triton's
+//   allocation for the corpus' matmuls and attention exactly (plus a few bytes of barriers).
+//   The store of a dot's result may go through shared memory; Triton reuses the operand
+//   buffers for it, so the total is max(operand buffers, accumulator tile). Dots with 8-bit
+//   operands are given as a range (Triton 3.6 did not multi-buffer them in our measurements).
+//   Other layout conversions and reduction scratch are not counted.
 #pragma once
 
 #include <array>
@@ -57,9 +62,18 @@ struct StaticFacts {
   std::vector<Coalescing> coalescing;   // per access, same order
   sym::Expr bytes_loaded, bytes_stored, flops;  // per program; null when unknown
   std::vector<std::string> notes;       // what the totals leave out or assume
-  sym::Expr smem_per_stage;             // bytes of pipelined dot operands per stage; null: no pipelined dot
+  sym::Expr smem_per_stage;             // bytes of dot operands loaded in the dot's loop, per stage; null: none
   sym::Expr smem_unpipelined;           // dot operands loaded outside the loop
   std::vector<std::string> smem_parts;  // "a_ptr tile BLOCK_M x BLOCK_K (line 20)"
+  struct SmemOperand {
+    int access = -1;
+    sym::Expr bytes;                    // one buffer
+    bool in_loop = false;               // loaded in the dot's loop: pipelined when it can be copied asynchronously
+  };
+  std::vector<SmemOperand> smem_operands;
+  // The accumulator re-laid out through shared memory for its store (Triton reuses the
+  // operand buffers for it: the total is the larger of the two); null when no store of a dot's result.
+  sym::Expr smem_epilogue;
   std::vector<Constraint> constraints;
 };
 
@@ -83,6 +97,8 @@ struct AccessEstimate {
   std::optional<double> sectors_per_request;
   std::optional<double> bytes_per_program;
   std::string limited_by;               // what bounds the width
+  std::optional<bool> active;           // its guards hold (false: in a branch not taken; nullopt: unknown)
+  bool async_copy = false;              // in a loop pipelined by tl.range(num_stages=...): a cp.async copy
 };
 
 // Which instruction a dot becomes on sm_90 (Triton 3.6's choice): "wgmma" when the tile's M
@@ -98,6 +114,9 @@ struct SharedMemoryEstimate {
   bool applies = false;                 // the kernel has dots
   std::optional<int64_t> per_stage, stages, unpipelined, total;
   std::optional<int64_t> buffers;       // operand buffers: num_stages (wgmma) or num_stages - 1 (mma)
+  std::optional<int64_t> lower;         // when whether an operand is pipelined is unknown: total if it is not
+  std::optional<int64_t> epilogue;      // accumulator tile stored through shared memory (at most)
+  std::vector<int> unpipelined_operands;  // loads in the loop too narrow for cp.async (< 4 bytes per thread): one buffer
   int64_t limit = kSm90SharedLimit;
   std::optional<bool> fits;
 };

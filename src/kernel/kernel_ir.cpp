@@ -133,6 +133,7 @@ struct Term {
   sym::Expr extent;
   std::string index;
   std::string wrap;
+  sym::Expr wrap_by;
   int arange = -1;
 };
 
@@ -160,6 +161,7 @@ struct Value {
   int access = -1;                 // the load it comes from (through casts / transposes)
   bool transposed = false;
   bool dot_result = false;         // straight out of tl.dot (an add into it is part of the MMA)
+  bool from_dot = false;           // computed from a dot's result (an accumulator)
   std::vector<MaskBound> bounds;   // for masks: index < bound parts
   bool is_mask = false;
 
@@ -413,6 +415,7 @@ class Builder {
     }
     if (a.shape_known && b.shape_known) r.dims = broadcastDims(a.dims, b.dims);
     r.data = a.data || b.data;
+    r.from_dot = a.from_dot || b.from_dot;
     r.is_pointer = a.is_pointer || b.is_pointer;
     r.pointee = a.is_pointer ? a.pointee : b.pointee;
     bool is_cmp = op == "lt" || op == "le" || op == "gt" || op == "ge" || op == "eq" || op == "ne";
@@ -444,7 +447,10 @@ class Builder {
         r.aff = Aff{op == "mod" ? sym::mod(a.sym(), b.sym()) : sym::floorDiv(a.sym(), b.sym()), {}, {}};
       } else if (a_aff && b_scalar_sym && op == "mod") {
         Aff x = shifted(*a.aff, a.rank(), R);
-        for (auto& t : x.terms) t.wrap = "% " + sym::str(b.sym());
+        for (auto& t : x.terms) {
+          t.wrap = "% " + sym::str(b.sym());
+          t.wrap_by = b.sym();
+        }
         x.offset = sym::mod(x.offset, b.sym());
         r.aff = x;
       } else if (a_aff && !a.aff->scalar()) {
@@ -489,7 +495,7 @@ class Builder {
       mb.text = text(n, 80);
       r.bounds.push_back(mb);
     }
-    if (count_math && !is_cmp && op != "and" && op != "or" && op != "xor" && op != "shl" && op != "shr") {
+    if (count_math && !r.is_pointer && !is_cmp && op != "and" && op != "or" && op != "xor" && op != "shl" && op != "shr") {
       recordMath(n, op, 1, r);
     }
     return r;
@@ -648,6 +654,7 @@ class Builder {
     r.is_pointer = a.is_pointer && b.is_pointer;
     r.pointee = a.pointee == b.pointee ? a.pointee : "";
     r.data = a.data || b.data;
+    r.from_dot = a.from_dot || b.from_dot;
     if (a.sym() && b.sym()) {
       if (sym::same(a.sym(), b.sym())) r.aff = a.aff;
       else if (cond && *cond) r.aff = Aff{sym::select(*cond, a.sym(), b.sym()), {}, {}};
@@ -1734,6 +1741,7 @@ class Builder {
       it.extent = t.extent;
       it.index = t.index;
       it.wrap = t.wrap;
+      it.wrap_by = t.wrap_by;
       pf.terms.push_back(it);
     }
     std::sort(pf.terms.begin(), pf.terms.end(), [](const IndexTerm& x, const IndexTerm& y) { return x.axis < y.axis; });
@@ -1837,8 +1845,9 @@ class Builder {
       return Value{};
     }
     Value pv = expr(*ptr);
-    if (val) expr(*val);
+    Value vv = val ? expr(*val) : Value{};
     IrAccess a = newAccess(e, AccessKind::kStore, "tl.store");
+    a.value_from_dot = vv.from_dot;
     a.text = text(*ptr, 100);
     if (pv.block_ptr >= 0) {
       fillFromBlockPtr(a, pv);
@@ -1867,10 +1876,10 @@ class Builder {
       if (const Node* c = argOrKw(e, 1, "cmp")) expr(*c);
       if (const Node* v = argOrKw(e, 2, "val")) expr(*v);
       mask_pos = 99;
-    } else if (const Node* v = argOrKw(e, 1, "val")) {
-      expr(*v);
     }
+    Value vv = op != "cas" && argOrKw(e, 1, "val") ? expr(*argOrKw(e, 1, "val")) : Value{};
     IrAccess a = newAccess(e, AccessKind::kAtomic, "tl.atomic_" + op);
+    a.value_from_dot = vv.from_dot;
     a.op = op;
     a.text = text(*ptr, 100);
     a.shape = pv.dims;
@@ -2060,6 +2069,7 @@ class Builder {
     }
     IrAccess a = newAccess(e, m == "load" ? AccessKind::kLoad : AccessKind::kStore, "desc." + m);
     a.text = text(e, 100);
+    if (m == "store" && args.size() > 1) a.value_from_dot = args[1].from_dot;
     fillFromDescriptor(a, di, args.empty() ? std::vector<sym::Expr>{} : offsetList(args[0]));
     a.dtype = base.pointee;
     auto t = types_.types.find(out_.descriptors[di].base);
@@ -2153,6 +2163,7 @@ class Builder {
     Value r;
     r.data = true;
     r.dot_result = true;
+    r.from_dot = true;
     r.dtype = d.acc_dtype;
     if (a.shape_known && b.shape_known && a.dims.size() == 2 && b.dims.size() == 2) {
       d.m = a.dims[0];
@@ -2273,34 +2284,41 @@ class Builder {
       return true;
     });
     for (const auto& acc : out_.accesses) {
+      // A descriptor store whose strides are set on the host: its offsets say which tile.
+      if (acc.kind != AccessKind::kLoad && acc.descriptor >= 0 && !acc.ptr.offset) {
+        for (size_t d = 0; d < acc.desc_offsets.size(); ++d) {
+          for (int a : pidAxesOf(acc.desc_offsets[d])) {
+            PidUse u;
+            u.access = acc.id;
+            u.base = acc.ptr.base;
+            u.kind = "tile";
+            u.dim = static_cast<int>(d);
+            if (d < acc.shape.size()) u.extent = acc.shape[d];
+            axes[a].axis = a;
+            axes[a].uses.push_back(u);
+          }
+        }
+        continue;
+      }
       if (acc.kind == AccessKind::kLoad || !acc.ptr.offset) continue;
       for (const auto& addend : sym::addends(acc.ptr.offset)) {
         std::set<int> pa = pidAxesOf(addend);
         if (pa.empty()) continue;
-        // Factors that do not carry the program id: the scale of this addend.
-        std::vector<sym::Expr> scale;
         std::string through;
         for (const auto& f : sym::factors(addend)) {
-          if (!pidAxesOf(f).empty()) {
-            if (f->op == sym::Op::kVar && out_.locals.count(f->name)) through = f->name;
-            continue;
-          }
-          if (f->op == sym::Op::kNum) continue;
+          if (f->op == sym::Op::kVar && out_.locals.count(f->name) && !pidAxesOf(f).empty()) through = f->name;
+        }
+        // The scale of the program id: the factors of the expanded addend that do not carry it.
+        std::vector<sym::Expr> scale;
+        for (const auto& f : sym::factors(out_.expand(addend))) {
+          if (!pidAxesOf(f).empty()) continue;
           scale.push_back(f);
         }
-        // Drop constexpr factors (tile steps) to find the stride.
-        std::vector<sym::Expr> stride_parts;
-        sym::Expr step = sym::num(1);
-        for (const auto& s : scale) {
-          bool is_const = s->op == sym::Op::kVar && k_.param(s->name) && k_.param(s->name)->is_constexpr;
-          if (is_const) step = sym::mul(step, s);
-          else stride_parts.push_back(s);
-        }
-        sym::Expr stride = sym::product(stride_parts);
-        int matched = -1;
+        sym::Expr S = sym::product(scale);
+        const IndexTerm* tile = nullptr;
         for (const auto& t : acc.ptr.terms) {
-          if (sym::same(t.stride, stride)) {
-            matched = t.axis;
+          if (t.extent && t.stride && sym::same(S, out_.expand(sym::mul(t.extent, t.stride)))) {
+            tile = &t;
             break;
           }
         }
@@ -2309,15 +2327,15 @@ class Builder {
           u.access = acc.id;
           u.base = acc.ptr.base;
           u.through = through;
-          if (matched >= 0) {
+          if (tile) {
             u.kind = "tile";
-            u.dim = matched;
-            for (const auto& t : acc.ptr.terms) if (t.axis == matched) u.extent = t.extent;
-            u.stride = stride;
+            u.dim = tile->axis;
+            u.extent = tile->extent;
+            u.stride = tile->stride;
           } else {
             u.kind = "offset";
             u.extent = sym::num(1);
-            u.stride = sym::mul(stride, step);
+            u.stride = S;
           }
           axes[a].axis = a;
           axes[a].uses.push_back(u);

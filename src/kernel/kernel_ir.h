@@ -79,6 +79,7 @@ struct IndexTerm {
   sym::Expr extent;           // the arange's length
   std::string index;          // "arange(0, BLOCK_M)"
   std::string wrap;           // "% M" when the index wraps (the grouped-matmul idiom), else ""
+  sym::Expr wrap_by;          // M
 };
 
 // base + offset + sum(index x stride): the pointer of an access.
@@ -123,6 +124,7 @@ struct IrAccess {
   std::vector<MaskBound> mask_bounds;
   std::string cache_modifier, eviction_policy, boundary_check, padding_option, sem, scope;
   bool is_volatile = false;
+  bool value_from_dot = false;    // a store / atomic of a value computed from a dot's result
 };
 
 struct IrBlockPtr {

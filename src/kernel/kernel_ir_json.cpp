@@ -177,6 +177,7 @@ json kernelIRJson(const KernelIR& ir, const StaticFacts& facts) {
                   {"notes", facts.notes},
                   {"shared_memory", {{"per_stage", exprJson(facts.smem_per_stage)},
                                      {"unpipelined", exprJson(facts.smem_unpipelined)},
+                                     {"epilogue", exprJson(facts.smem_epilogue)},
                                      {"parts", facts.smem_parts}}},
                   {"constraints", constraints}};
   k["ir_notes"] = ir.notes;
@@ -197,7 +198,8 @@ json estimateJson(const KernelIR& ir, const StaticFacts& facts, const CostEstima
     acc.push_back({{"id", a.access}, {"verdict", a.verdict}, {"unit_axis", a.unit_axis >= 0 ? json(a.unit_axis) : json(nullptr)},
                    {"elem_bytes", optInt(a.elem_bytes)}, {"vector_elems", optInt(a.vector_elems)},
                    {"width_bytes", optInt(a.width_bytes)}, {"sectors_per_request", optDouble(a.sectors_per_request)},
-                   {"limited_by", strOrNull(a.limited_by)}});
+                   {"limited_by", strOrNull(a.limited_by)}, {"active", a.active ? json(*a.active) : json(nullptr)},
+                   {"async_copy", a.async_copy}});
   }
   j["accesses"] = acc;
   json dots = json::array();
@@ -207,6 +209,8 @@ json estimateJson(const KernelIR& ir, const StaticFacts& facts, const CostEstima
     j["shared_memory"] = {{"per_stage", optInt(est.smem.per_stage)}, {"stages", optInt(est.smem.stages)},
                           {"buffers", optInt(est.smem.buffers)},
                           {"unpipelined", optInt(est.smem.unpipelined)}, {"total", optInt(est.smem.total)},
+                          {"lower", optInt(est.smem.lower)}, {"epilogue", optInt(est.smem.epilogue)},
+                          {"unpipelined_operands", est.smem.unpipelined_operands},
                           {"limit", est.smem.limit}, {"fits", est.smem.fits ? json(*est.smem.fits) : json(nullptr)}};
   } else {
     j["shared_memory"] = nullptr;

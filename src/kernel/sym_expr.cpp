@@ -172,6 +172,7 @@ Expr floorDiv(const Expr& a, const Expr& b) {
     if (auto q = floorDivInt(*ca, *cb)) return num(*q);
   }
   if (cb && *cb == 1) return a;
+  if (ca && *ca == 0) return num(0);
   return make(Op::kFloorDiv, {a, b});
 }
 
@@ -183,6 +184,7 @@ Expr mod(const Expr& a, const Expr& b) {
     if (q) return num(*ca - *q * *cb);
   }
   if (cb && *cb == 1) return num(0);
+  if (ca && *ca == 0) return num(0);
   return make(Op::kMod, {a, b});
 }
 
@@ -286,7 +288,8 @@ std::string str(const Expr& e) {
       std::string s;
       // Non-constant terms first, the constant last, as people write it.
       std::vector<Expr> order;
-      for (const auto& t : e->args) if (t->op != Op::kNum) order.push_back(t);
+      for (const auto& t : e->args) if (t->op != Op::kNum && coefficient(t).first > 0) order.push_back(t);
+      for (const auto& t : e->args) if (t->op != Op::kNum && coefficient(t).first < 0) order.push_back(t);
       for (const auto& t : e->args) if (t->op == Op::kNum) order.push_back(t);
       for (const auto& t : order) {
         auto [c, rest] = coefficient(t);
@@ -490,6 +493,19 @@ int64_t divisibility(const Expr& e, const std::function<int64_t(const std::strin
         d = std::min(kCap, d * x);
       }
       return d;
+    }
+    case Op::kMod: {
+      // a % b = a - q*b: divisible by whatever divides both.
+      int64_t x = divisibility(e->args[0], div), y = divisibility(e->args[1], div);
+      if (x == 0) return y == 0 ? 0 : y;
+      if (y == 0) return x;
+      return std::min(x, y);
+    }
+    case Op::kSelect: {
+      int64_t x = divisibility(e->args[1], div), y = divisibility(e->args[2], div);
+      if (x == 0) return y;
+      if (y == 0) return x;
+      return std::min(x, y);
     }
     default: return 1;
   }
