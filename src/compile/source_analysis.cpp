@@ -244,7 +244,7 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
       const auto& p = k.params[i];
       const IrParam& ip = kir.params[i];
       json pj = {{"name", p.name}, {"index", p.index}, {"constexpr", p.is_constexpr}, {"kind", toString(ip.kind)},
-                 {"evidence", ip.evidence}};
+                 {"evidence", ip.evidence}, {"used", ip.used}};
       if (!p.annotation.empty()) pj["annotation"] = p.annotation;
       if (p.default_value) pj["default"] = src.source.slice(*p.default_value);
       if (!ip.type.empty()) pj["type"] = ip.type;

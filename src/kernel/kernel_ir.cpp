@@ -2220,6 +2220,7 @@ class Builder {
       if (p.default_value) ip.default_text = src_.slice(*p.default_value);
       auto t = types_.types.find(p.name);
       if (t != types_.types.end()) ip.type = t->second;
+      ip.used = used.count(p.name) > 0;
       if (p.is_constexpr) {
         ip.kind = ParamKind::kConstexpr;
         ip.evidence = "annotated tl.constexpr";

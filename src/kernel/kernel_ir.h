@@ -47,6 +47,7 @@ struct IrParam {
   std::string default_text;   // source text of the default, "" if none
   std::string type;           // bound Triton type, "" if unknown
   std::string evidence;       // why it has this kind
+  bool used = true;           // mentioned in the body
 };
 
 // A guard: the access runs only when `cond` (or its negation) holds.

@@ -36,7 +36,7 @@ json kernelIRJson(const KernelIR& ir, const StaticFacts& facts) {
   json params = json::array();
   for (const auto& p : ir.params) {
     json pj = {{"name", p.name}, {"index", p.index}, {"kind", toString(p.kind)}, {"evidence", p.evidence},
-               {"type", strOrNull(p.type)}};
+               {"type", strOrNull(p.type)}, {"used", p.used}};
     params.push_back(pj);
   }
   k["params"] = params;
@@ -217,7 +217,7 @@ json estimateJson(const KernelIR& ir, const StaticFacts& facts, const CostEstima
   }
   json cons = json::array();
   for (size_t i = 0; i < est.constraints.size() && i < facts.constraints.size(); ++i) {
-    cons.push_back({{"text", facts.constraints[i].text}, {"status", est.constraints[i].status},
+    cons.push_back({{"kind", facts.constraints[i].kind}, {"text", facts.constraints[i].text}, {"status", est.constraints[i].status},
                     {"detail", strOrNull(est.constraints[i].detail)}, {"required", facts.constraints[i].required}});
   }
   j["constraints"] = cons;
