@@ -293,6 +293,7 @@ StaticFacts deriveFacts(const KernelIR& ir) {
   for (const auto& L : ir.loops) {
     if (!L.step || !L.stop || sym::constant(L.step)) continue;
     std::vector<int> lines;
+    std::vector<const IrAccess*> unmasked;
     for (const auto& a : ir.accesses) {
       if (a.loop != L.id || a.descriptor >= 0) continue;
       bool masked = !a.mask.empty() || !a.boundary_check.empty();
@@ -300,11 +301,29 @@ StaticFacts deriveFacts(const KernelIR& ir) {
       for (const auto& t : a.ptr.terms) {
         if (sym::same(ir.expand(t.extent), ir.expand(L.step))) {
           lines.push_back(a.loc.line);
+          unmasked.push_back(&a);
           break;
         }
       }
     }
     if (lines.empty()) continue;
+    // Guards the unmasked accesses share beyond the loop's own (if EVEN_K: ...).
+    sym::Expr when;
+    std::string when_text;
+    {
+      const auto& g0 = unmasked.front()->guards;
+      for (size_t gi = L.guards.size(); gi < g0.size(); ++gi) {
+        bool shared = true;
+        for (const auto* a : unmasked) {
+          if (a->guards.size() <= gi || a->guards[gi].text != g0[gi].text || a->guards[gi].negated != g0[gi].negated) shared = false;
+        }
+        if (!shared || !g0[gi].cond) continue;
+        sym::Expr c = g0[gi].negated ? sym::logicalNot(g0[gi].cond) : g0[gi].cond;
+        when = when ? sym::logicalAnd(when, c) : c;
+        std::string t = g0[gi].negated ? "not (" + g0[gi].text + ")" : g0[gi].text;
+        when_text = when_text.empty() ? t : when_text + " and " + t;
+      }
+    }
     Constraint c;
     c.kind = "divides";
     c.params = paramsIn(ir, L.step);
@@ -314,6 +333,9 @@ StaticFacts deriveFacts(const KernelIR& ir) {
     std::string ls;
     for (int l : lines) ls += (ls.empty() ? "" : ", ") + std::to_string(l);
     c.why = fmt::format("the accesses at line {} are not masked along the tile the loop at line {} steps over", ls, L.loc.line);
+    c.when = when;
+    c.when_text = when_text;
+    if (!when_text.empty()) c.text += " (when " + when_text + ")";
     addConstraint(f, c);
   }
   // A tile that spans a whole dimension without a loop or a program id over it must cover it.
@@ -380,8 +402,11 @@ class Evaluator {
     }
   }
 
-  std::optional<int64_t> eval(const sym::Expr& e) const {
-    return sym::eval(ir_.expand(e), [this](const std::string& n) -> std::optional<int64_t> {
+  std::optional<int64_t> eval(const sym::Expr& e) const { return evalExpanded(ir_.expand(e)); }
+
+  // For an expression whose locals are already expanded (evaluated once per program).
+  std::optional<int64_t> evalExpanded(const sym::Expr& e) const {
+    return sym::eval(e, [this](const std::string& n) -> std::optional<int64_t> {
       auto it = values_.find(n);
       if (it != values_.end()) return it->second;
       return std::nullopt;
@@ -576,10 +601,22 @@ CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const Analys
     }
   }
   if (cfg.grid) out.programs = static_cast<double>((*cfg.grid)[0]) * (*cfg.grid)[1] * (*cfg.grid)[2];
+  const sym::Expr el = facts.bytes_loaded ? ir.expand(facts.bytes_loaded) : nullptr;
+  const sym::Expr es = facts.bytes_stored ? ir.expand(facts.bytes_stored) : nullptr;
+  const sym::Expr ef = facts.flops ? ir.expand(facts.flops) : nullptr;
+  auto add = [&](const sym::Expr& e, double* acc, bool* ok) {
+    if (!e || !*ok) {
+      *ok = false;
+      return;
+    }
+    auto v = ev.evalExpanded(e);
+    if (v) *acc += static_cast<double>(*v);
+    else *ok = false;
+  };
   auto evalAll = [&](double* l, double* s, double* f, bool* ok_l, bool* ok_s, bool* ok_f) {
-    if (facts.bytes_loaded) { auto v = ev.eval(facts.bytes_loaded); if (v) *l += static_cast<double>(*v); else *ok_l = false; } else *ok_l = false;
-    if (facts.bytes_stored) { auto v = ev.eval(facts.bytes_stored); if (v) *s += static_cast<double>(*v); else *ok_s = false; } else *ok_s = false;
-    if (facts.flops) { auto v = ev.eval(facts.flops); if (v) *f += static_cast<double>(*v); else *ok_f = false; } else *ok_f = false;
+    add(el, l, ok_l);
+    add(es, s, ok_s);
+    add(ef, f, ok_f);
   };
   double l = 0, s = 0, fl = 0;
   bool ok_l = true, ok_s = true, ok_f = true;
@@ -715,6 +752,15 @@ CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const Analys
   // Constraints.
   for (const auto& c : facts.constraints) {
     ConstraintCheck chk;
+    if (c.when) {
+      auto w = ev.eval(c.when);
+      if (w && *w == 0) {
+        chk.status = "ok";
+        chk.detail = "does not apply: " + c.when_text + " is false";
+        out.constraints.push_back(chk);
+        continue;
+      }
+    }
     if (c.kind == "power_of_two" || c.kind == "warps_power_of_two") {
       auto v = ev.eval(c.lhs);
       if (!v) chk.status = "unknown";

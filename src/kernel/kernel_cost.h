@@ -56,6 +56,8 @@ struct Constraint {
   std::string text;              // "BLOCK_K >= 16"
   std::string why;
   bool required = true;          // false: advice (efficiency), true: compile / correctness
+  sym::Expr when;                // applies only when this holds (the accesses behind it are guarded); null: always
+  std::string when_text;
 };
 
 struct StaticFacts {

@@ -169,7 +169,8 @@ json kernelIRJson(const KernelIR& ir, const StaticFacts& facts) {
 
   json constraints = json::array();
   for (const auto& c : facts.constraints) {
-    constraints.push_back({{"kind", c.kind}, {"params", c.params}, {"text", c.text}, {"why", c.why}, {"required", c.required}});
+    constraints.push_back({{"kind", c.kind}, {"params", c.params}, {"text", c.text}, {"why", c.why}, {"required", c.required},
+                           {"when", strOrNull(c.when_text)}});
   }
   k["derived"] = {{"bytes_loaded_per_program", exprJson(facts.bytes_loaded)},
                   {"bytes_stored_per_program", exprJson(facts.bytes_stored)},
