@@ -17,7 +17,11 @@ from .modules import load_module_from_path, find_jit_function, stub_torch_if_mis
 
 
 def tool_paths():
+    """Paths of the CUDA tools (PATH first, then the ones Triton's wheel ships). Tools named in
+    TRITONFORGE_HIDE_TOOLS (comma-separated) count as missing: tests use it to check the
+    fallbacks."""
     tools = {}
+    hidden = {t.strip() for t in os.environ.get("TRITONFORGE_HIDE_TOOLS", "").split(",") if t.strip()}
     bindir = None
     try:
         import triton
@@ -28,7 +32,7 @@ def tool_paths():
         path = shutil.which(name)
         if path is None and bindir and os.path.exists(os.path.join(bindir, name)):
             path = os.path.join(bindir, name)
-        tools[name] = path
+        tools[name] = None if name in hidden else path
     return tools
 
 
@@ -72,7 +76,10 @@ def cubin_facts(cubin, want_sass=False, timeout=60):
                          local_bytes=vals.get("LOCAL"), static_shared_bytes=vals.get("SHARED"))
         if want_sass:
             r = subprocess.run([exe, "--dump-sass", path], capture_output=True, text=True, timeout=timeout)
-            facts["sass"] = r.stdout
+            if r.returncode == 0 and r.stdout.strip():
+                facts["sass"] = r.stdout
+            else:
+                facts["sass_error"] = f"cuobjdump --dump-sass failed (exit {r.returncode}): {r.stderr.strip()[:200]}"
     finally:
         os.unlink(path)
     return facts
@@ -184,9 +191,12 @@ def describe_compiled(kernel, seconds, want, arch, torch_stubbed=False):
     }
     cubin = asm.get("cubin")
     facts = cubin_facts(cubin, want_sass="sass" in want)
-    result["cubin"] = {k: v for k, v in facts.items() if k != "sass"}
+    result["cubin"] = {k: v for k, v in facts.items() if k not in ("sass", "sass_error")}
     if "sass" in want and "sass" in facts:
         result["sass"] = facts["sass"]
+    if "sass" in want and "sass" not in facts:
+        result["sass_error"] = facts.get("sass_error") or (
+            "cuobjdump was not found" if facts.get("tool_missing") else "no cubin to disassemble")
     if "spills" in want and "ptx" in asm:
         result["spills"] = ptxas_spills(asm["ptx"], arch)
     for key in ("ptx", "ttgir", "ttir"):

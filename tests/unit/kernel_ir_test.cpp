@@ -1,0 +1,220 @@
+// The symbolic expressions under the Kernel IR, the case binding (harness + launcher), and
+// robustness of the IR builder on sources it does not understand.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "kernel/kernel_cost.h"
+#include "kernel/kernel_ir.h"
+#include "kernel/launch_binding.h"
+#include "kernel/module_ir.h"
+#include "kernel/sym_expr.h"
+#include "support/test_support.h"
+
+namespace tf {
+namespace {
+
+using namespace sym;
+
+TEST(SymExpr, FoldsAndPrintsCanonically) {
+  Expr bm = var("BLOCK_M"), k = var("K"), bk = var("BLOCK_K");
+  EXPECT_EQ(str(add(num(2), num(3))), "5");
+  EXPECT_EQ(str(mul(num(1), bm)), "BLOCK_M");
+  EXPECT_EQ(str(mul(num(0), bm)), "0");
+  EXPECT_EQ(str(add(bm, bm)), "2*BLOCK_M");
+  EXPECT_EQ(str(sub(bm, bm)), "0");
+  // factors sort; positive terms print before negative ones
+  EXPECT_EQ(str(mul(bk, bm)), str(mul(bm, bk)));
+  EXPECT_EQ(str(sub(k, mul(bk, var("k")))), "K - BLOCK_K*k");
+  EXPECT_EQ(str(cdiv(sub(k, num(0)), bk)), "cdiv(K, BLOCK_K)");
+  EXPECT_EQ(str(cdiv(num(4000), num(64))), "63");
+  EXPECT_EQ(str(mul(add(var("a"), var("b")), num(3))), "3*(a + b)");
+  EXPECT_EQ(str(floorDiv(var("x"), num(1))), "x");
+  EXPECT_EQ(str(mod(num(0), var("S"))), "0");
+  EXPECT_EQ(str(nextPow2(num(1000))), "1024");
+  EXPECT_EQ(str(select(cmp(Op::kLt, var("a"), num(3)), num(1), num(2))), "(1 if a < 3 else 2)");
+}
+
+TEST(SymExpr, Evaluates) {
+  std::map<std::string, int64_t> v = {{"K", 4000}, {"BLOCK_K", 64}, {"x", -7}};
+  Env env = envOf(v);
+  EXPECT_EQ(eval(cdiv(var("K"), var("BLOCK_K")), env), 63);
+  EXPECT_EQ(eval(floorDiv(var("x"), num(2)), env), -4);  // Python floor division
+  EXPECT_EQ(eval(mod(var("x"), num(3)), env), 2);
+  EXPECT_EQ(eval(var("missing"), env), std::nullopt);
+  EXPECT_EQ(eval(opaque("f(x)"), env), std::nullopt);
+  EXPECT_EQ(eval(floorDiv(var("K"), num(0)), env), std::nullopt);
+  EXPECT_EQ(eval(mul(num(int64_t{1} << 62), var("K")), env), std::nullopt);  // overflow is unknown, not wrong
+}
+
+TEST(SymExpr, Divisibility) {
+  auto div = [](const std::string& n) -> int64_t { return n == "stride" ? 16 : n == "BLOCK" ? 128 : 1; };
+  EXPECT_EQ(divisibility(mul(var("pid"), var("BLOCK")), div), 128);
+  EXPECT_EQ(divisibility(add(mul(var("pid"), var("stride")), var("BLOCK")), div), 16);
+  EXPECT_EQ(divisibility(add(var("pid"), var("BLOCK")), div), 1);
+  EXPECT_EQ(divisibility(num(0), div), 0);
+  // x % N keeps what divides both
+  EXPECT_EQ(divisibility(mod(mul(var("BLOCK"), var("pid")), var("stride")), div), 16);
+  EXPECT_EQ(divisibility(floorDiv(var("BLOCK"), num(2)), div), 1);
+}
+
+TEST(SymExpr, Substitutes) {
+  Expr e = add(mul(var("pid_m"), var("BLOCK_M")), var("k"));
+  Expr s = substitute(e, [](const std::string& n) -> Expr { return n == "pid_m" ? var("program_id(0)") : nullptr; });
+  EXPECT_EQ(str(s), "BLOCK_M*program_id(0) + k");
+  EXPECT_EQ(vars(s), (std::set<std::string>{"BLOCK_M", "k", "program_id(0)"}));
+}
+
+struct Built {
+  ParsedSource src;
+  ModuleIR ir;
+};
+
+std::unique_ptr<Built> build(const std::string& text) {
+  auto b = std::make_unique<Built>();
+  b->src = test::parseText(text);
+  b->ir = buildModuleIR(b->src);
+  return b;
+}
+
+TEST(KernelIR, UnknownConstructsAreOpaqueNotFatal) {
+  auto b = build(R"(
+import triton
+import triton.language as tl
+from somewhere import helper
+
+@triton.jit
+def k(x_ptr, y_ptr, n, B: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * B + tl.arange(0, B)
+    v = tl.load(x_ptr + offs)
+    with something():
+        v = v + 1
+    try:
+        v = v * 2
+    except Exception:
+        pass
+    v = helper(v)
+    w = [i for i in range(3)]
+    q = v @ v
+    tl.store(y_ptr + offs[::2], v)
+    tl.store(y_ptr + offs, v, mask=offs < n)
+)");
+  ASSERT_EQ(b->ir.kernels.size(), 1u);
+  KernelIR ir = buildKernelIR(b->ir, b->ir.kernels[0]);
+  EXPECT_GE(ir.opaque.size(), 4u);
+  bool found_helper = false;
+  for (const auto& o : ir.opaque) if (o.reason.find("helper") != std::string::npos) found_helper = true;
+  EXPECT_TRUE(found_helper);
+  // The accesses are still there; the last store is understood.
+  ASSERT_EQ(ir.accesses.size(), 3u);
+  EXPECT_TRUE(ir.accesses[2].ptr.affine);
+  EXPECT_EQ(ir.accesses[2].ptr.base, "y_ptr");
+  StaticFacts f = deriveFacts(ir);
+  EXPECT_EQ(f.coalescing.size(), 3u);
+}
+
+TEST(KernelIR, RecursionIsNotInlinedForever) {
+  auto b = build(R"(
+import triton
+import triton.language as tl
+
+@triton.jit
+def f(x, n: tl.constexpr):
+    return g(x, n)
+
+@triton.jit
+def g(x, n: tl.constexpr):
+    return f(x, n)
+
+@triton.jit
+def k(x_ptr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(x_ptr + offs, f(tl.load(x_ptr + offs), 3))
+)");
+  const Kernel* k = b->ir.kernel("k");
+  ASSERT_TRUE(k);
+  KernelIR ir = buildKernelIR(b->ir, *k);
+  bool noted = false;
+  for (const auto& c : ir.calls) if (c.note.find("recursion") != std::string::npos) noted = true;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(ir.accesses.size(), 2u);
+}
+
+// Every Python file of the repository: the builder must finish on each kernel it finds.
+TEST(KernelIR, RepositorySourcesDoNotCrashIt) {
+  int kernels = 0;
+  for (const auto& dir : {"tests/corpus", "examples", "python/tritonforge_worker"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(test::sourceDir() / dir)) {
+      if (e.path().extension() != ".py") continue;
+      auto b = build(test::readFile(e.path()));
+      for (const auto& k : b->ir.kernels) {
+        KernelIR ir = buildKernelIR(b->ir, k);
+        StaticFacts f = deriveFacts(ir);
+        AnalysisConfig cfg;
+        CostEstimate est = estimate(ir, f, cfg);
+        EXPECT_EQ(est.accesses.size(), ir.accesses.size());
+        ++kernels;
+      }
+    }
+  }
+  EXPECT_GE(kernels, 30);
+}
+
+TEST(LaunchBinding, HarnessAndLauncher) {
+  auto src = build(test::readFile(test::sourceDir() / "examples/softmax/softmax.py"));
+  auto har = build(test::readFile(test::sourceDir() / "examples/softmax/softmax_harness.py"));
+  CaseBinding b = bindCase(src->ir, "softmax", &har->ir, {{"M", 4096}, {"N", 32000}});
+  ASSERT_EQ(b.inputs.size(), 1u);
+  EXPECT_EQ(b.inputs[0].describe(), "tensor fp32[4096, 32000] strides (32000, 1)");
+  ASSERT_EQ(b.launches.size(), 1u);
+  const auto& l = b.launches[0];
+  EXPECT_EQ(l.kernel, "softmax_rows");
+  EXPECT_EQ(l.args.at("BLOCK").i, 32768);
+  EXPECT_EQ(l.args.at("in_stride").i, 32000);
+  EXPECT_EQ(tritonType(l.args.at("out_ptr")), "*fp32");
+  EXPECT_EQ(l.options.at("num_warps"), 4);
+  auto grid = evalGrid(src->ir, l, {});
+  ASSERT_TRUE(grid);
+  EXPECT_EQ((*grid)[0], 4096);
+}
+
+TEST(LaunchBinding, GridLambdaAndTransposes) {
+  auto src = build(R"(
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, M, N, sxm, sxn, BLOCK: tl.constexpr):
+    pass
+
+def launch(x):
+    xt = x.t()
+    M, N = xt.shape
+    y = torch.empty((M, N), device=x.device, dtype=torch.bfloat16)
+    grid = lambda META: (triton.cdiv(M, META["BLOCK"]), triton.cdiv(N, META["BLOCK"]))
+    k[grid](xt, y, M, N, xt.stride(0), xt.stride(1), BLOCK=64)
+)");
+  auto har = build(R"(
+import torch
+def make_inputs(case, seed):
+    return (torch.randn(case["M"], case.get("N", 256), dtype=torch.float16),)
+)");
+  CaseBinding b = bindCase(src->ir, "launch", &har->ir, {{"M", 1000}});
+  ASSERT_EQ(b.launches.size(), 1u);
+  const auto& l = b.launches[0];
+  EXPECT_EQ(l.args.at("M").i, 256);
+  EXPECT_EQ(l.args.at("N").i, 1000);
+  EXPECT_EQ(l.args.at("sxm").i, 1);      // transposed: unit stride first
+  EXPECT_EQ(l.args.at("sxn").i, 256);
+  EXPECT_EQ(tritonType(l.args.at("sxm")), "constexpr");  // the JIT specializes 1
+  EXPECT_EQ(tritonType(l.args.at("y_ptr")), "*bf16");
+  auto grid = evalGrid(src->ir, l, {{"BLOCK", 64}});
+  ASSERT_TRUE(grid);
+  EXPECT_EQ((*grid)[0], 4);
+  EXPECT_EQ((*grid)[1], 16);
+}
+
+}  // namespace
+}  // namespace tf
