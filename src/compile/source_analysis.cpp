@@ -237,7 +237,7 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
       entries.push_back(e);
     }
     KernelIR kir = buildKernelIR(ir, k, typesFor(k, entries, o.task));
-    StaticFacts sf = deriveFacts(kir);
+    KernelStaticFacts sf = deriveFacts(kir);
 
     json params = json::array();
     for (size_t i = 0; i < k.params.size(); ++i) {

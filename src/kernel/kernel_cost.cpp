@@ -123,7 +123,7 @@ std::vector<std::string> paramsIn(const KernelIR& ir, const sym::Expr& e) {
   return out;
 }
 
-void addConstraint(StaticFacts& f, Constraint c) {
+void addConstraint(KernelStaticFacts& f, Constraint c) {
   for (const auto& o : f.constraints) if (o.kind == c.kind && o.text == c.text) return;
   f.constraints.push_back(std::move(c));
 }
@@ -135,8 +135,8 @@ int64_t specializedDivisibility(int64_t value) {
   return value % 16 == 0 ? 16 : 1;
 }
 
-StaticFacts deriveFacts(const KernelIR& ir) {
-  StaticFacts f;
+KernelStaticFacts deriveFacts(const KernelIR& ir) {
+  KernelStaticFacts f;
   for (const auto& a : ir.accesses) f.coalescing.push_back(staticCoalescing(ir, a));
 
   // Bytes per program.
@@ -585,7 +585,7 @@ AccessEstimate estimateAccess(const KernelIR& ir, const IrAccess& a, const Coale
 
 }  // namespace
 
-CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const AnalysisConfig& cfg) {
+CostEstimate estimate(const KernelIR& ir, const KernelStaticFacts& facts, const AnalysisConfig& cfg) {
   CostEstimate out;
   Evaluator ev(ir, cfg);
   for (size_t i = 0; i < ir.accesses.size(); ++i) {

@@ -60,7 +60,7 @@ struct Constraint {
   std::string when_text;
 };
 
-struct StaticFacts {
+struct KernelStaticFacts {
   std::vector<Coalescing> coalescing;   // per access, same order
   sym::Expr bytes_loaded, bytes_stored, flops;  // per program; null when unknown
   std::vector<std::string> notes;       // what the totals leave out or assume
@@ -79,7 +79,7 @@ struct StaticFacts {
   std::vector<Constraint> constraints;
 };
 
-StaticFacts deriveFacts(const KernelIR& ir);
+KernelStaticFacts deriveFacts(const KernelIR& ir);
 
 // One case x one configuration.
 struct AnalysisConfig {
@@ -137,11 +137,11 @@ struct CostEstimate {
   std::vector<AccessEstimate> accesses;
   std::vector<DotEstimate> dots;
   SharedMemoryEstimate smem;
-  std::vector<ConstraintCheck> constraints;  // same order as StaticFacts::constraints
+  std::vector<ConstraintCheck> constraints;  // same order as KernelStaticFacts::constraints
   std::vector<std::string> notes;
 };
 
-CostEstimate estimate(const KernelIR& ir, const StaticFacts& facts, const AnalysisConfig& config);
+CostEstimate estimate(const KernelIR& ir, const KernelStaticFacts& facts, const AnalysisConfig& config);
 
 // Divisibility Triton sees for an integer argument (JIT specialization): 16 when it is a
 // multiple of 16, else 1 (value 1 becomes a constant).

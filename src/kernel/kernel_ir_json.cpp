@@ -31,7 +31,7 @@ json strOrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s
 
 json exprJson(const sym::Expr& e) { return e ? json(sym::str(e)) : json(nullptr); }
 
-json kernelIRJson(const KernelIR& ir, const StaticFacts& facts) {
+json kernelIRJson(const KernelIR& ir, const KernelStaticFacts& facts) {
   json k;
   json params = json::array();
   for (const auto& p : ir.params) {
@@ -185,7 +185,7 @@ json kernelIRJson(const KernelIR& ir, const StaticFacts& facts) {
   return k;
 }
 
-json estimateJson(const KernelIR& ir, const StaticFacts& facts, const CostEstimate& est) {
+json estimateJson(const KernelIR& ir, const KernelStaticFacts& facts, const CostEstimate& est) {
   json j;
   j["per_program"] = {{"bytes_loaded", optDouble(est.bytes_loaded)},
                       {"bytes_stored", optDouble(est.bytes_stored)},

@@ -11,7 +11,7 @@
 namespace tf {
 
 nlohmann::json exprJson(const sym::Expr& e);   // text, or null
-nlohmann::json kernelIRJson(const KernelIR& ir, const StaticFacts& facts);
-nlohmann::json estimateJson(const KernelIR& ir, const StaticFacts& facts, const CostEstimate& est);
+nlohmann::json kernelIRJson(const KernelIR& ir, const KernelStaticFacts& facts);
+nlohmann::json estimateJson(const KernelIR& ir, const KernelStaticFacts& facts, const CostEstimate& est);
 
 }  // namespace tf

@@ -253,7 +253,7 @@ std::vector<fs::path> factFiles() {
 
 class CorpusGolden : public ::testing::TestWithParam<fs::path> {};
 
-TEST_P(CorpusGolden, StaticFacts) {
+TEST_P(CorpusGolden, KernelStaticFacts) {
   FactsFile f = readFacts(GetParam());
   json j = analyzeFacts(f, nullptr);
   EXPECT_FALSE(f.facts.empty()) << GetParam() << " checks nothing";

@@ -88,7 +88,7 @@ TEST(Cli, AnalyzeJson) {
   auto [rc, out] = tf("analyze --json " + (test::sourceDir() / "examples/matmul/matmul.py").string() + " 2>/dev/null");
   ASSERT_EQ(rc, 0) << out;
   auto j = nlohmann::json::parse(out);
-  EXPECT_EQ(j["schema"], "tritonforge.analyze/1");
+  EXPECT_EQ(j["schema"], "tritonforge.analyze/2");
   ASSERT_EQ(j["kernels"].size(), 1u);
   EXPECT_EQ(j["kernels"][0]["name"], "matmul_kernel");
   EXPECT_EQ(j["kernels"][0]["facts"]["dots"][0]["m"], "BLOCK_M");

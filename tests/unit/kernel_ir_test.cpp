@@ -110,7 +110,7 @@ def k(x_ptr, y_ptr, n, B: tl.constexpr):
   ASSERT_EQ(ir.accesses.size(), 3u);
   EXPECT_TRUE(ir.accesses[2].ptr.affine);
   EXPECT_EQ(ir.accesses[2].ptr.base, "y_ptr");
-  StaticFacts f = deriveFacts(ir);
+  KernelStaticFacts f = deriveFacts(ir);
   EXPECT_EQ(f.coalescing.size(), 3u);
 }
 
@@ -150,7 +150,7 @@ TEST(KernelIR, RepositorySourcesDoNotCrashIt) {
       auto b = build(test::readFile(e.path()));
       for (const auto& k : b->ir.kernels) {
         KernelIR ir = buildKernelIR(b->ir, k);
-        StaticFacts f = deriveFacts(ir);
+        KernelStaticFacts f = deriveFacts(ir);
         AnalysisConfig cfg;
         CostEstimate est = estimate(ir, f, cfg);
         EXPECT_EQ(est.accesses.size(), ir.accesses.size());
