@@ -326,10 +326,25 @@ void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string&
     at = ctx.text().text().find('(', ctx.text().text().find("def", def_begin)) + 1;
   }
   bool need_default = !default_text.empty() || !args["defaults"].empty();
-  std::string text = (last ? ", " : "") + name;
-  if (!annotation.empty()) text += ": " + annotation;
-  if (need_default) text += (annotation.empty() ? "=" : " = ") + (default_text.empty() ? "None" : default_text);
-  ed.insert(at, text);
+  std::string param = name;
+  if (!annotation.empty()) param += ": " + annotation;
+  if (need_default) param += (annotation.empty() ? "=" : " = ") + (default_text.empty() ? "None" : default_text);
+  if (!last) {
+    ed.insert(at, param);
+    return;
+  }
+  // A signature line that would grow past 100 columns continues on a new line, aligned
+  // like the line before it (or under the first parameter).
+  auto lp = nodePos(*last);
+  int line = lp->end_line;
+  size_t line_len = ctx.text().line(line).size();
+  if (line_len + 2 + param.size() <= 100) {
+    ed.insert(at, ", " + param);
+    return;
+  }
+  auto dp = nodePos(args["args"][0]);
+  std::string align = line == dp->line ? std::string(static_cast<size_t>(dp->col), ' ') : ctx.text().indentOf(line);
+  ed.insert(at, ",\n" + align + param);
 }
 
 void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
@@ -415,6 +430,63 @@ void setTunable(SourceEditor& ed, const Tunable& t, int64_t value) {
   if (t.value && *t.value == value && t.origin != TunableOrigin::kLocalDerived) return;
   ed.replace(t.target, std::to_string(value));
   for (const auto& m : t.mirrors) ed.replace(m, std::to_string(value));
+}
+
+}  // namespace tf
+
+namespace tf {
+
+std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits) {
+  Range whole = ctx.range(n);
+  TextEdits sorted = edits;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  std::string out;
+  size_t at = whole.begin;
+  for (const auto& [r, text] : sorted) {
+    if (r.begin < whole.begin || r.end > whole.end) continue;  // another node's
+    if (r.begin < at) throw std::logic_error("sliceWith: overlapping edits");
+    out += ctx.text().slice(Range{at, r.begin});
+    out += text;
+    at = r.end;
+  }
+  out += ctx.text().slice(Range{at, whole.end});
+  return out;
+}
+
+int siteIndex(const PassContext& ctx, const LaunchSite& site) {
+  for (size_t i = 0; i < ctx.ir->launches.size(); ++i) {
+    if (&ctx.ir->launches[i] == &site) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& sets, const LaunchSite& site,
+                      const std::vector<std::string>& params, const std::string& meta) {
+  TextEdits out;
+  int index = siteIndex(ctx, site);
+  for (const auto& set : sets) {
+    for (const auto& t : set.items) {
+      if (t.site != index || std::find(params.begin(), params.end(), t.param) == params.end()) continue;
+      for (const auto& m : t.mirrors) out.emplace_back(m, fmt::format("{}['{}']", meta, t.param));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+            out.end());
+  return out;
+}
+
+std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg) {
+  std::string t = "(";
+  for (size_t i = 0; i < axes.size(); ++i) t += (i ? ", " : "") + axes[i];
+  t += axes.size() == 1 ? ",)" : ")";
+  return lambda_arg.empty() ? t : "lambda " + lambda_arg + ": " + t;
+}
+
+std::string atomText(const PassContext& ctx, const Node& n, const std::string& text) {
+  const std::string& t = nodeType(n);
+  if (t == "Name" || t == "Call" || t == "Subscript" || t == "Attribute" || t == "Constant") return text;
+  return "(" + text + ")";
 }
 
 }  // namespace tf

@@ -143,3 +143,27 @@ std::vector<TunableSet> kernelTunables(const PassContext& ctx);
 void setTunable(SourceEditor& ed, const Tunable& t, int64_t value);
 
 }  // namespace tf
+
+namespace tf {
+
+using TextEdits = std::vector<std::pair<Range, std::string>>;
+
+// The source text of `n` with those of `edits` that lie inside it applied (they must not overlap).
+std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits);
+
+// Replacements that make grid literals repeating the value of `params` at `site` read
+// `meta['PARAM']` instead (the grid becomes a lambda, so retiling keeps it consistent).
+TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& sets, const LaunchSite& site,
+                      const std::vector<std::string>& params, const std::string& meta);
+
+// The text of a grid with new axes: "(a, b)" or "lambda META: (a, b)"; a single axis gets
+// its trailing comma.
+std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg);
+
+// `text` of `n`, parenthesized when it is not an atom (a name, a call, a subscript ...).
+std::string atomText(const PassContext& ctx, const Node& n, const std::string& text);
+
+// The index of `site` in the module's launch list.
+int siteIndex(const PassContext& ctx, const LaunchSite& site);
+
+}  // namespace tf

@@ -127,6 +127,11 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   if (r.status != WorkerReply::Status::kFailed) {
     throw EnvironmentError(fmt::format("the compile worker failed: {}", r.message));
   }
+  if (r.error_type == "ModuleNotFoundError" && r.message.find("'triton'") != std::string::npos) {
+    throw EnvironmentError(fmt::format("the worker's python ({}) has no triton: the sm_90 compile check needs it "
+                                       "(set TRITONFORGE_PYTHON, or pass --no-compile)",
+                                       worker.options().python));
+  }
   check["status"] = r.result.is_object() ? r.result.value("status", "compile-error") : "compile-error";
   std::string msg = r.error_type.empty() ? r.message : r.error_type + ": " + r.message;
   if (msg.size() > 600) msg = msg.substr(0, 600) + "...";
