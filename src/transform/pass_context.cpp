@@ -462,17 +462,25 @@ int siteIndex(const PassContext& ctx, const LaunchSite& site) {
 
 TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& sets, const LaunchSite& site,
                       const std::vector<std::string>& params, const std::string& meta) {
-  TextEdits out;
+  // A literal that repeats two parameters' values stays as written (it is right for the
+  // values as written; retiling will say it cannot follow).
+  std::map<size_t, std::pair<Range, std::string>> by_begin;
+  std::set<size_t> ambiguous;
   int index = siteIndex(ctx, site);
   for (const auto& set : sets) {
     for (const auto& t : set.items) {
-      if (t.site != index || std::find(params.begin(), params.end(), t.param) == params.end()) continue;
-      for (const auto& m : t.mirrors) out.emplace_back(m, fmt::format("{}['{}']", meta, t.param));
+      if (t.site != index) continue;
+      for (const auto& m : t.mirrors) {
+        auto [it, fresh] = by_begin.emplace(m.begin, std::pair{m, t.param});
+        if (!fresh && it->second.second != t.param) ambiguous.insert(m.begin);
+      }
     }
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
-  out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
-            out.end());
+  TextEdits out;
+  for (const auto& [begin, rp] : by_begin) {
+    if (ambiguous.count(begin) || std::find(params.begin(), params.end(), rp.second) == params.end()) continue;
+    out.emplace_back(rp.first, fmt::format("{}['{}']", meta, rp.second));
+  }
   return out;
 }
 
@@ -487,6 +495,126 @@ std::string atomText(const PassContext& ctx, const Node& n, const std::string& t
   const std::string& t = nodeType(n);
   if (t == "Name" || t == "Call" || t == "Subscript" || t == "Attribute" || t == "Constant") return text;
   return "(" + text + ")";
+}
+
+}  // namespace tf
+
+namespace tf {
+namespace {
+
+std::optional<std::string> translate(const PassContext& ctx, const Node& n, const std::map<std::string, std::string>& by_text,
+                                     const std::map<size_t, std::string>& mirrors, const std::string& meta) {
+  Range r = ctx.range(n);
+  if (auto it = mirrors.find(r.begin); it != mirrors.end() && isType(n, "Constant")) {
+    if (it->second == "?") return std::nullopt;
+    return it->second;
+  }
+  std::string text = ctx.slice(n);
+  if (auto it = by_text.find(text); it != by_text.end()) return it->second;
+  const std::string& t = nodeType(n);
+  if (t == "Constant" && intLiteral(n)) return text;
+  if (t == "Subscript" && !meta.empty() && isType(n["value"], "Name") && n["value"]["id"] == meta) {
+    if (auto s = strLiteral(n["slice"]); s && ctx.kernel->param(*s)) return *s;
+    return std::nullopt;
+  }
+  if (t == "Attribute" && !meta.empty() && isType(n["value"], "Name") && n["value"]["id"] == meta) {
+    std::string a = n["attr"].get<std::string>();
+    if (ctx.kernel->param(a)) return a;
+    return std::nullopt;
+  }
+  if (t == "Call") {
+    std::string fn = dottedName(n["func"]);
+    if (!n["keywords"].empty()) return std::nullopt;
+    std::vector<std::string> args;
+    for (const auto& a : n["args"]) {
+      auto x = translate(ctx, a, by_text, mirrors, meta);
+      if (!x) return std::nullopt;
+      args.push_back(*x);
+    }
+    bool cdiv = fn.size() >= 4 && fn.compare(fn.size() - 4, 4, "cdiv") == 0 && args.size() == 2;
+    if (cdiv) return fmt::format("{}.cdiv({}, {})", ctx.tl(), args[0], args[1]);
+    if ((fn == "min" || fn == "max") && args.size() == 2) return fmt::format("{}({}, {})", fn, args[0], args[1]);
+    return std::nullopt;
+  }
+  if (t == "BinOp") {
+    const std::string& op = nodeType(n["op"]);
+    const char* sym = op == "Add" ? " + " : op == "Sub" ? " - " : op == "Mult" ? " * " : op == "FloorDiv" ? " // " : nullptr;
+    if (!sym) return std::nullopt;
+    auto l = translate(ctx, n["left"], by_text, mirrors, meta);
+    auto rr = translate(ctx, n["right"], by_text, mirrors, meta);
+    if (!l || !rr) return std::nullopt;
+    auto wrap = [&](const Node& x, const std::string& s) {
+      return isType(x, "BinOp") ? "(" + s + ")" : s;
+    };
+    return wrap(n["left"], *l) + sym + wrap(n["right"], *rr);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> gridAxisInKernel(const PassContext& ctx, const std::vector<TunableSet>& sets, int axis,
+                                            std::string* why) {
+  std::optional<std::string> found;
+  for (const LaunchSite* site : ctx.sites) {
+    auto g = gridOf(ctx, *site, why);
+    if (!g) return std::nullopt;
+    if (static_cast<size_t>(axis) >= g->axes.size()) {
+      *why = fmt::format("a grid has no axis {}", axis);
+      return std::nullopt;
+    }
+    std::map<std::string, std::string> by_text;
+    for (const auto& a : site->args) {
+      if (ctx.kernel->param(a.param)) by_text.emplace(ctx.slice(*a.expr), a.param);
+    }
+    // Grid literals that repeat one parameter's value; a literal repeating two is ambiguous
+    // ("?", which does not translate).
+    std::map<size_t, std::string> mirrors;
+    int index = siteIndex(ctx, *site);
+    for (const auto& set : sets) {
+      for (const auto& t : set.items) {
+        if (t.site != index) continue;
+        for (const auto& m : t.mirrors) {
+          auto [it, fresh] = mirrors.emplace(m.begin, t.param);
+          if (!fresh && it->second != t.param) it->second = "?";
+        }
+      }
+    }
+    const Node& e = *g->axes[static_cast<size_t>(axis)];
+    auto x = translate(ctx, e, by_text, mirrors, g->lambda_arg);
+    if (!x) {
+      *why = fmt::format("the grid axis '{}' cannot be written with the kernel's parameters", ctx.slice(e));
+      return std::nullopt;
+    }
+    if (found && *found != *x) {
+      *why = "the launches' grids differ";
+      return std::nullopt;
+    }
+    found = x;
+  }
+  if (!found) *why = "no launch";
+  return found;
+}
+
+bool hasMultilineString(const PassContext& ctx, const Node& from) {
+  bool found = false;
+  walk(from, [&](const Node& n) {
+    if (isType(n, "Constant") && n.value("vt", "") == "str") {
+      auto p = nodePos(n);
+      if (p && p->end_line > p->line) found = true;
+    }
+    return !found;
+  });
+  return found;
+}
+
+std::string smCountExpression(const PassContext& ctx) {
+  for (const auto& [local, full] : ctx.ir->aliases) {
+    if (full == "torch") return local + ".cuda.get_device_properties(" + local + ".cuda.current_device()).multi_processor_count";
+  }
+  std::string t = ctx.triton();
+  return t + ".runtime.driver.active.utils.get_device_properties(" + t +
+         ".runtime.driver.active.get_current_device())[\"multiprocessor_count\"]";
 }
 
 }  // namespace tf

@@ -167,3 +167,20 @@ std::string atomText(const PassContext& ctx, const Node& n, const std::string& t
 int siteIndex(const PassContext& ctx, const LaunchSite& site);
 
 }  // namespace tf
+
+namespace tf {
+
+// Grid axis `axis` written in the kernel's terms, the same at every launch: launcher
+// values become the kernel parameters they are passed as, META['P'] and grid literals that
+// repeat P's value become P, triton.cdiv becomes tl.cdiv ("tl.cdiv(M, BLOCK_M)"). nullopt
+// (and `why`) when some part has no kernel-side meaning.
+std::optional<std::string> gridAxisInKernel(const PassContext& ctx, const std::vector<TunableSet>& sets, int axis,
+                                            std::string* why);
+
+// Does the kernel body hold a string literal over several lines (indenting it would change it)?
+bool hasMultilineString(const PassContext& ctx, const Node& from);
+
+// The text that gives the GPU's SM count in the launcher ("torch.cuda.get_device_properties(...)...").
+std::string smCountExpression(const PassContext& ctx);
+
+}  // namespace tf
