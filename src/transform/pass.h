@@ -79,9 +79,9 @@ struct PassOutcome {
   std::string source;                    // the new source text, when applied
   std::string reason;                    // why it refused, when not applied (one line)
   std::vector<std::string> notes;        // what the reviewer should know
-  // Parameters the pass added to the kernel that are not constexpr, with their Triton
-  // type ("i32"), so that the compile check can type them.
-  std::map<std::string, std::string> added_params;
+  // Runtime parameters the pass added or whose type it changed, with their Triton type
+  // ("i32", "*fp32"): the compile check uses these over the given signature.
+  std::map<std::string, std::string> param_types;
 };
 
 PassOutcome refuse(std::string reason);

@@ -47,9 +47,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
     if (v.is_string()) sig[p] = v;
     else constexprs[p] = v;
   }
-  for (const auto& [p, type] : added) {
-    if (!sig.contains(p)) sig[p] = type;
-  }
+  for (const auto& [p, type] : added) sig[p] = type;
   // Constexpr values as the launch writes them (or the first autotune config).
   std::map<std::string, int64_t> values;
   nlohmann::json options = nlohmann::json::object();
@@ -234,7 +232,7 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
     return result;
   }
   result.compile = compileCheck(worker, req.source, result.outcome.source, out_ir, kernel, ctx.signature,
-                                result.outcome.added_params);
+                                result.outcome.param_types);
   std::string status = result.compile.value("status", "");
   if (status != "ok" && status != "skipped") {
     result.status = TransformResult::Status::kCompileFailed;

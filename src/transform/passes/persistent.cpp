@@ -109,7 +109,7 @@ class PersistentPass : public Pass {
     PassOutcome out;
     if (tiles_param) {
       addKernelParam(ctx, ed, tiles[0], "");
-      out.added_params[tiles[0]] = "i32";
+      out.param_types[tiles[0]] = "i32";
     }
 
     // Launchers: the SM count once per function, then the grid.
