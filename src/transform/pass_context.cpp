@@ -358,7 +358,26 @@ void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite
     after = after == std::string::npos ? end : std::max(after, end);
   }
   if (after != std::string::npos) {
-    ed.insert(after, fmt::format(", {}={}", name, value));
+    // A line that would grow past 100 columns continues on the next, aligned with the
+    // call's first argument (or with the continuation line it is on).
+    std::string kw = fmt::format("{}={}", name, value);
+    int line = 1 + static_cast<int>(std::count(ctx.text().text().begin(), ctx.text().text().begin() + after, '\n'));
+    // The line as it will read: up to `after` (with earlier edits), what was inserted here
+    // already, the new keyword, and the rest of the original line.
+    std::string pending = ed.insertedAt(after);
+    size_t nl = pending.rfind('\n');
+    size_t width = (nl == std::string::npos ? ed.outputColumn(after) + pending.size() : pending.size() - nl - 1) +
+                   2 + kw.size() + (ctx.text().offset(line + 1, 0) - after);
+    if (width <= 100) {
+      ed.insert(after, ", " + kw);
+      return;
+    }
+    auto cp = nodePos(call);
+    std::string align = ctx.text().indentOf(line);
+    const Node* first = !call["args"].empty() ? &call["args"][0] : !call["keywords"].empty() ? &call["keywords"][0] : nullptr;
+    if (first && nodePos(*first)->line == line) align = std::string(ed.outputColumn(ctx.range(*first).begin), ' ');
+    else if (line == cp->line) align += "    ";
+    ed.insert(after, ",\n" + align + kw);
     return;
   }
   // Only launch options (or nothing): insert before the first option, or into ().

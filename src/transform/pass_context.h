@@ -112,7 +112,9 @@ void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string&
                     const std::string& annotation, const std::string& default_text = "");
 
 // Adds `name=value` to a launch: after the last kernel argument, before launch options
-// (num_warps=...), so the call reads in the usual order.
+// (num_warps=...), so the call reads in the usual order. A line that would pass 100 columns
+// continues on the next, aligned with the first argument: make edits earlier on that line
+// (the grid) before calling this.
 void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
                       const std::string& value);
 

@@ -79,4 +79,23 @@ std::string SourceEditor::apply() const {
   return result;
 }
 
+std::string SourceEditor::insertedAt(size_t p) const {
+  std::string out;
+  for (const Edit& e : edits_) {
+    if (e.range.begin == p && e.range.end == p) out += e.text;
+  }
+  return out;
+}
+
+size_t SourceEditor::outputColumn(size_t p) const {
+  // The output up to p: the original up to p with the edits that end at or before it.
+  SourceEditor before(original_.substr(0, p));
+  for (const Edit& e : edits_) {
+    if (e.range.end <= p && !(e.range.begin == p && e.range.end == p)) before.edits_.push_back(e);
+  }
+  std::string out = before.apply();
+  size_t nl = out.rfind('\n');
+  return nl == std::string::npos ? out.size() : out.size() - nl - 1;
+}
+
 }  // namespace tf

@@ -24,6 +24,11 @@ class SourceEditor {
   // exactly at lines.begin or lines.end stays outside. Used to wrap a block in a loop.
   void indent(Range lines, std::string prefix);
   std::string apply() const;
+  // The column (bytes from the line start) that original offset `p` has in the output of
+  // the edits made so far (for aligning continuation lines after an edit earlier on the line).
+  size_t outputColumn(size_t p) const;
+  // The text inserted so far exactly at `p` (empty-range edits), in order.
+  std::string insertedAt(size_t p) const;
   bool empty() const { return edits_.empty() && indents_.empty(); }
 
  private:

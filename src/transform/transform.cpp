@@ -115,6 +115,14 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   fs::remove_all(dir, ec);
   check["constexprs"] = constexprs;
   check["options"] = options;
+  // sm_90 gives a program at most 227 KiB of shared memory; the compile does not check.
+  constexpr int64_t kSm90SharedLimit = 232448;
+  if (r.ok() && r.result.value("shared_bytes", int64_t{0}) > kSm90SharedLimit) {
+    check["status"] = "out-of-resources";
+    check["reason"] = fmt::format("{} bytes of shared memory; sm_90 allows {}", r.result.value("shared_bytes", int64_t{0}),
+                                  kSm90SharedLimit);
+    return check;
+  }
   if (r.ok()) {
     check["status"] = "ok";
     check["shared_bytes"] = r.result.value("shared_bytes", nlohmann::json());

@@ -105,14 +105,15 @@ class GroupedOrderPass : public Pass {
       auto g = gridOf(ctx, *site, &why);
       if (!g) return refuse(why);
       if (g->axes.size() != 2) return refuse(fmt::format("a grid has {} axes, not 2", g->axes.size()));
+      if (grids_done.insert(g->expr).second) {
+        std::string meta = g->lambda ? g->lambda_arg : "META";
+        TextEdits mirrors = metaMirrors(ctx, sets, *site, {tile_m, tile_n}, meta);
+        std::string a = atomText(ctx, *g->axes[0], sliceWith(ctx, *g->axes[0], mirrors));
+        std::string b = atomText(ctx, *g->axes[1], sliceWith(ctx, *g->axes[1], mirrors));
+        bool lambda = g->lambda || !mirrors.empty();
+        ed.replace(ctx.range(*g->expr), gridText({a + " * " + b}, lambda ? meta : ""));
+      }
       addLaunchKeyword(ctx, ed, *site, group, args.text("group"));
-      if (!grids_done.insert(g->expr).second) continue;
-      std::string meta = g->lambda ? g->lambda_arg : "META";
-      TextEdits mirrors = metaMirrors(ctx, sets, *site, {tile_m, tile_n}, meta);
-      std::string a = atomText(ctx, *g->axes[0], sliceWith(ctx, *g->axes[0], mirrors));
-      std::string b = atomText(ctx, *g->axes[1], sliceWith(ctx, *g->axes[1], mirrors));
-      bool lambda = g->lambda || !mirrors.empty();
-      ed.replace(ctx.range(*g->expr), gridText({a + " * " + b}, lambda ? meta : ""));
     }
     PassOutcome out;
     out.applied = true;

@@ -146,11 +146,12 @@ class PersistentPass : public Pass {
       for (const Node* a : g->axes) {
         total += (total.empty() ? "" : " * ") + (g->axes.size() == 1 ? ctx.slice(*a) : atomText(ctx, *a, ctx.slice(*a)));
       }
+      if (grids_done.insert(g->expr).second) {
+        std::string sms = sms_name[site->function];
+        if (ppsm > 1) sms = fmt::format("{} * {}", sms, ppsm);
+        ed.replace(ctx.range(*g->expr), gridText({fmt::format("min({}, {})", sms, total)}, g->lambda_arg));
+      }
       if (tiles_param) addLaunchKeyword(ctx, ed, *site, tiles[0], ctx.slice(*g->axes[0]));
-      if (!grids_done.insert(g->expr).second) continue;
-      std::string sms = sms_name[site->function];
-      if (ppsm > 1) sms = fmt::format("{} * {}", sms, ppsm);
-      ed.replace(ctx.range(*g->expr), gridText({fmt::format("min({}, {})", sms, total)}, g->lambda_arg));
     }
     out.applied = true;
     out.source = ed.apply();

@@ -306,13 +306,13 @@ class SplitKPass : public Pass {
         }
         ed.insert(ctx.text().offset(anchor_line, 0), lines);
       }
-      addLaunchKeyword(ctx, ed, *site, split, sk);
       if (grids_done.insert(g->expr).second) {
         std::vector<std::string> axes;
         for (const Node* a : g->axes) axes.push_back(ctx.slice(*a));
         axes.push_back(sk);
         ed.replace(ctx.range(*g->expr), gridText(axes, g->lambda_arg));
       }
+      addLaunchKeyword(ctx, ed, *site, split, sk);
       if (atomic) {
         if (!zeroOutput(ctx, ed, *site, fn, *out_arg, &out.notes)) {
           return refuse(fmt::format("cannot zero the output '{}' before the launch", out_text));

@@ -22,5 +22,6 @@ def softmax(x):
     rows, cols = x.shape
     out = torch.empty_like(x)
     BLOCK = triton.next_power_of_2(cols)
-    softmax_rows[(rows,)](out, x, cols, x.stride(0), out.stride(0), BLOCK=BLOCK, maxnreg=128, num_warps=16)
+    softmax_rows[(rows,)](out, x, cols, x.stride(0), out.stride(0), BLOCK=BLOCK,
+                          maxnreg=128, num_warps=16)
     return out

@@ -24,5 +24,6 @@ def softmax(x):
     out = torch.empty_like(x)
     BLOCK = triton.next_power_of_2(cols)
     num_sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    softmax_rows[(min(num_sms, rows),)](out, x, cols, x.stride(0), out.stride(0), BLOCK=BLOCK, num_tiles=rows, num_warps=4)
+    softmax_rows[(min(num_sms, rows),)](out, x, cols, x.stride(0), out.stride(0), BLOCK=BLOCK,
+                                        num_tiles=rows, num_warps=4)
     return out

@@ -40,6 +40,7 @@ def matmul(a, b):
     grid = (triton.cdiv(M, 32), triton.cdiv(N, 32), split_k)
     matmul_kernel[grid](a, b, workspace, M, N, K,
                         a.stride(0), a.stride(1), b.stride(0), b.stride(1), workspace.stride(1), workspace.stride(2),
-                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, SPLIT_K=split_k, stride_split=workspace.stride(0))
+                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, SPLIT_K=split_k,
+                        stride_split=workspace.stride(0))
     c.copy_(workspace.sum(dim=0))  # split-k: the second stage
     return c
