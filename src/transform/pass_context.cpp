@@ -154,10 +154,15 @@ bool mentionsName(const Node& n, const std::string& name) {
 std::set<std::string> PassContext::derivedFrom(const std::string& name) const {
   std::set<std::string> out = {name};
   bool changed = true;
+  std::vector<const Node*> stmts;
+  walk(body(), [&](const Node& n) {
+    if (isType(n, "Assign") || isType(n, "AugAssign") || isType(n, "AnnAssign")) stmts.push_back(&n);
+    return !isType(n, "FunctionDef") && !isType(n, "Lambda");
+  });
   while (changed) {
     changed = false;
-    for (const auto& s : body()) {
-      if (!isType(s, "Assign") && !isType(s, "AugAssign") && !isType(s, "AnnAssign")) continue;
+    for (const Node* sp : stmts) {
+      const Node& s = *sp;
       if (!s["value"].is_object()) continue;
       bool uses = false;
       forEachName(s["value"], [&](const Node& x) {
@@ -408,6 +413,28 @@ void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, c
     else ed.replace(items[i].r, "");
     return;
   }
+}
+
+std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit) {
+  std::string out = head + "(";
+  size_t align = column + out.size();
+  size_t col = align;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string piece = args[i] + (i + 1 < args.size() ? "," : ")");
+    size_t last_line = piece.find('\n') == std::string::npos ? piece.size() : piece.find('\n');
+    if (i > 0 && col + 1 + last_line > limit) {
+      out += "\n" + std::string(align, ' ');
+      col = align;
+    } else if (i > 0) {
+      out += " ";
+      col += 1;
+    }
+    out += piece;
+    size_t nl = piece.rfind('\n');
+    col = nl == std::string::npos ? col + piece.size() : piece.size() - nl - 1;
+  }
+  if (args.empty()) out += ")";
+  return out;
 }
 
 std::string indentFollowingLines(std::string_view text, const std::string& prefix) {

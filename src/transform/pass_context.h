@@ -73,7 +73,7 @@ struct PassContext {
   // newline of its last).
   Range lineRange(const Node& stmt) const;
   Range lineRange(int first_line, int last_line) const;
-  // Names bound at the top level of the body from expressions that use `name` (transitively).
+  // Names bound anywhere in the body from expressions that use `name` (transitively).
   std::set<std::string> derivedFrom(const std::string& name) const;
   // Does the body contain a `return` (outside nested functions)?
   bool hasReturn() const;
@@ -120,6 +120,10 @@ void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite
 
 // Removes a keyword argument (with its comma) from a call.
 void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name);
+
+// A call `head(arg, arg, ...)` that starts at output column `column`, its arguments
+// wrapped at `limit` columns and aligned after the opening parenthesis.
+std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit = 100);
 
 // `text` with `prefix` added to every non-empty line after the first.
 std::string indentFollowingLines(std::string_view text, const std::string& prefix);
