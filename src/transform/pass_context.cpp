@@ -352,20 +352,18 @@ void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string&
   ed.insert(at, ",\n" + align + param);
 }
 
-void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
-                      const std::string& value) {
-  const Node& call = *site.call;
+void addCallKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& kw,
+                    bool before_launch_options) {
   size_t after = std::string::npos;
   for (const auto& a : call["args"]) after = after == std::string::npos ? ctx.range(a).end : std::max(after, ctx.range(a).end);
-  for (const auto& kw : call["keywords"]) {
-    if (kw["arg"].is_string() && isLaunchOption(kw["arg"].get<std::string>())) continue;
-    size_t end = ctx.range(kw).end;
+  for (const auto& k : call["keywords"]) {
+    if (before_launch_options && k["arg"].is_string() && isLaunchOption(k["arg"].get<std::string>())) continue;
+    size_t end = ctx.range(k).end;
     after = after == std::string::npos ? end : std::max(after, end);
   }
   if (after != std::string::npos) {
     // A line that would grow past 100 columns continues on the next, aligned with the
     // call's first argument (or with the continuation line it is on).
-    std::string kw = fmt::format("{}={}", name, value);
     int line = 1 + static_cast<int>(std::count(ctx.text().text().begin(), ctx.text().text().begin() + after, '\n'));
     // The line as it will read: up to `after` (with earlier edits), what was inserted here
     // already, the new keyword, and the rest of the original line.
@@ -386,12 +384,17 @@ void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite
     return;
   }
   // Only launch options (or nothing): insert before the first option, or into ().
-  for (const auto& kw : call["keywords"]) {
-    ed.insert(ctx.range(kw).begin, fmt::format("{}={}, ", name, value));
+  for (const auto& k : call["keywords"]) {
+    ed.insert(ctx.range(k).begin, kw + ", ");
     return;
   }
   size_t end = ctx.range(call).end;  // just after ')'
-  ed.insert(end - 1, fmt::format("{}={}", name, value));
+  ed.insert(end - 1, kw);
+}
+
+void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
+                      const std::string& value) {
+  addCallKeyword(ctx, ed, *site.call, fmt::format("{}={}", name, value), true);
 }
 
 void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name) {

@@ -118,6 +118,11 @@ void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string&
 void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
                       const std::string& value);
 
+// Adds the keyword text `kw` ("name=value") to a call after its last argument (before launch
+// options when `before_launch_options`), wrapping past 100 columns like addLaunchKeyword.
+void addCallKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& kw,
+                    bool before_launch_options = false);
+
 // Removes a keyword argument (with its comma) from a call.
 void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name);
 
