@@ -286,6 +286,8 @@ def main():
          ("softmax_rows", "rows-per-program:rows=8"), (262144, 64)),
         ("rows-per-program-pipelined", "rows-per-program", "softmax", "softmax", "sm_rows8_s2",
          ("softmax_rows", "rows-per-program:rows=8,stages=2"), (262144, 64)),
+        ("rows-per-program-block", "rows-per-program", "softmax", "softmax", "sm_rows16_block",
+         ("softmax_rows", "rows-per-program:mode=block,rows=16"), (262144, 64)),
         ("column-loop", "column-loop", "softmax", "softmax", "sm_columns", ("softmax_rows", "column-loop:block=4096"),
          (512, 65536)),
         ("column-loop-layernorm", "column-loop", "layernorm", "layernorm_row", "ln_columns",

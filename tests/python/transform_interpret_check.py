@@ -76,6 +76,8 @@ CASES = {
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),
     "rows-per-program/softmax": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),
+    "rows-per-program/block_softmax": (softmax, (37, 100)),
+    "rows-per-program/block_layernorm": (layernorm, (37, 200)),
     "column-loop/softmax": (softmax, (3, 9000)),
     "column-loop/layernorm": (layernorm, (3, 5000)),
     "vectorize/add_block": (add, (5000,)),
