@@ -1,0 +1,669 @@
+#include "transform/pass_context.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <stdexcept>
+
+namespace tf {
+
+PassContext PassContext::make(const ModuleIR& ir, const Kernel& kernel) {
+  PassContext ctx;
+  ctx.src = ir.source;
+  ctx.ir = &ir;
+  ctx.kernel = &kernel;
+  ctx.facts = analyzeKernel(ir, kernel);
+  for (const auto& l : ir.launches) {
+    if (l.kernel == kernel.name) ctx.sites.push_back(&l);
+  }
+  for (const auto& p : kernel.params) ctx.names_.insert(p.name);
+  walk(*kernel.def, [&](const Node& n) {
+    if (isType(n, "Name")) ctx.names_.insert(n["id"].get<std::string>());
+    return true;
+  });
+  return ctx;
+}
+
+Range PassContext::range(const Node& n) const {
+  auto r = text().range(n);
+  if (!r) throw std::logic_error("a node without a position: " + nodeType(n));
+  return *r;
+}
+
+std::string PassContext::tl() const {
+  for (const auto& [local, full] : ir->aliases) {
+    if (full == "triton.language") return local;
+  }
+  std::string t = triton();
+  return t.empty() ? "tl" : t + ".language";
+}
+
+std::string PassContext::triton() const {
+  std::string t = ir->tritonSpelling();
+  return t.empty() ? "triton" : t;
+}
+
+std::string PassContext::constexprAnnotation() const {
+  for (const auto& p : kernel->params) {
+    if (p.is_constexpr && !p.annotation.empty()) return p.annotation;
+  }
+  return tl() + ".constexpr";
+}
+
+std::string PassContext::bodyIndent() const {
+  const Node& b = body();
+  if (b.empty()) return "    ";
+  auto p = nodePos(b[0]);
+  return p ? text().indentOf(p->line) : "    ";
+}
+
+std::string PassContext::indentUnit() const {
+  std::string body_indent = bodyIndent();
+  auto p = nodePos(*kernel->def);
+  std::string def_indent = p ? text().indentOf(p->line) : "";
+  if (body_indent.size() > def_indent.size()) return body_indent.substr(def_indent.size());
+  return "    ";
+}
+
+std::string PassContext::tlFunction(const Node& call) const {
+  if (!isType(call, "Call")) return "";
+  std::string q = ir->qualifiedName(call["func"]);
+  const std::string pre = "triton.language.";
+  if (q.rfind(pre, 0) == 0) return q.substr(pre.size());
+  return "";
+}
+
+bool PassContext::isTlCall(const Node& n, std::string_view fn) const { return tlFunction(n) == fn; }
+
+const std::set<std::string>& PassContext::kernelNames() const { return names_; }
+
+std::string PassContext::freshName(const std::string& base) const {
+  const auto& used = kernelNames();
+  if (!used.count(base)) return base;
+  for (int i = 2;; ++i) {
+    std::string n = fmt::format("{}_{}", base, i);
+    if (!used.count(n)) return n;
+  }
+}
+
+std::vector<PidVar> PassContext::pidVars() const {
+  std::vector<PidVar> out;
+  for (const auto& s : body()) {
+    if (!isType(s, "Assign") || s["targets"].size() != 1 || !isType(s["targets"][0], "Name")) continue;
+    const Node& v = s["value"];
+    if (!isTlCall(v, "program_id")) continue;
+    const Node* axis = v["args"].empty() ? keywordArg(v, "axis") : &v["args"][0];
+    std::optional<int64_t> a = axis ? intLiteral(*axis) : std::optional<int64_t>(0);
+    if (!a) continue;
+    out.push_back({s["targets"][0]["id"].get<std::string>(), static_cast<int>(*a), &s});
+  }
+  return out;
+}
+
+int PassContext::programIdCalls() const {
+  int n = 0;
+  walk(*kernel->def, [&](const Node& x) {
+    if (isTlCall(x, "program_id")) ++n;
+    return true;
+  });
+  return n;
+}
+
+int PassContext::numProgramsCalls() const {
+  int n = 0;
+  walk(*kernel->def, [&](const Node& x) {
+    if (isTlCall(x, "num_programs")) ++n;
+    return true;
+  });
+  return n;
+}
+
+int PassContext::bodyIndex(const Node* stmt) const {
+  const Node& b = body();
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (&b[i] == stmt) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Range PassContext::lineRange(const Node& stmt) const {
+  auto p = nodePos(stmt);
+  if (!p) throw std::logic_error("a statement without a position");
+  return lineRange(p->line, p->end_line);
+}
+
+Range PassContext::lineRange(int first_line, int last_line) const {
+  return {text().offset(first_line, 0), text().offset(last_line + 1, 0)};
+}
+
+void forEachName(const Node& n, const std::function<void(const Node&)>& fn) {
+  walk(n, [&](const Node& x) {
+    if (isType(x, "Name")) fn(x);
+    return true;
+  });
+}
+
+bool mentionsName(const Node& n, const std::string& name) {
+  bool found = false;
+  forEachName(n, [&](const Node& x) {
+    if (x["id"] == name) found = true;
+  });
+  return found;
+}
+
+std::set<std::string> PassContext::derivedFrom(const std::string& name) const {
+  std::set<std::string> out = {name};
+  bool changed = true;
+  std::vector<const Node*> stmts;
+  walk(body(), [&](const Node& n) {
+    if (isType(n, "Assign") || isType(n, "AugAssign") || isType(n, "AnnAssign")) stmts.push_back(&n);
+    return !isType(n, "FunctionDef") && !isType(n, "Lambda");
+  });
+  while (changed) {
+    changed = false;
+    for (const Node* sp : stmts) {
+      const Node& s = *sp;
+      if (!s["value"].is_object()) continue;
+      bool uses = false;
+      forEachName(s["value"], [&](const Node& x) {
+        if (out.count(x["id"].get<std::string>())) uses = true;
+      });
+      if (!uses) continue;
+      std::vector<const Node*> targets;
+      if (isType(s, "Assign")) for (const auto& t : s["targets"]) targets.push_back(&t);
+      else targets.push_back(&s["target"]);
+      for (const Node* t : targets) {
+        forEachName(*t, [&](const Node& x) {
+          if (out.insert(x["id"].get<std::string>()).second) changed = true;
+        });
+      }
+    }
+  }
+  return out;
+}
+
+bool PassContext::hasReturn() const {
+  bool found = false;
+  walk(body(), [&](const Node& n) {
+    const std::string& t = nodeType(n);
+    if (t == "FunctionDef" || t == "Lambda") return false;
+    if (t == "Return") found = true;
+    return !found;
+  });
+  return found;
+}
+
+std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why) {
+  GridView g;
+  const Node* e = site.grid;
+  if (isType(*e, "Name")) {
+    auto fit = ctx.ir->functions.find(site.function);
+    std::string var = (*e)["id"].get<std::string>();
+    if (fit == ctx.ir->functions.end()) {
+      *why = fmt::format("the grid '{}' is not defined in a function", var);
+      return std::nullopt;
+    }
+    auto ait = fit->second.assignments.find(var);
+    if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
+        ait->second[0].conditional || !isType(*ait->second[0].stmt, "Assign")) {
+      *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
+      return std::nullopt;
+    }
+    g.assign_stmt = ait->second[0].stmt;
+    e = ait->second[0].value;
+  }
+  g.expr = e;
+  const Node* t = e;
+  if (isType(*e, "Lambda")) {
+    const Node& args = (*e)["args"]["args"];
+    if (args.size() != 1) {
+      *why = "the grid lambda does not take exactly one argument";
+      return std::nullopt;
+    }
+    g.lambda = e;
+    g.lambda_arg = args[0]["arg"].get<std::string>();
+    t = &(*e)["body"];
+  }
+  if (isType(*t, "Tuple") || isType(*t, "List")) {
+    g.tuple = t;
+    for (const auto& x : (*t)["elts"]) {
+      if (isType(x, "Starred")) {
+        *why = "the grid unpacks a sequence (*...)";
+        return std::nullopt;
+      }
+      g.axes.push_back(&x);
+    }
+    if (g.axes.empty()) {
+      *why = "the grid is empty";
+      return std::nullopt;
+    }
+    return g;
+  }
+  *why = fmt::format("the grid '{}' is not a tuple (or a lambda returning one)", ctx.slice(*e));
+  return std::nullopt;
+}
+
+const Node* launchArg(const LaunchSite& site, const std::string& param) {
+  const LaunchArg* a = site.arg(param);
+  return a ? a->expr : nullptr;
+}
+
+namespace {
+
+// The kernel parameter (not constexpr) whose launch argument is written `text` at every site.
+std::string paramPassedAs(const PassContext& ctx, const LaunchSite& site, const std::string& text) {
+  for (const auto& a : site.args) {
+    const Param* p = ctx.kernel->param(a.param);
+    if (!p || p->is_constexpr) continue;
+    if (ctx.slice(*a.expr) == text) return a.param;
+  }
+  return "";
+}
+
+// Strips `x[:, None]` / `x[None, :]` subscripts.
+const Node& unsubscript(const Node& n) {
+  if (isType(n, "Subscript")) return unsubscript(n["value"]);
+  return n;
+}
+
+}  // namespace
+
+std::string axisExtent(const PassContext& ctx, int axis) {
+  // From the grids: triton.cdiv(X, ...) on this axis, X passed for a kernel parameter.
+  std::string found;
+  for (const LaunchSite* site : ctx.sites) {
+    std::string why;
+    auto g = gridOf(ctx, *site, &why);
+    if (!g || static_cast<size_t>(axis) >= g->axes.size()) continue;
+    const Node& e = *g->axes[static_cast<size_t>(axis)];
+    if (!isType(e, "Call") || e["args"].size() != 2) continue;
+    std::string fn = dottedName(e["func"]);
+    if (fn.size() < 4 || fn.compare(fn.size() - 4, 4, "cdiv") != 0) continue;
+    std::string p = paramPassedAs(ctx, *site, ctx.slice(e["args"][0]));
+    if (p.empty()) continue;
+    if (!found.empty() && found != p) return "";
+    found = p;
+  }
+  if (!found.empty()) return found;
+  // From the masks: `offs < P` where offs comes from this axis's program id.
+  for (const auto& pv : ctx.pidVars()) {
+    if (pv.axis != axis) continue;
+    std::set<std::string> derived = ctx.derivedFrom(pv.name);
+    walk(ctx.body(), [&](const Node& n) {
+      if (!isType(n, "Compare") || n["ops"].size() != 1 || !isType(n["ops"][0], "Lt")) return true;
+      const Node& l = unsubscript(n["left"]);
+      const Node& r = n["comparators"][0];
+      if (!isType(l, "Name") || !isType(r, "Name")) return true;
+      if (!derived.count(l["id"].get<std::string>())) return true;
+      const Param* p = ctx.kernel->param(r["id"].get<std::string>());
+      if (!p || p->is_constexpr) return true;
+      if (found.empty()) found = p->name;
+      else if (found != p->name) found = "?";
+      return true;
+    });
+  }
+  return found == "?" ? "" : found;
+}
+
+std::string axisTile(const PassContext& ctx, int axis) {
+  std::string found;
+  for (const auto& [name, u] : ctx.facts.params) {
+    if (!u.pid_axes.count(axis)) continue;
+    if (!found.empty()) return "";
+    found = name;
+  }
+  return found;
+}
+
+void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string& name, const std::string& annotation,
+                    const std::string& default_text) {
+  const Node& args = ctx.kernel->def->at("args");
+  const Node* last = nullptr;
+  if (!args["args"].empty()) last = &args["args"].back();
+  size_t at;
+  if (last) {
+    at = ctx.range(*last).end;
+    const Node& defaults = args["defaults"];
+    if (!defaults.empty()) at = std::max(at, ctx.range(defaults.back()).end);
+  } else {
+    // def k(): insert inside the parentheses.
+    size_t def_begin = ctx.range(*ctx.kernel->def).begin;
+    at = ctx.text().text().find('(', ctx.text().text().find("def", def_begin)) + 1;
+  }
+  bool need_default = !default_text.empty() || !args["defaults"].empty();
+  std::string param = name;
+  if (!annotation.empty()) param += ": " + annotation;
+  if (need_default) param += (annotation.empty() ? "=" : " = ") + (default_text.empty() ? "None" : default_text);
+  if (!last) {
+    ed.insert(at, param);
+    return;
+  }
+  // A signature line that would grow past 100 columns continues on a new line, aligned
+  // like the line before it (or under the first parameter).
+  auto lp = nodePos(*last);
+  int line = lp->end_line;
+  size_t line_len = ctx.text().line(line).size();
+  if (line_len + 2 + param.size() <= 100) {
+    ed.insert(at, ", " + param);
+    return;
+  }
+  auto dp = nodePos(args["args"][0]);
+  std::string align = line == dp->line ? std::string(static_cast<size_t>(dp->col), ' ') : ctx.text().indentOf(line);
+  ed.insert(at, ",\n" + align + param);
+}
+
+void addCallKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& kw,
+                    bool before_launch_options) {
+  size_t after = std::string::npos;
+  for (const auto& a : call["args"]) after = after == std::string::npos ? ctx.range(a).end : std::max(after, ctx.range(a).end);
+  for (const auto& k : call["keywords"]) {
+    if (before_launch_options && k["arg"].is_string() && isLaunchOption(k["arg"].get<std::string>())) continue;
+    size_t end = ctx.range(k).end;
+    after = after == std::string::npos ? end : std::max(after, end);
+  }
+  if (after != std::string::npos) {
+    // A line that would grow past 100 columns continues on the next, aligned with the
+    // call's first argument (or with the continuation line it is on).
+    int line = 1 + static_cast<int>(std::count(ctx.text().text().begin(), ctx.text().text().begin() + after, '\n'));
+    // The line as it will read: up to `after` (with earlier edits), what was inserted here
+    // already, the new keyword, and the rest of the original line.
+    std::string pending = ed.insertedAt(after);
+    size_t nl = pending.rfind('\n');
+    size_t width = (nl == std::string::npos ? ed.outputColumn(after) + pending.size() : pending.size() - nl - 1) +
+                   2 + kw.size() + (ctx.text().offset(line + 1, 0) - after);
+    if (width <= 100) {
+      ed.insert(after, ", " + kw);
+      return;
+    }
+    auto cp = nodePos(call);
+    std::string align = ctx.text().indentOf(line);
+    const Node* first = !call["args"].empty() ? &call["args"][0] : !call["keywords"].empty() ? &call["keywords"][0] : nullptr;
+    if (first && nodePos(*first)->line == line) align = std::string(ed.outputColumn(ctx.range(*first).begin), ' ');
+    else if (line == cp->line) align += "    ";
+    ed.insert(after, ",\n" + align + kw);
+    return;
+  }
+  // Only launch options (or nothing): insert before the first option, or into ().
+  for (const auto& k : call["keywords"]) {
+    ed.insert(ctx.range(k).begin, kw + ", ");
+    return;
+  }
+  size_t end = ctx.range(call).end;  // just after ')'
+  ed.insert(end - 1, kw);
+}
+
+void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
+                      const std::string& value) {
+  addCallKeyword(ctx, ed, *site.call, fmt::format("{}={}", name, value), true);
+}
+
+void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name) {
+  // The keyword and the comma before it (or after it, when it comes first).
+  struct Item {
+    Range r;
+    bool target;
+  };
+  std::vector<Item> items;
+  for (const auto& a : call["args"]) items.push_back({ctx.range(a), false});
+  for (const auto& kw : call["keywords"]) {
+    items.push_back({ctx.range(kw), kw["arg"].is_string() && kw["arg"].get<std::string>() == name});
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.r.begin < b.r.begin; });
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].target) continue;
+    if (i > 0) ed.replace({items[i - 1].r.end, items[i].r.end}, "");
+    else if (items.size() > 1) ed.replace({items[i].r.begin, items[i + 1].r.begin}, "");
+    else ed.replace(items[i].r, "");
+    return;
+  }
+}
+
+std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit) {
+  std::string out = head + "(";
+  size_t align = column + out.size();
+  size_t col = align;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string piece = args[i] + (i + 1 < args.size() ? "," : ")");
+    size_t last_line = piece.find('\n') == std::string::npos ? piece.size() : piece.find('\n');
+    if (i > 0 && col + 1 + last_line > limit) {
+      out += "\n" + std::string(align, ' ');
+      col = align;
+    } else if (i > 0) {
+      out += " ";
+      col += 1;
+    }
+    out += piece;
+    size_t nl = piece.rfind('\n');
+    col = nl == std::string::npos ? col + piece.size() : piece.size() - nl - 1;
+  }
+  if (args.empty()) out += ")";
+  return out;
+}
+
+std::string indentFollowingLines(std::string_view text, const std::string& prefix) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\n' && i + 1 < text.size() && text[i + 1] != '\n') out += prefix;
+  }
+  return out;
+}
+
+std::string joinLines(const std::vector<std::string>& lines, const std::string& indent) {
+  std::string out;
+  for (const auto& l : lines) out += l.empty() ? "\n" : indent + l + "\n";
+  return out;
+}
+
+}  // namespace tf
+
+namespace tf {
+
+std::vector<TunableSet> kernelTunables(const PassContext& ctx) {
+  std::vector<std::string> fns;
+  for (const LaunchSite* s : ctx.sites) {
+    if (s->function.empty()) continue;
+    if (std::find(fns.begin(), fns.end(), s->function) == fns.end()) fns.push_back(s->function);
+  }
+  std::vector<TunableSet> out;
+  for (const auto& fn : fns) out.push_back(discoverTunables(*ctx.ir, fn, {ctx.kernel->name}));
+  return out;
+}
+
+void setTunable(SourceEditor& ed, const Tunable& t, int64_t value) {
+  assert(t.origin != TunableOrigin::kAutotune);
+  if (t.origin == TunableOrigin::kAbsentOption) {
+    ed.insert(t.target.begin, fmt::format("{}{}", t.insert_prefix, value));
+    return;
+  }
+  if (t.value && *t.value == value && t.origin != TunableOrigin::kLocalDerived) return;
+  ed.replace(t.target, std::to_string(value));
+  for (const auto& m : t.mirrors) ed.replace(m, std::to_string(value));
+}
+
+}  // namespace tf
+
+namespace tf {
+
+std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits) {
+  Range whole = ctx.range(n);
+  TextEdits sorted = edits;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  std::string out;
+  size_t at = whole.begin;
+  for (const auto& [r, text] : sorted) {
+    if (r.begin < whole.begin || r.end > whole.end) continue;  // another node's
+    if (r.begin < at) throw std::logic_error("sliceWith: overlapping edits");
+    out += ctx.text().slice(Range{at, r.begin});
+    out += text;
+    at = r.end;
+  }
+  out += ctx.text().slice(Range{at, whole.end});
+  return out;
+}
+
+int siteIndex(const PassContext& ctx, const LaunchSite& site) {
+  for (size_t i = 0; i < ctx.ir->launches.size(); ++i) {
+    if (&ctx.ir->launches[i] == &site) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& sets, const LaunchSite& site,
+                      const std::vector<std::string>& params, const std::string& meta) {
+  // A literal that repeats two parameters' values stays as written (it is right for the
+  // values as written; retiling will say it cannot follow).
+  std::map<size_t, std::pair<Range, std::string>> by_begin;
+  std::set<size_t> ambiguous;
+  int index = siteIndex(ctx, site);
+  for (const auto& set : sets) {
+    for (const auto& t : set.items) {
+      if (t.site != index) continue;
+      for (const auto& m : t.mirrors) {
+        auto [it, fresh] = by_begin.emplace(m.begin, std::pair{m, t.param});
+        if (!fresh && it->second.second != t.param) ambiguous.insert(m.begin);
+      }
+    }
+  }
+  TextEdits out;
+  for (const auto& [begin, rp] : by_begin) {
+    if (ambiguous.count(begin) || std::find(params.begin(), params.end(), rp.second) == params.end()) continue;
+    out.emplace_back(rp.first, fmt::format("{}['{}']", meta, rp.second));
+  }
+  return out;
+}
+
+std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg) {
+  std::string t = "(";
+  for (size_t i = 0; i < axes.size(); ++i) t += (i ? ", " : "") + axes[i];
+  t += axes.size() == 1 ? ",)" : ")";
+  return lambda_arg.empty() ? t : "lambda " + lambda_arg + ": " + t;
+}
+
+std::string atomText(const PassContext& ctx, const Node& n, const std::string& text) {
+  const std::string& t = nodeType(n);
+  if (t == "Name" || t == "Call" || t == "Subscript" || t == "Attribute" || t == "Constant") return text;
+  return "(" + text + ")";
+}
+
+}  // namespace tf
+
+namespace tf {
+namespace {
+
+std::optional<std::string> translate(const PassContext& ctx, const Node& n, const std::map<std::string, std::string>& by_text,
+                                     const std::map<size_t, std::string>& mirrors, const std::string& meta) {
+  Range r = ctx.range(n);
+  if (auto it = mirrors.find(r.begin); it != mirrors.end() && isType(n, "Constant")) {
+    if (it->second == "?") return std::nullopt;
+    return it->second;
+  }
+  std::string text = ctx.slice(n);
+  if (auto it = by_text.find(text); it != by_text.end()) return it->second;
+  const std::string& t = nodeType(n);
+  if (t == "Constant" && intLiteral(n)) return text;
+  if (t == "Subscript" && !meta.empty() && isType(n["value"], "Name") && n["value"]["id"] == meta) {
+    if (auto s = strLiteral(n["slice"]); s && ctx.kernel->param(*s)) return *s;
+    return std::nullopt;
+  }
+  if (t == "Attribute" && !meta.empty() && isType(n["value"], "Name") && n["value"]["id"] == meta) {
+    std::string a = n["attr"].get<std::string>();
+    if (ctx.kernel->param(a)) return a;
+    return std::nullopt;
+  }
+  if (t == "Call") {
+    std::string fn = dottedName(n["func"]);
+    if (!n["keywords"].empty()) return std::nullopt;
+    std::vector<std::string> args;
+    for (const auto& a : n["args"]) {
+      auto x = translate(ctx, a, by_text, mirrors, meta);
+      if (!x) return std::nullopt;
+      args.push_back(*x);
+    }
+    bool cdiv = fn.size() >= 4 && fn.compare(fn.size() - 4, 4, "cdiv") == 0 && args.size() == 2;
+    if (cdiv) return fmt::format("{}.cdiv({}, {})", ctx.tl(), args[0], args[1]);
+    if ((fn == "min" || fn == "max") && args.size() == 2) return fmt::format("{}({}, {})", fn, args[0], args[1]);
+    return std::nullopt;
+  }
+  if (t == "BinOp") {
+    const std::string& op = nodeType(n["op"]);
+    const char* sym = op == "Add" ? " + " : op == "Sub" ? " - " : op == "Mult" ? " * " : op == "FloorDiv" ? " // " : nullptr;
+    if (!sym) return std::nullopt;
+    auto l = translate(ctx, n["left"], by_text, mirrors, meta);
+    auto rr = translate(ctx, n["right"], by_text, mirrors, meta);
+    if (!l || !rr) return std::nullopt;
+    auto wrap = [&](const Node& x, const std::string& s) {
+      return isType(x, "BinOp") ? "(" + s + ")" : s;
+    };
+    return wrap(n["left"], *l) + sym + wrap(n["right"], *rr);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> gridAxisInKernel(const PassContext& ctx, const std::vector<TunableSet>& sets, int axis,
+                                            std::string* why) {
+  std::optional<std::string> found;
+  for (const LaunchSite* site : ctx.sites) {
+    auto g = gridOf(ctx, *site, why);
+    if (!g) return std::nullopt;
+    if (static_cast<size_t>(axis) >= g->axes.size()) {
+      *why = fmt::format("a grid has no axis {}", axis);
+      return std::nullopt;
+    }
+    std::map<std::string, std::string> by_text;
+    for (const auto& a : site->args) {
+      if (ctx.kernel->param(a.param)) by_text.emplace(ctx.slice(*a.expr), a.param);
+    }
+    // Grid literals that repeat one parameter's value; a literal repeating two is ambiguous
+    // ("?", which does not translate).
+    std::map<size_t, std::string> mirrors;
+    int index = siteIndex(ctx, *site);
+    for (const auto& set : sets) {
+      for (const auto& t : set.items) {
+        if (t.site != index) continue;
+        for (const auto& m : t.mirrors) {
+          auto [it, fresh] = mirrors.emplace(m.begin, t.param);
+          if (!fresh && it->second != t.param) it->second = "?";
+        }
+      }
+    }
+    const Node& e = *g->axes[static_cast<size_t>(axis)];
+    auto x = translate(ctx, e, by_text, mirrors, g->lambda_arg);
+    if (!x) {
+      *why = fmt::format("the grid axis '{}' cannot be written with the kernel's parameters", ctx.slice(e));
+      return std::nullopt;
+    }
+    if (found && *found != *x) {
+      *why = "the launches' grids differ";
+      return std::nullopt;
+    }
+    found = x;
+  }
+  if (!found) *why = "no launch";
+  return found;
+}
+
+bool hasMultilineString(const PassContext& ctx, const Node& from) {
+  bool found = false;
+  walk(from, [&](const Node& n) {
+    if (isType(n, "Constant") && n.value("vt", "") == "str") {
+      auto p = nodePos(n);
+      if (p && p->end_line > p->line) found = true;
+    }
+    return !found;
+  });
+  return found;
+}
+
+std::string smCountExpression(const PassContext& ctx) {
+  for (const auto& [local, full] : ctx.ir->aliases) {
+    if (full == "torch") return local + ".cuda.get_device_properties(" + local + ".cuda.current_device()).multi_processor_count";
+  }
+  std::string t = ctx.triton();
+  return t + ".runtime.driver.active.utils.get_device_properties(" + t +
+         ".runtime.driver.active.get_current_device())[\"multiprocessor_count\"]";
+}
+
+}  // namespace tf

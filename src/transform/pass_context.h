@@ -1,0 +1,197 @@
+// What a pass sees: the parsed source, its module IR, the kernel, the kernel's static facts,
+// its launch sites, and what the user told about the task (tolerances, parameter types);
+// plus the facts the passes need beyond src/kernel/ (program-id variables, grids, the
+// kernel parameter a grid axis spans) and the text helpers every pass uses (spelling of
+// `tl`, fresh names, indentation, adding a kernel parameter or a launch keyword).
+//
+// Entry points: PassContext::make, gridOf, axisExtent, addKernelParam, addLaunchKeyword.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel/kernel_analysis.h"
+#include "kernel/module_ir.h"
+#include "transform/source_editor.h"
+
+namespace tf {
+
+// `pid_m = tl.program_id(0)` at the top level of the kernel body.
+struct PidVar {
+  std::string name;
+  int axis = 0;
+  const Node* stmt = nullptr;
+};
+
+struct PassContext {
+  const ParsedSource* src = nullptr;
+  const ModuleIR* ir = nullptr;
+  const Kernel* kernel = nullptr;
+  KernelFacts facts;
+  std::vector<const LaunchSite*> sites;             // every launch of the kernel in the module
+  std::optional<double> rtol, atol;                 // the task's tolerances, when known
+  std::map<std::string, nlohmann::json> signature;  // param -> "*fp16" | "i32" | constexpr value
+
+  static PassContext make(const ModuleIR& ir, const Kernel& kernel);
+
+  const SourceText& text() const { return src->source; }
+  std::string slice(const Node& n) const { return src->source.slice(n); }
+  Range range(const Node& n) const;  // the node must have a position
+  const Node& body() const { return kernel->def->at("body"); }
+
+  // How the module spells triton.language ("tl") and triton ("triton") for new code.
+  std::string tl() const;
+  std::string triton() const;
+  std::string constexprAnnotation() const;  // "tl.constexpr", as the kernel writes it
+  // Indentation of the kernel body's statements, and one level of indentation.
+  std::string bodyIndent() const;
+  std::string indentUnit() const;
+
+  // The triton.language function a call calls ("load", "dot"), "" for anything else.
+  std::string tlFunction(const Node& call) const;
+  bool isTlCall(const Node& n, std::string_view fn) const;
+
+  // Every identifier the kernel mentions (parameters, locals, globals it reads).
+  const std::set<std::string>& kernelNames() const;
+  // `base`, or `base_2`, ... : a name the kernel does not use yet.
+  std::string freshName(const std::string& base) const;
+
+  // Program-id variables bound at the top level of the body, in source order.
+  std::vector<PidVar> pidVars() const;
+  // How many tl.program_id / tl.num_programs calls the kernel makes.
+  int programIdCalls() const;
+  int numProgramsCalls() const;
+  // The index of `stmt` in the body's top-level statements, or -1.
+  int bodyIndex(const Node* stmt) const;
+
+  // The whole lines a statement spans (from the start of its first line to after the
+  // newline of its last).
+  Range lineRange(const Node& stmt) const;
+  Range lineRange(int first_line, int last_line) const;
+  // Names bound anywhere in the body from expressions that use `name` (transitively).
+  std::set<std::string> derivedFrom(const std::string& name) const;
+  // Does the body contain a `return` (outside nested functions)?
+  bool hasReturn() const;
+
+ private:
+  std::set<std::string> names_;
+};
+
+// A launch's grid, following one `grid = ...` assignment in the launching function.
+struct GridView {
+  const Node* expr = nullptr;          // the grid expression (a tuple, a lambda, a call ...)
+  const Node* assign_stmt = nullptr;   // the `grid = ...` statement, when it came from a variable
+  const Node* lambda = nullptr;        // `lambda META: (...)`
+  std::string lambda_arg;              // "META"
+  const Node* tuple = nullptr;         // the Tuple / List node (the lambda's body for a lambda)
+  std::vector<const Node*> axes;       // one expression per grid axis
+};
+
+// Refuses (nullopt + reason) when the grid is something else than a tuple, a list, or a
+// lambda returning one, possibly bound to one variable.
+std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why);
+
+// The kernel parameter that a grid axis spans (M for `pid_m`): from the launch grids
+// (`triton.cdiv(M, ...)` with M passed for the kernel's parameter M), else from the masks
+// (`offs < M` with offs computed from the axis's program id). "" when not found.
+std::string axisExtent(const PassContext& ctx, int axis);
+
+// The constexpr parameter a grid axis steps by (BLOCK_M for pid_m * BLOCK_M), "" if none or several.
+std::string axisTile(const PassContext& ctx, int axis);
+
+// The expression passed at `site` for kernel parameter `param`, or nullptr.
+const Node* launchArg(const LaunchSite& site, const std::string& param);
+
+// Adds `name[: annotation][ = default]` to the kernel's parameters (after the last one).
+void addKernelParam(const PassContext& ctx, SourceEditor& ed, const std::string& name,
+                    const std::string& annotation, const std::string& default_text = "");
+
+// Adds `name=value` to a launch: after the last kernel argument, before launch options
+// (num_warps=...), so the call reads in the usual order. A line that would pass 100 columns
+// continues on the next, aligned with the first argument: make edits earlier on that line
+// (the grid) before calling this.
+void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite& site, const std::string& name,
+                      const std::string& value);
+
+// Adds the keyword text `kw` ("name=value") to a call after its last argument (before launch
+// options when `before_launch_options`), wrapping past 100 columns like addLaunchKeyword.
+void addCallKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& kw,
+                    bool before_launch_options = false);
+
+// Removes a keyword argument (with its comma) from a call.
+void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name);
+
+// A call `head(arg, arg, ...)` that starts at output column `column`, its arguments
+// wrapped at `limit` columns and aligned after the opening parenthesis.
+std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit = 100);
+
+// `text` with `prefix` added to every non-empty line after the first.
+std::string indentFollowingLines(std::string_view text, const std::string& prefix);
+
+// The Python text of a statement list: each line is `indent` + line.
+std::string joinLines(const std::vector<std::string>& lines, const std::string& indent);
+
+// Walks an expression and calls `fn` on every Name node.
+void forEachName(const Node& n, const std::function<void(const Node&)>& fn);
+bool mentionsName(const Node& n, const std::string& name);
+
+}  // namespace tf
+
+#include "kernel/tunables.h"
+
+namespace tf {
+
+// The tunables of the kernel as reached from each function that launches it.
+std::vector<TunableSet> kernelTunables(const PassContext& ctx);
+
+// Writes `value` for one tunable (its target and the grid literals that mirror it), as
+// apply_config does for a whole configuration. The tunable must not be an autotune one.
+void setTunable(SourceEditor& ed, const Tunable& t, int64_t value);
+
+}  // namespace tf
+
+namespace tf {
+
+using TextEdits = std::vector<std::pair<Range, std::string>>;
+
+// The source text of `n` with those of `edits` that lie inside it applied (they must not overlap).
+std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits);
+
+// Replacements that make grid literals repeating the value of `params` at `site` read
+// `meta['PARAM']` instead (the grid becomes a lambda, so retiling keeps it consistent).
+TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& sets, const LaunchSite& site,
+                      const std::vector<std::string>& params, const std::string& meta);
+
+// The text of a grid with new axes: "(a, b)" or "lambda META: (a, b)"; a single axis gets
+// its trailing comma.
+std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg);
+
+// `text` of `n`, parenthesized when it is not an atom (a name, a call, a subscript ...).
+std::string atomText(const PassContext& ctx, const Node& n, const std::string& text);
+
+// The index of `site` in the module's launch list.
+int siteIndex(const PassContext& ctx, const LaunchSite& site);
+
+}  // namespace tf
+
+namespace tf {
+
+// Grid axis `axis` written in the kernel's terms, the same at every launch: launcher
+// values become the kernel parameters they are passed as, META['P'] and grid literals that
+// repeat P's value become P, triton.cdiv becomes tl.cdiv ("tl.cdiv(M, BLOCK_M)"). nullopt
+// (and `why`) when some part has no kernel-side meaning.
+std::optional<std::string> gridAxisInKernel(const PassContext& ctx, const std::vector<TunableSet>& sets, int axis,
+                                            std::string* why);
+
+// Does the kernel body hold a string literal over several lines (indenting it would change it)?
+bool hasMultilineString(const PassContext& ctx, const Node& from);
+
+// The text that gives the GPU's SM count in the launcher ("torch.cuda.get_device_properties(...)...").
+std::string smCountExpression(const PassContext& ctx);
+
+}  // namespace tf

@@ -1,0 +1,254 @@
+// column-loop: a row-wise kernel whose block spans the whole row (BLOCK >= the row length)
+// becomes one that walks the row BLOCK columns at a time, so that BLOCK can be smaller than
+// the row (rows of 64K fp32 values no longer need 64K values in registers).
+//
+// The body must be straight-line over one row: 1-D values built from tl.arange(0, BLOCK),
+// full-row reductions (tl.sum / tl.max / tl.min), scalar arithmetic, stores. Each statement
+// that reduces gets a loop before it that accumulates the reduction chunk by chunk (a BLOCK-
+// wide accumulator, reduced after the loop), recomputing the row values it needs from the
+// loads; the statement then reads the reduced value. Stores of row values go into a final
+// loop. Scalars stay where they are. So softmax becomes three passes over the row (max,
+// sum, write); values are re-read from memory (L2) rather than kept in registers.
+// Launcher: a BLOCK computed from the row length is capped (`min(..., block)`).
+#include <fmt/format.h>
+
+#include "transform/pass_context.h"
+#include "transform/row_analysis.h"
+#include "transform/passes/passes.h"
+
+namespace tf {
+namespace {
+
+class ColumnLoopPass : public Pass {
+ public:
+  ColumnLoopPass() {
+    info_.name = "column-loop";
+    info_.summary = "Rows longer than one block: the row is processed BLOCK columns at a time, one loop per "
+                    "reduction and one for the stores, so BLOCK may be smaller than the row.";
+    info_.preconditions = {
+        "the kernel body is straight-line (no loop, if or return): one row per program",
+        "one constexpr block size spans the row: it appears as tl.arange(0, BLOCK) and no program id or loop "
+        "steps by it; values are 1-D (no [:, None], reshape)",
+        "full-row reductions are tl.sum / tl.max / tl.min over axis 0 (no argmax, scan, method forms)",
+        "the row length is a kernel parameter, found from a mask (cols < n) or given as n=",
+    };
+    info_.params = {
+        {"block", ParamKind::kInt, "4096", false, 16, 65536, true, {},
+         "the most columns per step: a BLOCK computed from the row length is capped at it"},
+        {"n", ParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
+    const Kernel& k = *ctx.kernel;
+    const Node& body = ctx.body();
+    std::string tl = ctx.tl();
+    std::string why;
+    std::optional<RowBody> rb = analyzeRowBody(ctx, &why);
+    if (!rb) return refuse(why);
+    const std::string& block = rb->block;
+    const std::vector<RowStmt>& stmts = rb->stmts;
+    bool any_vector_store = false;
+    for (const auto& r : stmts) any_vector_store = any_vector_store || (r.store && r.vector);
+    if (!any_vector_store) return refuse("no store of a row value: nothing to loop over");
+
+    // The row length: `X < n` with X a row value.
+    std::string n = args.has("n") ? args.names("n")[0] : rowLength(ctx, *rb);
+    if (n.empty()) return refuse("cannot tell the row length from the masks (cols < n); give n=PARAM");
+    if (!k.param(n) || k.param(n)->is_constexpr) return refuse(fmt::format("'{}' is not a runtime parameter", n));
+
+    // Emission.
+    SourceEditor ed(ctx.text().text());
+    std::string indent = ctx.bodyIndent(), u = ctx.indentUnit();
+    std::string col = ctx.freshName("col_start");
+    std::set<std::string> taken;
+    auto fresh = [&](const std::string& base) {
+      std::string name = ctx.freshName(base);
+      for (int i = 2; taken.count(name); ++i) name = ctx.freshName(fmt::format("{}_{}", base, i));
+      taken.insert(name);
+      return name;
+    };
+    std::map<const Node*, std::string> result_of;  // reduction call -> the scalar it became
+    int loops = 0;
+    std::vector<std::string> loop_texts;
+    bool first_loop = true;
+    int passes = 0;
+    for (const auto& r : stmts) passes += r.reductions.empty() ? 0 : 1;
+    passes += 1;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const RowStmt& r = stmts[i];
+      Range lines = ctx.lineRange(*r.node);
+      if (!r.reductions.empty()) {
+        // A loop before the statement accumulates its reductions.
+        std::vector<std::string> init, step, after;
+        std::set<size_t> needed;
+        for (const Node* red : r.reductions) {
+          const Node& operand = red->at("args")[0];
+          collectNeeded(ctx, stmts, i, operand, &needed);
+          std::string fn = ctx.tlFunction(*red);
+          bool whole_rhs = !r.vector && !r.store && &r.node->at("value") == red;
+          std::string base = whole_rhs ? r.target : (fn == "sum" ? "row_sum" : fn == "max" ? "row_max" : "row_min");
+          std::string accn = fresh(base + "_acc");
+          std::string optext = exprText(ctx, operand, block, col, result_of);
+          if (fn == "sum") {
+            init.push_back(fmt::format("{} = {}.zeros(({},), dtype={}.float32)", accn, tl, block, tl));
+            step.push_back(fmt::format("{} += {}", accn, optext));
+          } else {
+            init.push_back(fmt::format("{} = {}.full(({},), float(\"{}\"), dtype={}.float32)", accn, tl, block,
+                                       fn == "max" ? "-inf" : "inf", tl));
+            step.push_back(fmt::format("{} = {}.{}({}, {})", accn, tl, fn == "max" ? "maximum" : "minimum", accn, optext));
+          }
+          std::string reduced = fmt::format("{}.{}({}, axis=0)", tl, fn, accn);
+          if (r.vector || r.store) {
+            std::string res = fresh(base);
+            after.push_back(fmt::format("{} = {}", res, reduced));
+            result_of[red] = res;
+          } else {
+            result_of[red] = reduced;
+          }
+        }
+        std::vector<std::string> lines_out;
+        if (first_loop) {
+          lines_out.push_back(fmt::format("# column-loop: the row is processed {} columns at a time, in {} passes", block,
+                                          passes));
+          first_loop = false;
+        }
+        for (const auto& x : init) lines_out.push_back(x);
+        lines_out.push_back(fmt::format("for {} in range(0, {}, {}):", col, n, block));
+        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+        for (const auto& x : step) lines_out.push_back(u + x);
+        for (const auto& x : after) lines_out.push_back(x);
+        ++loops;
+        std::string text = joinLines(lines_out, indent);
+        if (r.vector || r.store) {
+          ed.replace(lines, text);  // the statement itself moves into later loops
+        } else {
+          ed.insert(lines.begin, text);
+          for (const Node* red : r.reductions) {
+            bool nested = false;
+            for (const Node* other : r.reductions) {
+              if (other != red && contains(ctx, *other, *red)) nested = true;
+            }
+            if (!nested) ed.replace(ctx.range(*red), result_of.at(red));
+          }
+        }
+        continue;
+      }
+      if (r.vector) ed.replace(lines, "");  // a row value or a store of one: into the loops
+    }
+    // The final loop: the stores of row values.
+    std::set<size_t> needed;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (!stmts[i].store || !stmts[i].vector) continue;
+      needed.insert(i);
+      collectNeeded(ctx, stmts, i, stmts[i].node->at("value"), &needed);
+    }
+    std::vector<std::string> final_lines = {fmt::format("for {} in range(0, {}, {}):", col, n, block)};
+    for (size_t j : needed) final_lines.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+    auto last = nodePos(body.back());
+    ed.insert(ctx.lineRange(last->line, last->end_line).end, joinLines(final_lines, indent));
+
+    // Launcher: cap a BLOCK computed from the row.
+    int64_t cap = args.integer("block");
+    std::vector<TunableSet> sets = kernelTunables(ctx);
+    PassOutcome out;
+    for (const auto& set : sets) {
+      for (const auto& t : set.items) {
+        if (t.param != block) continue;
+        if (t.origin == TunableOrigin::kLocalDerived) {
+          ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
+        } else if (t.origin == TunableOrigin::kHeuristic) {
+          ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
+        } else if (t.value && *t.value > cap && t.origin != TunableOrigin::kAutotune) {
+          setTunable(ed, t, cap);
+        }
+      }
+    }
+    out.applied = true;
+    out.source = ed.apply();
+    out.notes.push_back(fmt::format("{} passes over each row; {} is now a step, no longer the row length", passes, block));
+    return out;
+  }
+
+ private:
+  static bool contains(const PassContext& ctx, const Node& outer, const Node& inner) {
+    Range o = ctx.range(outer), i = ctx.range(inner);
+    return o.begin <= i.begin && i.end <= o.end && !(o == i);
+  }
+
+  // Indices of the row statements before `at` that `e` needs (through names), transitively.
+  static void collectNeeded(const PassContext& ctx, const std::vector<RowStmt>& stmts, size_t at, const Node& e,
+                            std::set<size_t>* out) {
+    forEachName(e, [&](const Node& n) {
+      std::string name = n["id"].get<std::string>();
+      for (size_t j = at; j-- > 0;) {
+        if (stmts[j].target != name) continue;
+        if (stmts[j].vector && !out->count(j)) {
+          out->insert(j);
+          collectNeeded(ctx, stmts, j, stmts[j].node->at("value"), out);
+          if (isType(*stmts[j].node, "AugAssign")) {
+            // x += ... reads the previous x too.
+            Node self = {{"_t", "Name"}, {"id", name}};
+            collectNeeded(ctx, stmts, j, self, out);
+          }
+        }
+        break;
+      }
+    });
+  }
+
+  // The text of `e` with tl.arange(0, BLOCK) offset to the chunk and reductions replaced.
+  static std::string exprText(const PassContext& ctx, const Node& e, const std::string& block, const std::string& col,
+                              const std::map<const Node*, std::string>& result_of) {
+    TextEdits edits;
+    std::function<void(const Node&)> visit = [&](const Node& n) {
+      if (!n.is_object()) return;
+      if (isType(n, "Call")) {
+        if (auto it = result_of.find(&n); it != result_of.end()) {
+          edits.emplace_back(ctx.range(n), it->second);
+          return;
+        }
+        if (ctx.tlFunction(n) == "arange") {
+          edits.emplace_back(ctx.range(n), fmt::format("({} + {})", col, ctx.slice(n)));
+          return;
+        }
+      }
+      for (const auto& [key, v] : n.items()) {
+        if (key == "_t" || key == "_p") continue;
+        if (v.is_object()) visit(v);
+        if (v.is_array()) {
+          for (const auto& c : v) visit(c);
+        }
+      }
+    };
+    visit(e);
+    std::string text = sliceWith(ctx, e, edits);
+    // `cols = (col_start + tl.arange(0, BLOCK))` reads better without the parentheses.
+    if (edits.size() == 1 && edits[0].first == ctx.range(e) && text.front() == '(') text = text.substr(1, text.size() - 2);
+    return text;
+  }
+
+  static std::string replay(const PassContext& ctx, const RowStmt& r, const std::string& block, const std::string& col,
+                            const std::map<const Node*, std::string>& result_of, const std::string& unit) {
+    const Node& s = *r.node;
+    std::string text;
+    if (r.store) {
+      text = exprText(ctx, s["value"], block, col, result_of);
+    } else {
+      const Node& value = s["value"];
+      Range whole = ctx.range(s), v = ctx.range(value);
+      std::string head(ctx.text().slice(Range{whole.begin, v.begin}));
+      text = head + exprText(ctx, value, block, col, result_of);
+    }
+    return indentFollowingLines(text, unit);
+  }
+
+  PassInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeColumnLoopPass() { return std::make_unique<ColumnLoopPass>(); }
+
+}  // namespace tf

@@ -1,0 +1,22 @@
+// Factories of the catalogue's passes, one per file in this folder.
+#pragma once
+
+#include <memory>
+
+#include "transform/pass.h"
+
+namespace tf {
+
+std::unique_ptr<Pass> makeRetilePass();
+std::unique_ptr<Pass> makeLaunchPass();
+std::unique_ptr<Pass> makeAutotunePass();
+std::unique_ptr<Pass> makeGroupedOrderPass();
+std::unique_ptr<Pass> makeRowsPerProgramPass();
+std::unique_ptr<Pass> makeColumnLoopPass();
+std::unique_ptr<Pass> makeSplitKPass();
+std::unique_ptr<Pass> makePersistentPass();
+std::unique_ptr<Pass> makeTensorCoresPass();
+std::unique_ptr<Pass> makeMemoryHintsPass();
+std::unique_ptr<Pass> makeVectorizePass();
+
+}  // namespace tf

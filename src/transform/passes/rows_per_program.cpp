@@ -1,0 +1,206 @@
+// rows-per-program: a row-wise kernel launched with one program per row handles ROWS
+// consecutive rows per program instead, so that short rows do not pay a whole program each
+// (launch and scheduling cost, too little work per program to hide memory latency).
+//
+//   mode=loop   `row = tl.program_id(0)` becomes a loop over this program's rows with the
+//               same name, bounded by the row count; the body moves into the loop (`stages`
+//               pipelines its loads). Works for any body without `return`.
+//   mode=block  the program takes its rows as one [ROWS, BLOCK] tile: `row` becomes a column
+//               of row indices (tl.arange(0, ROWS)[:, None]), so row values broadcast to 2-D;
+//               full-row reductions reduce axis 1 with keep_dims; every load and store also
+//               masks `row < n_rows`. Needs a straight-line body (as column-loop does).
+//
+// The row count is the grid written in the kernel's terms, or a new `n_rows` parameter.
+// Launcher: `rows_per_program = R` before the grid, the grid becomes cdiv(rows, rows_per_program).
+#include <fmt/format.h>
+
+#include "transform/pass_context.h"
+#include "transform/passes/passes.h"
+#include "transform/row_analysis.h"
+
+namespace tf {
+namespace {
+
+class RowsPerProgramPass : public Pass {
+ public:
+  RowsPerProgramPass() {
+    info_.name = "rows-per-program";
+    info_.summary = "Short rows: each program handles ROWS_PER_PROGRAM consecutive rows in a loop, instead of one.";
+    info_.preconditions = {
+        "a 1-D grid of one program per row: the kernel binds `row = tl.program_id(0)` at the top of its body, "
+        "calls tl.program_id nowhere else (nor tl.num_programs), and never assigns the row variable again",
+        "the body has no `return` (it would end the program, not the row)",
+        "every launch's grid is a 1-tuple (or a lambda returning one)",
+        "the row count is expressible with the kernel's parameters, or the grid is a plain tuple (then it is "
+        "passed as n_rows)",
+        "mode=block: a straight-line body over one row (1-D values from tl.arange(0, BLOCK), tl.sum / tl.max / "
+        "tl.min over the row, loads and stores with a keyword mask or none); rows a power of two",
+    };
+    info_.params = {
+        {"rows", ParamKind::kInt, "4", false, 2, 1024, false, {}, "rows per program (ROWS_PER_PROGRAM)"},
+        {"stages", ParamKind::kInt, "0", false, 0, 8, false, {},
+         "mode=loop: pipeline the row loop's loads: tl.range(..., num_stages=stages) (0: a plain range)"},
+        {"mode", ParamKind::kChoice, "loop", false, 0, 0, false, {"loop", "block"},
+         "a loop over the rows, or the rows as one 2-D tile"},
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
+    const Kernel& k = *ctx.kernel;
+    std::vector<PidVar> pids = ctx.pidVars();
+    if (pids.size() != 1 || pids[0].axis != 0 || ctx.programIdCalls() != 1) {
+      return refuse(fmt::format("{} is not launched one program per row: it does not bind tl.program_id(0) once, "
+                                "alone, at the top of its body",
+                                k.name));
+    }
+    const PidVar& pv = pids[0];
+    if (ctx.numProgramsCalls() != 0) return refuse("the kernel calls tl.num_programs; the loop would change its meaning");
+    if (ctx.hasReturn()) return refuse("the kernel body has a `return`: in a loop over rows it would end the program");
+    int assigns = 0;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Name") && n["id"] == pv.name && n["ctx"] == "Store") ++assigns;
+      return true;
+    });
+    if (assigns != 1) return refuse(fmt::format("'{}' is assigned again in the body", pv.name));
+    for (const auto& [p, u] : ctx.facts.params) {
+      if (u.pid_scaled) {
+        return refuse(fmt::format("programs step by {} ({} * {}): the kernel tiles a dimension, it is not one row "
+                                  "per program",
+                                  p, pv.name, p));
+      }
+    }
+    if (ctx.sites.empty()) return refuse(fmt::format("no launch of {} in this file", k.name));
+    const Node& body = ctx.body();
+    int index = ctx.bodyIndex(pv.stmt);
+    if (index + 1 >= static_cast<int>(body.size())) return refuse("nothing follows the program id");
+    if (hasMultilineString(ctx, body)) return refuse("the body holds a multi-line string that indenting would change");
+
+    std::vector<TunableSet> sets = kernelTunables(ctx);
+    std::string why;
+    auto rows_expr = gridAxisInKernel(ctx, sets, 0, &why);
+    PassOutcome out;
+    std::string n_rows;
+    if (rows_expr) {
+      n_rows = *rows_expr;
+    } else {
+      n_rows = ctx.freshName("n_rows");
+      out.param_types[n_rows] = "i32";
+    }
+    std::string rpp = ctx.freshName("ROWS_PER_PROGRAM");
+    std::string tl = ctx.tl();
+    SourceEditor ed(ctx.text().text());
+    Range pid_lines = ctx.lineRange(*pv.stmt);
+    if (args.text("mode") == "block") {
+      int64_t rows = args.integer("rows");
+      if ((rows & (rows - 1)) != 0) return refuse(fmt::format("mode=block: rows={} is not a power of two", rows));
+      if (!blockRows(ctx, ed, pv, rpp, n_rows, &why)) return refuse("mode=block: " + why);
+    } else {
+      std::string first = ctx.freshName("first_row");
+      int64_t stages = args.integer("stages");
+      std::string range_fn = stages > 0 ? tl + ".range" : "range";
+      std::string extra = stages > 0 ? fmt::format(", num_stages={}", stages) : "";
+      std::vector<std::string> lines = {
+          fmt::format("# rows-per-program: each program handles {} consecutive rows", rpp),
+          fmt::format("{} = {}.program_id(0) * {}", first, tl, rpp),
+          fmt::format("for {} in {}({}, min({} + {}, {}){}):", pv.name, range_fn, first, first, rpp, n_rows, extra),
+      };
+      ed.replace(pid_lines, joinLines(lines, ctx.bodyIndent()));
+      auto last = nodePos(body.back());
+      ed.indent({pid_lines.end, ctx.lineRange(last->line, last->end_line).end}, ctx.indentUnit());
+    }
+    addKernelParam(ctx, ed, rpp, ctx.constexprAnnotation());
+    if (!rows_expr) addKernelParam(ctx, ed, n_rows, "");
+
+    std::set<std::string> fn_done;
+    std::set<const Node*> grids_done;
+    for (const LaunchSite* site : ctx.sites) {
+      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
+      auto g = gridOf(ctx, *site, &why);
+      if (!g) return refuse(why);
+      if (g->axes.size() != 1) return refuse(fmt::format("a grid has {} axes, not 1", g->axes.size()));
+      if (!rows_expr && g->lambda) return refuse("the row count depends on META (a lambda grid)");
+      const FunctionInfo& fn = ctx.ir->functions.at(site->function);
+      std::string var = "rows_per_program";
+      for (int i = 2; fn.assignments.count(var); ++i) var = fmt::format("rows_per_program_{}", i);
+      if (fn_done.insert(site->function).second) {
+        const Node* anchor = g->assign_stmt ? g->assign_stmt : site->call;
+        int line = nodePos(*anchor)->line;
+        ed.insert(ctx.text().offset(line, 0),
+                  fmt::format("{}{} = {}\n", ctx.text().indentOf(line), var, args.text("rows")));
+      }
+      if (grids_done.insert(g->expr).second) {
+        ed.replace(ctx.range(*g->expr),
+                   gridText({fmt::format("{}.cdiv({}, {})", ctx.triton(), ctx.slice(*g->axes[0]), var)}, g->lambda_arg));
+      }
+      addLaunchKeyword(ctx, ed, *site, rpp, var);
+      if (!rows_expr) addLaunchKeyword(ctx, ed, *site, n_rows, ctx.slice(*g->axes[0]));
+    }
+    out.applied = true;
+    out.source = ed.apply();
+    return out;
+  }
+
+ private:
+  // The rows as one tile: `row` a column of row indices, reductions along the row (axis 1,
+  // keep_dims), and the row mask on every load and store.
+  static bool blockRows(const PassContext& ctx, SourceEditor& ed, const PidVar& pv, const std::string& rpp,
+                        const std::string& n_rows, std::string* why) {
+    std::optional<RowBody> rb = analyzeRowBody(ctx, why);
+    if (!rb) return false;
+    std::string tl = ctx.tl();
+    std::vector<std::string> lines = {
+        fmt::format("# rows-per-program: this program takes {} rows as one tile, a row per tile row", rpp),
+        fmt::format("{} = {}.program_id(0) * {} + {}.arange(0, {})[:, None]", pv.name, tl, rpp, tl, rpp)};
+    ed.replace(ctx.lineRange(*pv.stmt), joinLines(lines, ctx.bodyIndent()));
+    for (const auto& r : rb->stmts) {
+      for (const Node* red : r.reductions) {
+        const Node& call = *red;
+        if (const Node* axis = keywordArg(call, "axis")) {
+          ed.replace(ctx.range(*axis), "1");
+          addCallKeyword(ctx, ed, call, "keep_dims=True");
+        } else if (call["args"].size() > 1) {
+          ed.replace(ctx.range(call["args"][1]), "1");
+          addCallKeyword(ctx, ed, call, "keep_dims=True");
+        } else {
+          addCallKeyword(ctx, ed, call, "axis=1, keep_dims=True");
+        }
+      }
+    }
+    std::string row_mask = fmt::format("{} < {}", pv.name, n_rows);
+    std::set<std::string> per_row = ctx.derivedFrom(pv.name);
+    bool ok = true;
+    walk(ctx.body(), [&](const Node& n) {
+      bool load = ctx.isTlCall(n, "load"), store = ctx.isTlCall(n, "store");
+      if (!ok || (!load && !store)) return true;
+      // Loads that do not depend on the row (weights, a bias) stay 1-D and unmasked by row.
+      bool row_dependent = false;
+      if (!n["args"].empty()) {
+        forEachName(n["args"][0], [&](const Node& x) { row_dependent = row_dependent || per_row.count(x["id"].get<std::string>()); });
+      }
+      if (!row_dependent) return true;
+      size_t positional_mask = load ? 1 : 2;
+      if (n["args"].size() > positional_mask) {
+        *why = fmt::format("line {}: the {} passes its mask positionally", nodePos(n)->line, load ? "load" : "store");
+        ok = false;
+        return false;
+      }
+      if (const Node* mask = keywordArg(n, "mask")) {
+        ed.replace(ctx.range(*mask), fmt::format("{} & ({})", atomText(ctx, *mask, ctx.slice(*mask)), row_mask));
+      } else {
+        addCallKeyword(ctx, ed, n, "mask=" + row_mask);
+      }
+      return true;
+    });
+    return ok;
+  }
+
+  PassInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeRowsPerProgramPass() { return std::make_unique<RowsPerProgramPass>(); }
+
+}  // namespace tf
