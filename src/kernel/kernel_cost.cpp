@@ -592,6 +592,29 @@ CostEstimate estimate(const KernelIR& ir, const KernelStaticFacts& facts, const 
     AccessEstimate ae = estimateAccess(ir, ir.accesses[i], facts.coalescing[i], ev, cfg);
     out.accesses.push_back(ae);
   }
+  // Triton gives a tensor one layout, chosen for its contiguous accesses: when a coalesced
+  // access of a tile of the same size holds v elements per thread, a strided access of that
+  // tile does too, so its neighbouring threads are v * stride elements apart (measured on an
+  // H200: a stride-2 fp32 load beside a 128-bit store touches 32 sectors per request, not 8).
+  auto tileElems = [&](size_t i) -> std::optional<int64_t> {
+    const IrAccess& a = ir.accesses[i];
+    return a.shape_known ? ev.eval(numel(a.shape)) : std::nullopt;
+  };
+  for (size_t i = 0; i < out.accesses.size(); ++i) {
+    AccessEstimate& u = out.accesses[i];
+    if (u.verdict != "uncoalesced" || !u.elem_bytes || !u.sectors_per_request || *u.sectors_per_request >= 32) continue;
+    auto n = tileElems(i);
+    if (!n) continue;
+    int64_t v = 1;
+    for (size_t j = 0; j < out.accesses.size(); ++j) {
+      const AccessEstimate& c = out.accesses[j];
+      if (c.verdict == "coalesced" && c.vector_elems && tileElems(j) == n) v = std::max(v, *c.vector_elems);
+    }
+    if (v <= 1) continue;
+    double sectors = std::min(32.0, *u.sectors_per_request * static_cast<double>(v));
+    u.sectors_per_request = sectors;
+    u.limited_by += fmt::format("; the tile's layout holds {} elements per thread (from its coalesced accesses)", v);
+  }
   // Totals: per program, averaged over the grid when they vary with the program id.
   std::set<int> pid_axes;
   for (const sym::Expr* e : {&facts.bytes_loaded, &facts.bytes_stored, &facts.flops}) {
