@@ -63,7 +63,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.budget_s = f.budget;
   options.compile_workers = f.jobs;
   options.strategy = f.strategy;
-  makeStrategy(options.strategy, 0);  // rejects an unknown name before anything runs
+  checkStrategyName(options.strategy);  // rejects an unknown name before anything runs
   options.seed = f.seed;
   options.max_candidates = f.max_candidates;
   options.keep_work = f.keep_work;

@@ -238,7 +238,7 @@ class Loop {
   void search() {
     Space space(tunables_, hints_);
     result_.space_size = space.size();
-    auto strategy = makeStrategy(options_.strategy, options_.seed);
+    auto strategy = makeStrategy(chooseStrategy(options_.strategy, space).name, options_.seed);
     result_.strategy = strategy->name();
     std::vector<Observation> history;
     history.push_back({result_.candidates[0].config, 1.0});
