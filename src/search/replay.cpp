@@ -194,8 +194,10 @@ std::string sweepToCsv(const Sweep& s) {
     out += "#";
     for (const auto& [k, v] : s.meta) {
       if (k == "tritonforge-sweep/1") continue;
-      bool quote = v.find_first_of(" \t,") != std::string::npos || v.empty();
-      out += fmt::format(" {}={}", k, quote ? "\"" + v + "\"" : v);
+      std::string value = v;
+      std::replace(value.begin(), value.end(), '"', '\'');   // a value cannot hold the quote that delimits it
+      bool quote = value.find_first_of(" \t,") != std::string::npos || value.empty();
+      out += fmt::format(" {}={}", k, quote ? "\"" + value + "\"" : value);
     }
     out += "\n";
   }
