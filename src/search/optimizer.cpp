@@ -547,6 +547,15 @@ class Loop {
     diagnosis_ = options_.diagnose(text, rec);
     nlohmann::json ds = nlohmann::json::array();
     for (auto& d : diagnosis_) {
+      if (!d.bottleneck.empty() && d.bottleneck != "balanced") {
+        // The bottleneck is a finding of its own: rules answer it, proposals cite it.
+        Finding b;
+        b.kind = d.bottleneck;
+        b.kernel = d.kernel;
+        b.source = "diagnosis";
+        b.summary = fmt::format("{} is {}", d.kernel, d.bottleneck);
+        registerFinding(b);
+      }
       for (auto& f : d.findings) {
         if (f.kernel.empty()) f.kernel = d.kernel;
         if (f.source.empty()) f.source = "diagnosis";
