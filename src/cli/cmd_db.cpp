@@ -261,7 +261,9 @@ CommandRunner registerDb(CLI::App& app, const GlobalOptions&) {
   exp->add_option("--run", flags->run, "Only this run's measurements (default: all)");
   exp->add_option("--format", flags->format, "csv (default) or json");
   exp->add_option("-o,--out", flags->out, "Write to this file instead of stdout");
-  exp->add_option("--meta", flags->meta, "Add KEY=VALUE to the CSV's metadata (repeatable)")->take_all();
+  exp->add_option("--meta", flags->meta, "Add KEY=VALUE to the CSV's metadata (repeatable)")
+      ->allow_extra_args(false)
+      ->take_all();
   for (CLI::App* s : {list, show, exp}) s->add_option("--db", flags->db, "The results database");
   return [flags, list, show, exp] {
     if (list->parsed()) return runList(*flags);

@@ -176,12 +176,15 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--timing-ms", flags->timing_ms, "Timing budget per case and candidate in ms (default 250)");
   sub->add_option("--only", flags->only,
                   "Search only these values of a parameter: PARAM=V1,V2,... (repeatable)")
+      ->allow_extra_args(false)
       ->take_all();
   sub->add_option("--db", flags->db, "Results database (default: the per-user cache, results.sqlite)");
   sub->add_flag("--no-db", flags->no_db, "Neither store nor reuse measurements");
   sub->add_flag("--fresh", flags->fresh, "Measure everything again (still store the results)");
   sub->add_option("--engine", flags->engine, "Reasoning engine: rules (default), none, cmd:PROGRAM [ARGS]");
-  sub->add_option("--no-pass", flags->no_pass, "Switch off a transformation pass (repeatable)")->take_all();
+  sub->add_option("--no-pass", flags->no_pass, "Switch off a transformation pass (repeatable)")
+      ->allow_extra_args(false)
+      ->take_all();
   sub->add_option("--within-roofline", flags->within_roofline,
                   "Stop once the best is within this % of the roofline (when one is known)");
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");

@@ -316,8 +316,13 @@ std::string optimizeSummary(const Task& task, const TunableSet& tunables, const 
     else if (c.status == CandidateStatus::kPruned) ++pruned;
     else if (c.status != CandidateStatus::kNotRun) ++failed;
   }
-  s << fmt::format("{}: {} candidates ({} verified, {} failed, {} pruned) in {:.1f} s\n", task.name,
-                   r.candidates.size(), ok, failed, pruned, r.elapsed_s);
+  s << fmt::format("{}: {} candidates ({} verified, {} failed, {} pruned) in {:.1f} s; {} strategy\n", task.name,
+                   r.candidates.size(), ok, failed, pruned, r.elapsed_s, r.strategy);
+  if (r.reused || r.preloaded) {
+    s << fmt::format("  {} measured now, {} reused from the results database ({}{})\n", r.measured,
+                     r.reused + r.preloaded, r.db_path,
+                     r.resumed_from ? fmt::format(", resuming interrupted run #{}", *r.resumed_from) : "");
+  }
   const auto& confirm_b = r.confirm_baseline.empty() ? base.cases : r.confirm_baseline;
   for (size_t i = 0; i < confirm_b.size(); ++i) {
     double b = confirm_b[i].timing ? confirm_b[i].timing->median_ms : 0;
