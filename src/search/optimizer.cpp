@@ -665,7 +665,8 @@ class Loop {
       for (const auto& [id, v] : *config) {
         if (!base.tunables->find(id)) known_dims = false;
       }
-      if (!known_dims) continue;
+      // ... and that the search may propose now (--only, the current static pruning).
+      if (!known_dims || !space.valid(*config)) continue;
       std::string text;
       try {
         text = applyConfig(*base.ir, *base.tunables, *config);
@@ -696,7 +697,6 @@ class Loop {
       progress_.status(fmt::format("reusing {} configurations measured before (best so far {:.2f}x)", loaded,
                                    b && b->objective ? 1.0 / *b->objective : 1.0));
     }
-    (void)space;
   }
 
   void search() {
