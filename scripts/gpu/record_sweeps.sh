@@ -16,7 +16,9 @@
 #   4. the replay benchmark on the new CSV: the default strategy within 3% of the optimum
 #      using 10% of the configurations, in how many of 10 seeds (random search alongside).
 # Prints a short table last. About 5 minutes of GPU time (2 x ~100 s sweeps, 2 x 60 s
-# optimize runs); SHAPES="4096" records one shape only.
+# optimize runs); SHAPES="4096" records one shape only; SHAPES="softmax layernorm" sweeps
+# those examples' whole spaces the same way (about 1 minute each), for the check that
+# `optimize` is as fast as an exhaustive search there too.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: scripts/gpu/record_sweeps.sh OUT_DIR}
@@ -63,17 +65,26 @@ json_get() {  # FILE PYTHON-EXPRESSION-ON-j
 }
 
 for shape in $SHAPES; do
+  only=("${ONLY[@]}")
   case "$shape" in
     4096) M=4096; N=4096; K=4096; ATOL=5e-2 ;;
     longk) M=512; N=512; K=16384; ATOL=1e-1 ;;
+    softmax|layernorm) only=() ;;   # the example as it is, its whole space
     *) echo "unknown shape $shape"; continue ;;
   esac
-  name="matmul_${M}x${N}x${K}"
-  task="$WORK/$name"
-  write_task "$task" $M $N $K $ATOL
+  if [ ${#only[@]} -eq 0 ]; then
+    name="$shape"
+    task="$WORK/$name"
+    mkdir -p "$task"
+    cp examples/$shape/* "$task/"
+  else
+    name="matmul_${M}x${N}x${K}"
+    task="$WORK/$name"
+    write_task "$task" $M $N $K $ATOL
+  fi
   t0=$(date +%s)
   timeout 260 "$BIN" -v optimize "$task/task.toml" --strategy exhaustive --stall-rounds 0 --budget 230 \
-      --timing-ms 20 "${ONLY[@]}" --db "$OUT/sweeps.sqlite" --out "$WORK/out" --json \
+      --timing-ms 20 "${only[@]}" --db "$OUT/sweeps.sqlite" --fresh --out "$WORK/out" --json \
       > "$OUT/$name.sweep.json" 2> "$OUT/$name.sweep.log"
   rc=$?
   t1=$(date +%s)
@@ -99,7 +110,8 @@ PY
 
   if [ "$COMPARE" = "1" ]; then
     t0=$(date +%s)
-    timeout 120 "$BIN" -v optimize "$task/task.toml" --budget 60 "${ONLY[@]}" --db "$OUT/compare-$name.sqlite" \
+    rm -f "$OUT/compare-$name.sqlite"*
+    timeout 120 "$BIN" -v optimize "$task/task.toml" --budget 60 "${only[@]}" --db "$OUT/compare-$name.sqlite" \
         --out "$WORK/compare" --json > "$OUT/$name.optimize.json" 2> "$OUT/$name.optimize.log"
     rc=$?
     t1=$(date +%s)
@@ -116,7 +128,7 @@ PY
     echo "optimize $name: exit $rc, $((t1 - t0)) s wall; best $opt; time / sweep optimum = $ratio (<= ~1.02: as fast as exhaustive)" | tee -a "$TABLE"
   fi
 
-  if [ -s "$OUT/$name.csv" ]; then
+  if [ -s "$OUT/$name.csv" ] && [ "$rows" -ge 50 ]; then
     budget=$((rows / 10))
     for strategy in auto random; do
       within=0

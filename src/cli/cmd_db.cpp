@@ -134,7 +134,18 @@ struct Variant {
 
 int runExport(const DbFlags& f) {
   auto db = openDb(f);
-  std::vector<MeasurementRow> rows = db->measurementsOfRun(f.run);
+  // A run's measurements include those of the interrupted runs it resumed.
+  std::vector<MeasurementRow> rows;
+  std::set<int64_t> chain;
+  for (int64_t id = f.run; id > 0 && chain.insert(id).second;) {
+    auto r = db->run(id);
+    if (!r) throw UserError(fmt::format("{}: no run #{}", db->path().string(), id));
+    id = r->info.resumed_from.value_or(0);
+  }
+  if (f.run == 0) rows = db->measurementsOfRun(0);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    for (auto& r : db->measurementsOfRun(*it)) rows.push_back(std::move(r));
+  }
   std::string text;
   if (f.format == "json") {
     for (const auto& r : rows) {
@@ -258,7 +269,8 @@ CommandRunner registerDb(CLI::App& app, const GlobalOptions&) {
   show->add_flag("--trace", flags->trace, "Print every trace event");
   show->add_flag("--json", flags->json, "As JSON (the trace included)");
   CLI::App* exp = sub->add_subcommand("export", "Measurements as a sweep CSV (for tune --replay) or JSON lines");
-  exp->add_option("--run", flags->run, "Only this run's measurements (default: all)");
+  exp->add_option("--run", flags->run,
+                  "Only this run's measurements, with those of the interrupted runs it resumed (default: all)");
   exp->add_option("--format", flags->format, "csv (default) or json");
   exp->add_option("-o,--out", flags->out, "Write to this file instead of stdout");
   exp->add_option("--meta", flags->meta, "Add KEY=VALUE to the CSV's metadata (repeatable)")
