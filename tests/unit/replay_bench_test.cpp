@@ -1,7 +1,6 @@
 // The replay benchmark: on every recorded sweep in tests/data/sweeps/ (of 50 or more
-// configurations), the default
-// strategy must come within 3% of the sweep's optimum using at most 10% of its
-// configurations in at least 9 of 10 seeds. Random search runs alongside for comparison
+// configurations), the default strategy must come within 3% of the sweep's optimum using
+// at most 10% of its configurations in at least 9 of 10 seeds. Random search runs alongside for comparison
 // (the issue expects it to manage about half). Prints a table; docs/search.md keeps the
 // figures.
 //
