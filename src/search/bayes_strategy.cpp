@@ -197,8 +197,13 @@ class Bayes final : public SearchStrategy {
 
     GaussianProcess gp;
     gp.fit(x, y, cov);
-    // Labels are +-1: a fixed length scale and a generous noise keep this a smoother.
-    GaussianProcess feasible(GaussianProcess::Options{0.05, false, 0.3});
+    // Labels are +-1: a generous noise keeps this a smoother.
+    // The feasibility model borrows the time model's length scales (what matters for speed
+    // mostly matters for resources too), capped so that one failure does not condemn a
+    // whole dimension.
+    GaussianProcess::Options fo{0.05, false, 0.3, gp.lengthscales()};
+    for (auto& l : fo.lengthscales) l = std::clamp(l, 0.3, 0.5);
+    GaussianProcess feasible(fo);
     if (any_failed) feasible.fit(xc, labels);
     double best = *std::min_element(y.begin(), y.end());
 

@@ -80,12 +80,13 @@ void GaussianProcess::fit(const std::vector<std::vector<double>>& x, const std::
   signal_ = std::max(var, 1e-4);
   noise_ = std::max(options_.min_noise, 1e-3 * signal_);
   ls_.assign(d, options_.initial_lengthscale);
+  if (options_.lengthscales.size() == d) ls_ = options_.lengthscales;
   if (d == 0) {
     factorize();
     return;
   }
   double best = factorize();
-  if (options_.fit_lengthscales && n >= 3) {
+  if (options_.fit_lengthscales && options_.lengthscales.empty() && n >= 3) {
     // One shared scale first, then each dimension in turn.
     for (double s : {0.1, 0.2, 0.3, 0.6, 1.0, 2.0}) {
       std::vector<double> keep = ls_;

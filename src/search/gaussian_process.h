@@ -16,6 +16,7 @@ class GaussianProcess {
     double min_noise = 1e-4;          // variance floor of the observation noise (log-time units)
     bool fit_lengthscales = true;
     double initial_lengthscale = 0.4;
+    std::vector<double> lengthscales;  // when set: these, not fitted
   };
 
   GaussianProcess() = default;

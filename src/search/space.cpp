@@ -83,7 +83,9 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
     Derived& dv = pairs[t->kernel];
     if (t->role == TunableRole::kTileM) dv.m = static_cast<int>(i);
     else if (t->role == TunableRole::kTileN) dv.n = static_cast<int>(i);
+    else if (t->role == TunableRole::kTileK) dv.k = static_cast<int>(i);
     else if (t->role == TunableRole::kNumWarps) dv.warps = static_cast<int>(i);
+    else if (t->role == TunableRole::kNumStages) dv.stages = static_cast<int>(i);
   }
   for (auto& [kernel, dv] : pairs) {
     if (dv.m < 0 || dv.n < 0) continue;
@@ -95,6 +97,13 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
       const auto& dw = dims_[static_cast<size_t>(dv.warps)];
       dv.per_lo = dv.area_lo - dw.log_hi;
       dv.per_hi = dv.area_hi - dw.log_lo;
+    }
+    if (dv.k >= 0) {
+      const auto& dk = dims_[static_cast<size_t>(dv.k)];
+      double s_lo = dv.stages >= 0 ? dims_[static_cast<size_t>(dv.stages)].log_lo : 0;
+      double s_hi = dv.stages >= 0 ? dims_[static_cast<size_t>(dv.stages)].log_hi : 0;
+      dv.smem_lo = s_lo + std::log2(std::exp2(dm.log_lo) + std::exp2(dn.log_lo)) + dk.log_lo;
+      dv.smem_hi = s_hi + std::log2(std::exp2(dm.log_hi) + std::exp2(dn.log_hi)) + dk.log_hi;
     }
     derived_.push_back(dv);
   }
@@ -175,6 +184,12 @@ std::vector<double> Space::features(const Config& c) const {
     if (dv.warps >= 0) {
       double per = area - logs[static_cast<size_t>(dv.warps)];
       f.push_back(dv.per_hi > dv.per_lo ? (per - dv.per_lo) / (dv.per_hi - dv.per_lo) : 0.0);
+    }
+    if (dv.k >= 0) {
+      double smem = (dv.stages >= 0 ? logs[static_cast<size_t>(dv.stages)] : 0) +
+                    std::log2(std::exp2(logs[static_cast<size_t>(dv.m)]) + std::exp2(logs[static_cast<size_t>(dv.n)])) +
+                    logs[static_cast<size_t>(dv.k)];
+      f.push_back(dv.smem_hi > dv.smem_lo ? (smem - dv.smem_lo) / (dv.smem_hi - dv.smem_lo) : 0.0);
     }
   }
   return f;

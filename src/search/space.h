@@ -73,7 +73,8 @@ class Space {
 
   // Numeric features of `c` for surrogate models: per dimension, log2 of the resolved
   // value scaled to [0, 1] over the whole domain (the same scale in every narrowed space);
-  // then per 2-D tile, its area and its elements per thread, scaled the same way.
+  // then per 2-D tile, its area, its elements per thread and (with a K tile) the shared
+  // memory its pipeline stages take, scaled the same way.
   std::vector<double> features(const Config& c) const;
   // The value of a dimension's tunable in `c` (the baseline's when `c` does not name it).
   int64_t value(const Config& c, const Dimension& d) const;
@@ -92,8 +93,8 @@ class Space {
   SpaceHints hints_;
   std::vector<Dimension> dims_;
   struct Derived {
-    int m = -1, n = -1, warps = -1;     // indexes into dims_
-    double area_lo = 0, area_hi = 0, per_lo = 0, per_hi = 0;
+    int m = -1, n = -1, k = -1, warps = -1, stages = -1;   // indexes into dims_
+    double area_lo = 0, area_hi = 0, per_lo = 0, per_hi = 0, smem_lo = 0, smem_hi = 0;
   };
   std::vector<Derived> derived_;                              // features of tile pairs
   std::set<std::string> narrowed_;                            // tunable ids a region limits

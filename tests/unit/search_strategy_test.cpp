@@ -79,7 +79,7 @@ TEST_F(Strategies, NarrowedSpacesKeepTheirFeatureScale) {
   EXPECT_EQ(r.features(c), space_.features(c));  // the same scale: models carry over
   EXPECT_NE(r.fingerprint(), space_.fingerprint());
   std::vector<double> f = space_.features(c);
-  ASSERT_EQ(f.size(), 7u);  // five dimensions, then tile area and elements per thread
+  ASSERT_EQ(f.size(), 8u);  // five dimensions, then tile area, elements per thread, shared memory
   EXPECT_DOUBLE_EQ(f[0], 0.25);  // log2(32) on the 16..256 scale
   Space only = space_.onlyKeys({space_.key(c)});
   EXPECT_FALSE(only.valid(space_.baseline()));
@@ -154,9 +154,11 @@ TEST_F(Strategies, BayesFindsTheOptimumOfASmoothLandscapeWithFailures) {
       history.push_back({c, y});
     }
   }
-  // 48 of ~700 valid configurations: the optimum (1.0) or a neighbour of it.
+  // 48 of ~700 valid configurations: the optimum (1.0) or a neighbour of it. The 10
+  // failing 256x256 configurations sit next to the good region; the feasibility model
+  // keeps the search from trying most of them.
   EXPECT_LE(best, 1.21);
-  EXPECT_LE(failures, 4);
+  EXPECT_LE(failures, 5);
 }
 
 TEST_F(Strategies, AutoChoosesBySpaceSize) {
