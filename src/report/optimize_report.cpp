@@ -173,8 +173,8 @@ std::string decisionsMarkdown(const OptimizeResult& r) {
   }
   md << "## Decisions\n\n";
   md << fmt::format("- strategy: {} ({}); engine: {}\n", r.strategy, r.strategy_reason, r.engine);
-  md << fmt::format("- {} candidates proposed, {} measured on the GPU, {} reused from the results database, {} "
-                    "loaded from earlier runs\n",
+  md << fmt::format("- {} candidates proposed; {} variants measured on the GPU (the original included), {} reused "
+                    "from the results database, {} loaded from earlier runs\n",
                     r.evaluated, r.measured, r.reused, r.preloaded);
   md << "- stopped: " << r.stop_reason << "\n";
   if (findings.empty()) md << "- findings: none (no diagnosis ran, and the measurements showed nothing the rules act on)\n";
@@ -187,7 +187,11 @@ std::string decisionsMarkdown(const OptimizeResult& r) {
     for (const auto& x : p["findings"]) fs += (fs.empty() ? "" : ", ") + x.get<std::string>();
     std::string what = p.value("kind", "") == "pass" ? "pass " + p.value("pass", "") : "region " + p["region"].dump();
     std::string outcome = measured.count(id) ? fmt::format("{} candidates", measured[id]) : "no candidates";
-    if (best_gain.count(id)) outcome += fmt::format(", best gain {:+.1f}% over the best before its round", 100 * best_gain[id]);
+    if (best_gain.count(id)) {
+      double g = best_gain[id];
+      outcome += g > 0 ? fmt::format(", won: its best was {:.1f}% below the best before its round", 100 * g)
+                       : fmt::format(", lost: its best was {:.1f}% above the best before its round", -100 * g);
+    }
     md << fmt::format("- proposal {} from {}: {} ({}): {}\n", id, fs.empty() ? "-" : fs, what,
                       p.value("rationale", ""), outcome);
   }

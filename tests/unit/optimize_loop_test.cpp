@@ -210,6 +210,48 @@ TEST(OptimizeLoop, AFinishedSpaceIsNotMeasuredAgain) {
   EXPECT_FALSE(fresh.candidates[0].reused);
 }
 
+TEST(OptimizeLoop, DbCommandListsShowsAndExportsASweepThatReplays) {
+  fs::path dir = writeTask("dbcli");
+  fs::path db = dir / "results.sqlite";
+  std::string bin = test::tritonforgeBinary().string();
+  auto [rc, out] = test::runShell(fmt::format(
+      "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 {} --python {} optimize {} --db {} --out {} --jobs 2 "
+      "--strategy exhaustive --stall-rounds 0 --json 2>/dev/null",
+      choosePython(""), bin, fakePython(), (dir / "task.toml").string(), db.string(), (dir / "out").string()));
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json result = nlohmann::json::parse(out);
+  auto [rc1, list] = test::runShell(fmt::format("{} db --db {} list", bin, db.string()));
+  EXPECT_EQ(rc1, 0) << list;
+  EXPECT_NE(list.find("done        add"), std::string::npos) << list;
+  auto [rc2, show] = test::runShell(fmt::format("{} db show 1 --db {} --json", bin, db.string()));
+  ASSERT_EQ(rc2, 0) << show;
+  nlohmann::json run = nlohmann::json::parse(show);
+  EXPECT_EQ(run["status"], "done");
+  EXPECT_EQ(run["trace"].size(), result["trace"].size());
+  EXPECT_EQ(run["trace"][0]["kind"], "run");
+  auto [rc3, exported] = test::runShell(fmt::format("{} db --db {} export --run 1 -o {}", bin, db.string(),
+                                                    (dir / "sweep.csv").string()));
+  ASSERT_EQ(rc3, 0) << exported;
+  std::string csv = test::readFile(dir / "sweep.csv");
+  EXPECT_NE(csv.find("BLOCK,num_warps,time_ms,status"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("baseline=\"128,4\""), std::string::npos) << csv;
+  // The export replays: exhaustive search over it finds the run's best configuration.
+  auto [rc4, replay] = test::runShell(fmt::format("{} tune --replay {} --strategy exhaustive --json", bin,
+                                                  (dir / "sweep.csv").string()));
+  ASSERT_EQ(rc4, 0) << replay;
+  nlohmann::json r = nlohmann::json::parse(replay);
+  EXPECT_EQ(r["rows"], 45);
+  const auto& best = result["best"]["config"];
+  EXPECT_EQ(r["best"]["config"]["BLOCK"], best["add_kernel.BLOCK"]);
+  EXPECT_EQ(r["best"]["config"]["num_warps"], best["add_kernel.num_warps"]);
+  auto [rc5, lines] = test::runShell(fmt::format("{} db --db {} export --format json | wc -l", bin, db.string()));
+  EXPECT_EQ(rc5, 0);
+  EXPECT_GE(std::stoi(lines), 80);  // two cases per verified configuration
+  auto [rc6, missing] = test::runShell(fmt::format("{} db --db {} show 9", bin, db.string()));
+  EXPECT_EQ(rc6, 2);
+  EXPECT_NE(missing.find("no run #9"), std::string::npos) << missing;
+}
+
 // Proposes, in its first round, a pass that makes the kernel faster, a pass whose
 // preconditions fail, and one that does not exist.
 class PassEngine final : public ReasoningEngine {
