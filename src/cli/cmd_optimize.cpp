@@ -1,4 +1,5 @@
-// tritonforge optimize TASK.toml [--budget S] [--out DIR] [--json] ...
+// tritonforge optimize TASK.toml [--budget S] [--out DIR] [--json] [--strategy S] [--seed K]
+//   [--db FILE | --no-db] [--fresh] [--engine E] [--only PARAM=V1,V2 ...] [--no-pass P ...] ...
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "report/optimize_report.h"
 #include "search/optimizer.h"
 #include "search/strategy.h"
+#include "store/results_db.h"
 #include "task/task.h"
 #include "task/task_sources.h"
 #include "util/error.h"
@@ -27,9 +29,19 @@ struct OptimizeFlags {
   uint64_t seed = 0;
   int jobs = 0;
   int max_candidates = 0;
+  int stall_rounds = 3;
+  int batch = 0;
+  double timing_ms = 250;
   bool keep_work = false;
   double compile_timeout = 180;
   double run_timeout = 120;
+  std::string db;
+  bool no_db = false;
+  bool fresh = false;
+  std::string engine = "rules";
+  std::vector<std::string> only;
+  std::vector<std::string> no_pass;
+  double within_roofline = -1;
 };
 
 void printTunables(const TunableSet& t) {
@@ -42,9 +54,55 @@ void printTunables(const TunableSet& t) {
   for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
 }
 
+// "--only BLOCK_M=64,128" (a parameter name, or a tunable id "kernel.PARAM") -> region.
+Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunables) {
+  Region r;
+  for (const auto& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 >= spec.size()) {
+      throw UserError(fmt::format("--only {}: expected PARAM=V1,V2,...", spec));
+    }
+    std::string name = spec.substr(0, eq);
+    std::vector<const Tunable*> match;
+    for (const auto& t : tunables.items) {
+      if (t.tunable && (t.id == name || t.param == name)) match.push_back(&t);
+    }
+    if (match.empty()) {
+      std::string known;
+      for (const Tunable* t : tunables.active()) known += (known.empty() ? "" : ", ") + t->id;
+      throw UserError(fmt::format("--only {}: no tunable parameter named '{}' (tunables: {})", spec, name,
+                                  known.empty() ? "none" : known));
+    }
+    std::vector<int64_t> values;
+    std::string list = spec.substr(eq + 1);
+    size_t pos = 0;
+    while (pos <= list.size()) {
+      size_t comma = list.find(',', pos);
+      std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        size_t used = 0;
+        long long v = std::stoll(item, &used);
+        if (used != item.size()) throw std::invalid_argument(item);
+        values.push_back(v);
+      } catch (const std::exception&) {
+        throw UserError(fmt::format("--only {}: '{}' is not an integer", spec, item));
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    for (const Tunable* t : match) r[t->id] = values;
+  }
+  return r;
+}
+
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   if (!(f.budget > 0)) throw UserError(fmt::format("--budget must be a positive number of seconds, not {}", f.budget));
-  makeStrategy(f.strategy, 0);  // rejects an unknown name before anything runs
+  if (!(f.timing_ms > 0)) throw UserError(fmt::format("--timing-ms must be positive, not {}", f.timing_ms));
+  if (f.batch < 0) throw UserError(fmt::format("--batch must be 0 (automatic) or more, not {}", f.batch));
+  if (f.stall_rounds < 0) throw UserError(fmt::format("--stall-rounds must be 0 (never) or more, not {}", f.stall_rounds));
+  if (f.no_db && !f.db.empty()) throw UserError("--db and --no-db exclude each other");
+  checkStrategyName(f.strategy);
+  makeEngine(f.engine);  // rejects an unknown engine before anything runs
   Task task = loadTask(f.task);
   checkOutputDir(task, f.out);
   std::unique_ptr<TaskSources> sources;
@@ -67,7 +125,19 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.strategy = f.strategy;
   options.seed = f.seed;
   options.max_candidates = f.max_candidates;
+  options.stall_rounds = f.stall_rounds;
+  options.batch = f.batch;
+  options.timing_budget_ms = f.timing_ms;
+  options.only = parseOnly(f.only, tunables);
   options.keep_work = f.keep_work;
+  options.engine = f.engine;
+  options.disabled_passes.insert(f.no_pass.begin(), f.no_pass.end());
+  if (f.within_roofline >= 0) options.within_roofline_pct = f.within_roofline;
+  options.reuse = !f.fresh;
+  if (!f.no_db) {
+    options.db_path = f.db.empty() ? ResultsDb::defaultPath() : std::filesystem::path(f.db);
+    if (!f.db.empty()) ResultsDb::open(options.db_path);  // a --db that cannot be opened is an error now
+  }
   options.evaluator.worker = workerOptionsFor(global, true);
   options.evaluator.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
   options.evaluator.run_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
@@ -96,10 +166,28 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--budget", flags->budget, "Wall-clock budget in seconds (default 60)");
   sub->add_option("--out", flags->out, "Output folder; results go to OUT/NAME/ (default tritonforge-out)");
   sub->add_flag("--json", flags->json, "Print only the result JSON on stdout");
-  sub->add_option("--strategy", flags->strategy, "Search strategy: auto, prior-local, random, exhaustive");
+  sub->add_option("--strategy", flags->strategy,
+                  "Search strategy: auto (default), bayes, local, random, exhaustive");
   sub->add_option("--seed", flags->seed, "Seed for every random choice (default 0)");
   sub->add_option("--jobs", flags->jobs, "Compile workers (default: CPU cores - 2, at most 14)");
   sub->add_option("--max-candidates", flags->max_candidates, "Stop after this many candidates");
+  sub->add_option("--stall-rounds", flags->stall_rounds,
+                  "Stop after this many rounds without a gain (default 3; 0: never)");
+  sub->add_option("--batch", flags->batch, "Candidates per round (default: the number of compile workers, 8 at least)");
+  sub->add_option("--timing-ms", flags->timing_ms, "Timing budget per case and candidate in ms (default 250)");
+  sub->add_option("--only", flags->only,
+                  "Search only these values of a parameter: PARAM=V1,V2,... (repeatable)")
+      ->allow_extra_args(false)
+      ->take_all();
+  sub->add_option("--db", flags->db, "Results database (default: the per-user cache, results.sqlite)");
+  sub->add_flag("--no-db", flags->no_db, "Neither store nor reuse measurements");
+  sub->add_flag("--fresh", flags->fresh, "Measure everything again (still store the results)");
+  sub->add_option("--engine", flags->engine, "Reasoning engine: rules (default), none, cmd:PROGRAM [ARGS]");
+  sub->add_option("--no-pass", flags->no_pass, "Switch off a transformation pass (repeatable)")
+      ->allow_extra_args(false)
+      ->take_all();
+  sub->add_option("--within-roofline", flags->within_roofline,
+                  "Stop once the best is within this % of the roofline (when one is known)");
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");
   sub->add_option("--compile-timeout", flags->compile_timeout, "Seconds one candidate may take to compile");
   sub->add_option("--run-timeout", flags->run_timeout, "Seconds one measurement may take");

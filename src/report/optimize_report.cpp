@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 #include "report/diff.h"
@@ -77,10 +79,31 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   j["task"] = task.toJson();
   j["environment"] = environmentJson(r);
   j["tunables"] = tunablesJson(tunables);
-  j["search"] = {{"strategy", r.strategy},       {"budget_s", options.budget_s}, {"elapsed_s", r.elapsed_s},
-                 {"rounds", r.rounds},           {"evaluated", r.candidates.size()},
-                 {"pruned", r.pruned},           {"space_size", r.space_size},
-                 {"stopped_because", r.stop_reason}, {"seed", options.seed}};
+  j["search"] = {{"strategy", r.strategy},
+                 {"strategy_requested", options.strategy},
+                 {"strategy_reason", r.strategy_reason},
+                 {"engine", r.engine},
+                 {"budget_s", options.budget_s},
+                 {"elapsed_s", r.elapsed_s},
+                 {"rounds", r.rounds},
+                 {"candidates", r.candidates.size()},
+                 {"evaluated", r.evaluated},
+                 {"measured", r.measured},
+                 {"reused", r.reused},
+                 {"preloaded", r.preloaded},
+                 {"pruned", r.pruned},
+                 {"space_size", r.space_size},
+                 {"stopped_because", r.stop_reason},
+                 {"seed", options.seed},
+                 {"stall_rounds", options.stall_rounds},
+                 {"timing_budget_ms", options.timing_budget_ms},
+                 {"objective", "geometric mean over cases of time / time as written (lower is better)"},
+                 {"bases", r.bases}};
+  j["database"] = r.db_path.empty() ? nlohmann::json(nullptr)
+                                    : nlohmann::json({{"path", r.db_path},
+                                                      {"run_id", r.run_id},
+                                                      {"resumed_from", r.resumed_from ? nlohmann::json(*r.resumed_from)
+                                                                                      : nlohmann::json(nullptr)}});
   if (!r.gpu) {
     j["status"] = "no-gpu";
     j["compile_checks"] = r.compile_checks;
@@ -112,6 +135,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) cands.push_back(c.toJson());
   j["candidates"] = cands;
+  j["trace"] = r.trace;
   j["notes"] = r.notes;
   j["outputs"] = {{"dir", out_dir.string()},
                   {"source", (out_dir / task.source.filename()).string()},
@@ -123,6 +147,64 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
 
 namespace {
 
+// What the trace says about the decisions: findings, the proposals they led to, what each
+// proposal won or lost, and why the search stopped.
+std::string decisionsMarkdown(const OptimizeResult& r) {
+  std::ostringstream md;
+  std::map<std::string, nlohmann::json> proposals;
+  std::map<std::string, int> measured;
+  std::map<std::string, double> best_gain;
+  std::vector<nlohmann::json> findings, other;
+  for (const auto& e : r.trace) {
+    const std::string kind = e.value("kind", "");
+    const auto& d = e["data"];
+    if (kind == "finding") findings.push_back(d);
+    else if (kind == "proposal") proposals[d.value("id", "")] = d;
+    else if (kind == "round") {
+      for (const auto& o : d["outcomes"]) {
+        std::string pid = o.value("proposal", "");
+        measured[pid] += o.value("measured", 0);
+        if (o.contains("gain")) best_gain[pid] = std::max(best_gain.count(pid) ? best_gain[pid] : -1e9, o["gain"].get<double>());
+      }
+    } else if (kind == "pass-skipped" || kind == "pass-refused" || kind == "pass-result" || kind == "base" ||
+               kind == "engine-error") {
+      other.push_back(e);
+    }
+  }
+  md << "## Decisions\n\n";
+  md << fmt::format("- strategy: {} ({}); engine: {}\n", r.strategy, r.strategy_reason, r.engine);
+  md << fmt::format("- {} candidates proposed; {} variants measured on the GPU (the original included), {} reused "
+                    "from the results database, {} loaded from earlier runs\n",
+                    r.evaluated, r.measured, r.reused, r.preloaded);
+  md << "- stopped: " << r.stop_reason << "\n";
+  if (findings.empty()) md << "- findings: none (no diagnosis ran, and the measurements showed nothing the rules act on)\n";
+  for (const auto& f : findings) {
+    md << fmt::format("- finding {} ({}, {}): {}\n", f.value("id", ""), f.value("kind", ""), f.value("source", ""),
+                      f.value("summary", ""));
+  }
+  for (const auto& [id, p] : proposals) {
+    std::string fs;
+    for (const auto& x : p["findings"]) fs += (fs.empty() ? "" : ", ") + x.get<std::string>();
+    std::string what = p.value("kind", "") == "pass" ? "pass " + p.value("pass", "") : "region " + p["region"].dump();
+    std::string outcome = measured.count(id) ? fmt::format("{} candidates", measured[id]) : "no candidates";
+    if (best_gain.count(id)) {
+      double g = best_gain[id];
+      outcome += g > 0 ? fmt::format(", won: its best was {:.1f}% below the best before its round", 100 * g)
+                       : fmt::format(", lost: its best was {:.1f}% above the best before its round", -100 * g);
+    }
+    md << fmt::format("- proposal {} from {}: {} ({}): {}\n", id, fs.empty() ? "-" : fs, what,
+                      p.value("rationale", ""), outcome);
+  }
+  for (const auto& e : other) {
+    md << fmt::format("- {}: {}\n", e.value("kind", ""), e["data"].dump());
+  }
+  if (measured.count("strategy")) {
+    md << fmt::format("- the strategy's own proposals: {} candidates\n", measured["strategy"]);
+  }
+  md << "\n";
+  return md.str();
+}
+
 std::string reportMarkdown(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
                            const nlohmann::json& result, const std::string& diff) {
   std::ostringstream md;
@@ -132,8 +214,13 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
   md << fmt::format("- date: {}\n- GPU: {}\n- triton {}, torch {}, python {}\n", result.value("date", ""), gpu,
                     env["triton"].is_string() ? env["triton"].get<std::string>() : "-",
                     env["torch"].is_string() ? env["torch"].get<std::string>() : "-", env.value("python", "-"));
-  md << fmt::format("- search: {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n\n", r.strategy,
+  md << fmt::format("- search: {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n", r.strategy,
                     r.candidates.size(), r.rounds, r.elapsed_s, r.stop_reason);
+  if (!r.db_path.empty()) {
+    md << fmt::format("- results database: {} (run #{}{})\n", r.db_path, r.run_id,
+                      r.resumed_from ? fmt::format(", resuming run #{}", *r.resumed_from) : "");
+  }
+  md << "\n";
   if (!r.gpu) {
     md << "Nothing was measured: " << r.no_gpu_reason << ".\n";
     return md.str();
@@ -154,6 +241,7 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
     md << fmt::format("| {} | {} | {} | {} | {} |\n", t.id, toString(t.origin), toString(t.role),
                       t.value ? std::to_string(*t.value) : t.expr_text, t.tunable ? "yes" : "no: " + t.note);
   }
+  md << decisionsMarkdown(r);
   std::map<std::string, int> by_status;
   for (const auto& c : r.candidates) by_status[toString(c.status)]++;
   md << "\n## Candidates\n\n";
@@ -237,8 +325,13 @@ std::string optimizeSummary(const Task& task, const TunableSet& tunables, const 
     else if (c.status == CandidateStatus::kPruned) ++pruned;
     else if (c.status != CandidateStatus::kNotRun) ++failed;
   }
-  s << fmt::format("{}: {} candidates ({} verified, {} failed, {} pruned) in {:.1f} s\n", task.name,
-                   r.candidates.size(), ok, failed, pruned, r.elapsed_s);
+  s << fmt::format("{}: {} candidates ({} verified, {} failed, {} pruned) in {:.1f} s; {} strategy\n", task.name,
+                   r.candidates.size(), ok, failed, pruned, r.elapsed_s, r.strategy);
+  if (r.reused || r.preloaded) {
+    s << fmt::format("  {} measured now, {} reused from the results database ({}{})\n", r.measured,
+                     r.reused + r.preloaded, r.db_path,
+                     r.resumed_from ? fmt::format(", resuming interrupted run #{}", *r.resumed_from) : "");
+  }
   const auto& confirm_b = r.confirm_baseline.empty() ? base.cases : r.confirm_baseline;
   for (size_t i = 0; i < confirm_b.size(); ++i) {
     double b = confirm_b[i].timing ? confirm_b[i].timing->median_ms : 0;

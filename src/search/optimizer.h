@@ -1,10 +1,20 @@
-// The optimization loop behind `tritonforge optimize` (foundation version): measure the
-// kernel as written, discover its tunables, search them (compiling in parallel on the CPU
-// cores while the GPU measures), verify every candidate on every case, keep the fastest
-// verified one, confirm it against the baseline in an interleaved re-measurement.
+// The optimization loop behind `tritonforge optimize`: measure the kernel as written,
+// search its parameters round by round (compiling in parallel on the CPU cores while the
+// GPU measures), let the reasoning engine steer part of each round toward what the
+// findings suggest, apply transformation passes when an applier is plugged in (a pass
+// that wins becomes the new base whose parameters are searched next), verify every
+// candidate on every case, keep the fastest verified one, and confirm it against the
+// original in an interleaved re-measurement. Every decision goes to the trace; every
+// measurement to the results database, from which a later run reuses it.
 //
-// The objective of a candidate is the geometric mean over cases of its time divided by
-// the baseline's time (lower is better); a candidate that fails any case is out.
+// Objective of a candidate: the geometric mean over the task's cases of its time divided
+// by the original's time on that case (lower is better; docs/search.md says why). A
+// candidate that fails any case is out.
+//
+// Stops when the first of these holds: the wall-clock budget ends, --max-candidates were
+// evaluated, `stall_rounds` rounds in a row bring no gain beyond the noise, the best is
+// within `within_roofline_pct` of the roofline (when one is known), or the space is
+// exhausted.
 #pragma once
 
 #include <chrono>
@@ -12,16 +22,21 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "kernel/tunables.h"
 #include "measure/measurement.h"
+#include "search/engine.h"
 #include "search/evaluator.h"
+#include "search/space.h"
 #include "task/task_sources.h"
 #include "transform/apply_config.h"
 
 namespace tf {
+
+struct CandidateRecord;
 
 struct OptimizeOptions {
   double budget_s = 60;              // wall time for the whole run, start-up included
@@ -29,15 +44,37 @@ struct OptimizeOptions {
   std::string strategy = "auto";
   uint64_t seed = 0;
   int max_candidates = 0;            // 0: no limit
-  int stall_rounds = 3;              // stop after this many rounds without a gain
+  int stall_rounds = 3;              // stop after this many rounds without a gain; 0: never
+  int batch = 0;                     // configurations per round; 0: max(8, compile workers)
+  double timing_budget_ms = 250;     // per case and candidate during the search
+  Region only;                       // limit the search to these values (tunable id -> values)
   EvaluatorOptions evaluator;
   bool keep_work = false;
+
+  // The reasoning engine: "rules", "none", "cmd:PROGRAM". `engine_impl` overrides it.
+  std::string engine = "rules";
+  std::shared_ptr<ReasoningEngine> engine_impl;
+  // Transformation passes (src/transform/): null until an applier is plugged in.
+  std::shared_ptr<PassApplier> passes;
+  std::set<std::string> disabled_passes;
+  // Diagnosis of a variant (src/diagnose/), in the engine's terms: called for the original and for each new best.
+  std::function<std::vector<EngineDiagnosis>(const std::string& source, const CandidateRecord& measured)> diagnose;
+  // The roofline time of each case, when known (flops and bytes of the case and the GPU's
+  // ceilings); with within_roofline_pct the search stops once that close to it.
+  std::function<std::optional<double>(size_t case_index)> roofline_ms;
+  std::optional<double> within_roofline_pct;
+
+  // The results database; empty: none (nothing is stored or reused).
+  std::filesystem::path db_path;
+  bool reuse = true;                 // reuse measurements found in the database
 };
 
 struct CandidateRecord {
   int id = 0;
   int round = 0;
-  std::string origin;                // "baseline", "autotune config 2", "prior", "neighbour of #7"
+  int base = 0;                      // the source the configuration applies to (0: as written)
+  std::string origin;                // "baseline", "autotune config 2", "bayes", "database (run 3)" ...
+  std::string proposal;              // the engine proposal it came from ("P2"), if any
   Config config;
   std::string config_text;
   std::string source_hash;
@@ -46,6 +83,7 @@ struct CandidateRecord {
   CompileOutcome compile;
   std::vector<CaseMeasurement> cases;
   std::optional<double> objective;   // geomean(time / baseline time); lower is better
+  bool reused = false;               // from the results database, not measured in this run
   nlohmann::json toJson() const;
 };
 
@@ -58,14 +96,25 @@ struct OptimizeResult {
   std::vector<CaseMeasurement> confirm_baseline, confirm_best;   // the interleaved re-measurement
   std::string best_source;           // the source handed back (the original when nothing won)
   double speedup = 1;                // geomean over cases, from the confirmation run
-  std::string strategy;
+  std::string strategy;              // the strategy that ran (auto resolved)
+  std::string strategy_reason;
+  std::string engine;
   int rounds = 0;
+  int evaluated = 0;                 // candidates proposed in this run (reused ones included)
+  int measured = 0;                  // of those, measured on the GPU in this run
+  int reused = 0;                    // of those, taken from the database
+  int preloaded = 0;                 // database rows loaded into the search's history
   double elapsed_s = 0;
   std::string stop_reason;
   nlohmann::json compile_checks = nlohmann::json::array();  // without a GPU: ahead-of-time compiles
   std::vector<std::string> notes;
   double space_size = 0;
   int pruned = 0;
+  nlohmann::json trace = nlohmann::json::array();
+  std::string db_path;
+  int64_t run_id = 0;
+  std::optional<int64_t> resumed_from;
+  std::vector<std::string> bases;    // how each base came to be ("as written", "pass split-k (P4)")
 };
 
 class OptimizeProgress {
@@ -83,5 +132,13 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
 // sm_90 with the task's [signature] types and the literal values of its tunables.
 nlohmann::json compileChecks(const Task& task, const TaskSources& sources, const TunableSet& tunables,
                              WorkerProcess& worker);
+
+// The identity of a task in the results database: its source, harness, launcher, kernels
+// and check settings.
+std::string taskHash(const Task& task, const TaskSources& sources);
+// A configuration as canonical JSON text (the database's `params`).
+std::string configKey(const Config& config);
+// Parses configKey's text back; nullopt when it is not a configuration.
+std::optional<Config> configFromKey(const std::string& text);
 
 }  // namespace tf

@@ -1,9 +1,12 @@
 #include "search/space.h"
 
+#include "util/hash.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 namespace tf {
@@ -54,12 +57,151 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
       case TunableRole::kNumStages: vals = dots ? std::vector<int64_t>{2, 3, 4, 5} : std::vector<int64_t>{1, 2, 3, 4}; break;
       case TunableRole::kOther: break;
     }
+    if (auto dom = hints_.domains.find(t->id); dom != hints_.domains.end()) vals = dom->second;
     if (t->value && std::find(vals.begin(), vals.end(), *t->value) == vals.end()) vals.push_back(*t->value);
     std::sort(vals.begin(), vals.end());
     if (derived) vals.insert(vals.begin(), kKeep);
     d.values = vals;
     if (d.values.size() > 1) dims_.push_back(std::move(d));
   }
+  for (auto& d : dims_) {
+    double lo = 1e300, hi = -1e300;
+    for (int64_t v : d.values) {
+      Config probe{{d.tunable->id, v}};
+      int64_t r = resolved(probe, *d.tunable);
+      double l = log2d(static_cast<double>(r > 0 ? r : 1));
+      lo = std::min(lo, l);
+      hi = std::max(hi, l);
+    }
+    d.log_lo = lo;
+    d.log_hi = hi;
+  }
+  // Tile pairs per kernel: (M, N) tiles of a dot, or two block sizes of a 2-D tile.
+  std::map<std::string, Derived> pairs;
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const Tunable* t = dims_[i].tunable;
+    Derived& dv = pairs[t->kernel];
+    if (t->role == TunableRole::kTileM) dv.m = static_cast<int>(i);
+    else if (t->role == TunableRole::kTileN) dv.n = static_cast<int>(i);
+    else if (t->role == TunableRole::kTileK) dv.k = static_cast<int>(i);
+    else if (t->role == TunableRole::kNumWarps) dv.warps = static_cast<int>(i);
+    else if (t->role == TunableRole::kNumStages) dv.stages = static_cast<int>(i);
+  }
+  for (auto& [kernel, dv] : pairs) {
+    if (dv.m < 0 || dv.n < 0) continue;
+    const auto& dm = dims_[static_cast<size_t>(dv.m)];
+    const auto& dn = dims_[static_cast<size_t>(dv.n)];
+    dv.area_lo = dm.log_lo + dn.log_lo;
+    dv.area_hi = dm.log_hi + dn.log_hi;
+    if (dv.warps >= 0) {
+      const auto& dw = dims_[static_cast<size_t>(dv.warps)];
+      dv.per_lo = dv.area_lo - dw.log_hi;
+      dv.per_hi = dv.area_hi - dw.log_lo;
+    }
+    if (dv.k >= 0) {
+      const auto& dk = dims_[static_cast<size_t>(dv.k)];
+      double s_lo = dv.stages >= 0 ? dims_[static_cast<size_t>(dv.stages)].log_lo : 0;
+      double s_hi = dv.stages >= 0 ? dims_[static_cast<size_t>(dv.stages)].log_hi : 0;
+      dv.smem_lo = s_lo + std::log2(std::exp2(dm.log_lo) + std::exp2(dn.log_lo)) + dk.log_lo;
+      dv.smem_hi = s_hi + std::log2(std::exp2(dm.log_hi) + std::exp2(dn.log_hi)) + dk.log_hi;
+    }
+    derived_.push_back(dv);
+  }
+  refreshFingerprint();
+}
+
+void Space::refreshFingerprint() {
+  std::string f;
+  for (const auto& d : dims_) {
+    f += d.tunable->id + "=";
+    for (int64_t v : d.values) f += (v == kKeep ? std::string("keep") : std::to_string(v)) + ",";
+    f += ";";
+  }
+  if (only_keys_) {
+    uint64_t h = fnv1a64("");
+    for (const auto& k : *only_keys_) h = fnv1a64(k, h);
+    f += fmt::format("only{}:{:016x}", only_keys_->size(), h);
+  }
+  fingerprint_ = f;
+}
+
+int64_t Space::value(const Config& c, const Dimension& d) const {
+  auto it = c.find(d.tunable->id);
+  return it == c.end() ? d.baseline : it->second;
+}
+
+Space Space::restricted(const Region& region) const {
+  Space s = *this;
+  for (auto& d : s.dims_) {
+    auto it = region.find(d.tunable->id);
+    if (it == region.end()) continue;
+    std::vector<int64_t> keep;
+    for (int64_t v : d.values) {
+      if (std::find(it->second.begin(), it->second.end(), v) != it->second.end()) keep.push_back(v);
+    }
+    d.values = keep;
+    s.narrowed_.insert(d.tunable->id);
+  }
+  s.refreshFingerprint();
+  return s;
+}
+
+Space Space::onlyKeys(std::set<std::string> keys) const {
+  Space s = *this;
+  s.only_keys_ = std::make_shared<const std::set<std::string>>(std::move(keys));
+  s.refreshFingerprint();
+  return s;
+}
+
+bool Space::inRegion(const Config& c, const Region& region) const {
+  for (const auto& [id, allowed] : region) {
+    auto it = c.find(id);
+    if (it == c.end()) continue;
+    if (std::find(allowed.begin(), allowed.end(), it->second) == allowed.end()) return false;
+  }
+  return true;
+}
+
+std::vector<double> Space::features(const Config& c) const {
+  std::vector<double> f;
+  f.reserve(dims_.size() + 2 * derived_.size());
+  std::vector<double> logs(dims_.size(), 0);
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const auto& d = dims_[i];
+    int64_t v = value(c, d);
+    Config probe{{d.tunable->id, v}};
+    int64_t r = v == kKeep ? resolved(probe, *d.tunable) : v;
+    double span = d.log_hi - d.log_lo;
+    logs[i] = r > 0 ? log2d(static_cast<double>(r)) : 0.5 * (d.log_lo + d.log_hi);
+    f.push_back(span > 0 ? (logs[i] - d.log_lo) / span : 0.0);
+  }
+  // Derived: a tile's area (how many programs cover the output, and how much each reuses)
+  // and its elements per thread (register pressure): what a GPU's speed follows more
+  // directly than either side alone.
+  for (const auto& dv : derived_) {
+    double area = logs[static_cast<size_t>(dv.m)] + logs[static_cast<size_t>(dv.n)];
+    f.push_back(dv.area_hi > dv.area_lo ? (area - dv.area_lo) / (dv.area_hi - dv.area_lo) : 0.0);
+    if (dv.warps >= 0) {
+      double per = area - logs[static_cast<size_t>(dv.warps)];
+      f.push_back(dv.per_hi > dv.per_lo ? (per - dv.per_lo) / (dv.per_hi - dv.per_lo) : 0.0);
+    }
+    if (dv.k >= 0) {
+      double smem = (dv.stages >= 0 ? logs[static_cast<size_t>(dv.stages)] : 0) +
+                    std::log2(std::exp2(logs[static_cast<size_t>(dv.m)]) + std::exp2(logs[static_cast<size_t>(dv.n)])) +
+                    logs[static_cast<size_t>(dv.k)];
+      f.push_back(dv.smem_hi > dv.smem_lo ? (smem - dv.smem_lo) / (dv.smem_hi - dv.smem_lo) : 0.0);
+    }
+  }
+  return f;
+}
+
+std::vector<Config> Space::enumerateValid(size_t limit) const {
+  std::vector<Config> all = enumerate(limit);
+  std::vector<Config> out;
+  for (auto& c : all) {
+    if (valid(c)) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 Config Space::baseline() const {
@@ -105,6 +247,14 @@ bool Space::valid(const Config& c, std::string* why) const {
     if (why) *why = std::move(msg);
     return false;
   };
+  if (only_keys_ && !only_keys_->count(key(c))) return reject("not among the recorded configurations");
+  for (const auto& d : dims_) {
+    if (!narrowed_.count(d.tunable->id)) continue;
+    int64_t v = value(c, d);
+    if (std::find(d.values.begin(), d.values.end(), v) == d.values.end()) {
+      return reject(fmt::format("{} is outside the region", d.tunable->param));
+    }
+  }
   // Per kernel and launch site: gather the resolved values by role.
   std::map<std::string, std::map<TunableRole, int64_t>> by_kernel;
   std::map<std::string, std::vector<int64_t>> blocks;
@@ -201,6 +351,7 @@ double Space::prior(const Config& c) const {
       bool elementwise = false;
       for (const Tunable* t : block_tunables[kernel]) {
         elems *= resolved(c, *t);
+        if (facts == tunables_.facts.end()) continue;
         auto it = facts->second.params.find(t->param);
         if (it != facts->second.params.end() && it->second.pid_scaled) elementwise = true;
       }
@@ -263,6 +414,7 @@ std::vector<Config> Space::neighbors(const Config& c) const {
 Config Space::sample(std::mt19937_64& rng) const {
   Config c;
   for (const auto& d : dims_) {
+    if (d.values.empty()) return baseline();
     std::uniform_int_distribution<size_t> pick(0, d.values.size() - 1);
     c[d.tunable->id] = d.values[pick(rng)];
   }

@@ -1,10 +1,16 @@
 // The search space over a source's tunables: a domain per tunable, static pruning
 // (shared memory, registers, dimensions a block must cover) before anything compiles,
-// a prior that ranks configurations by built-in rules, and neighbourhoods for local search.
+// a prior that ranks configurations by built-in rules, neighbourhoods for local search,
+// and numeric features for surrogate models.
+//
+// A space can be narrowed: to a region (a subset of values per tunable, what an engine
+// proposes) or to an explicit list of configurations (a recorded sweep in replay).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,13 +24,19 @@ struct SpaceHints {
   std::map<std::string, std::vector<int64_t>> observed;  // tunable id -> values seen at run time
   int64_t smem_limit = 232448;                           // bytes per block (sm_90: 227 KiB)
   int sms = 132;
+  // tunable id -> its domain, replacing the one its role gives (replay: the recorded values).
+  std::map<std::string, std::vector<int64_t>> domains;
 };
 
 struct Dimension {
   const Tunable* tunable = nullptr;
   std::vector<int64_t> values;     // may hold kKeep (the expression as written)
   int64_t baseline = kKeep;
+  double log_lo = 0, log_hi = 0;   // log2 range of the resolved values of the whole domain
 };
+
+// tunable id -> the values allowed there (an engine's parameter region).
+using Region = std::map<std::string, std::vector<int64_t>>;
 
 class Space {
  public:
@@ -46,16 +58,48 @@ class Space {
   std::string key(const Config& c) const;
   // Number of configurations (before pruning).
   double size() const;
-  // Every valid configuration, if there are at most `limit`; else empty.
+  // Every configuration (valid or not), if there are at most `limit`; else empty.
   std::vector<Config> enumerate(size_t limit) const;
+  // Every valid configuration, if the space has at most `limit` configurations; else empty.
+  std::vector<Config> enumerateValid(size_t limit) const;
+
+  // The same space with each tunable of `region` limited to the values listed there
+  // (intersected with its domain; values outside the domain are added when they are
+  // powers of two). Tunables the region does not name keep their domain.
+  Space restricted(const Region& region) const;
+  // The same space where only the configurations whose key() is in `keys` are valid.
+  Space onlyKeys(std::set<std::string> keys) const;
+  bool inRegion(const Config& c, const Region& region) const;
+
+  // Numeric features of `c` for surrogate models: per dimension, log2 of the resolved
+  // value scaled to [0, 1] over the whole domain (the same scale in every narrowed space);
+  // then per 2-D tile, its area, its elements per thread and (with a K tile) the shared
+  // memory its pipeline stages take, scaled the same way.
+  std::vector<double> features(const Config& c) const;
+  // The value of a dimension's tunable in `c` (the baseline's when `c` does not name it).
+  int64_t value(const Config& c, const Dimension& d) const;
+  // The value as it runs: kKeep resolved to the value as written or observed; 0 when unknown.
+  int64_t resolvedValue(const Config& c, const Tunable& t) const { return resolved(c, t); }
+  // Identifies the narrowed space (for caches in strategies).
+  const std::string& fingerprint() const { return fingerprint_; }
+  const SpaceHints& hints() const { return hints_; }
 
  private:
   int64_t valueOf(const Config& c, const Tunable& t) const;
   int64_t resolved(const Config& c, const Tunable& t) const;  // kKeep -> the value as written / observed
+  void refreshFingerprint();
 
   const TunableSet& tunables_;
   SpaceHints hints_;
   std::vector<Dimension> dims_;
+  struct Derived {
+    int m = -1, n = -1, k = -1, warps = -1, stages = -1;   // indexes into dims_
+    double area_lo = 0, area_hi = 0, per_lo = 0, per_hi = 0, smem_lo = 0, smem_hi = 0;
+  };
+  std::vector<Derived> derived_;                              // features of tile pairs
+  std::set<std::string> narrowed_;                            // tunable ids a region limits
+  std::shared_ptr<const std::set<std::string>> only_keys_;   // null: every configuration
+  std::string fingerprint_;
 };
 
 }  // namespace tf

@@ -1,0 +1,129 @@
+// The reasoning engine: between rounds of the optimization loop it reads what is known
+// (the source, its IR facts, the diagnosis when there is one, the measured facts of the
+// best variant, the history) and proposes what to try next: parameter regions now, named
+// transformation passes with parameters as src/transform/ provides them. The loop turns
+// regions into a share of the next round's configurations and passes into new variants;
+// it traces which finding led to which proposal and what each proposal won or lost.
+//
+// Engines: "rules" (built in, search/rule_engine.cpp), "none", and "cmd:PROGRAM ARGS", an
+// external program that gets EngineInput as JSON on stdin and answers EngineOutput as JSON
+// on stdout (docs/engine.md), so a language model or any other program plugs in without
+// touching the loop.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+#include "search/strategy.h"
+
+namespace tf {
+
+inline constexpr const char* kEngineProtocol = "tritonforge.engine/1";
+
+// One thing that holds a kernel back, with its evidence.
+struct EngineFinding {
+  std::string id;                          // "F3": set by the loop, unique within a run
+  std::string kind;                        // register-spills, small-grid, low-occupancy, ... (docs/engine.md)
+  std::string kernel;
+  double severity = 0.5;                   // [0, 1]
+  std::string source;                      // "diagnosis", "measurement", "static", or an engine's name
+  std::string summary;                     // one line
+  nlohmann::json evidence = nlohmann::json::object();
+  std::vector<std::string> suggestions;    // pass names a diagnosis suggests
+  nlohmann::json toJson() const;
+  static EngineFinding fromJson(const nlohmann::json& j);
+};
+
+// What the diagnosis stage (src/diagnose/) hands the loop for one kernel.
+struct EngineDiagnosis {
+  std::string kernel;
+  std::string bottleneck;                  // memory-bound, compute-bound, latency-bound, balanced
+  std::vector<EngineFinding> findings;
+  nlohmann::json toJson() const;
+  static EngineDiagnosis fromJson(const nlohmann::json& j);
+};
+
+struct EngineInput {
+  int round = 0;
+  std::string source;                      // the source the parameters apply to (the current base)
+  const TunableSet* tunables = nullptr;    // IR facts: tunables and per-kernel facts
+  const Space* space = nullptr;
+  std::vector<EngineDiagnosis> diagnosis;        // empty: no diagnosis ran
+  std::optional<Config> best;              // the best measured configuration of this base
+  std::optional<double> best_objective;    // geomean over cases of time / time as written
+  nlohmann::json best_kernels = nlohmann::json::array();   // compiled facts of the best: regs, smem, spills
+  std::vector<Observation> history;        // this base's measurements
+  std::vector<std::string> passes;         // passes the loop can apply now
+  double budget_left_s = 0;
+  nlohmann::json toJson() const;
+};
+
+// What an engine asks the loop to try.
+struct Proposal {
+  enum class Kind { kRegion, kPass };
+  Kind kind = Kind::kRegion;
+  std::string id;                          // "P2": set by the loop
+  std::vector<std::string> findings;       // ids (or, from an engine, kinds) of the findings behind it
+  std::string rationale;                   // one line: why
+  // kRegion: the strategy spends `share` of the next round inside `region`.
+  Region region;
+  double share = 0.25;
+  // kPass: apply `pass` with `params` to `kernel` of the current base.
+  std::string pass;
+  std::string kernel;
+  nlohmann::json params = nlohmann::json::object();
+  nlohmann::json toJson() const;
+  // Throws UserError naming `what` for a malformed proposal.
+  static Proposal fromJson(const nlohmann::json& j, const std::string& what);
+};
+
+struct EngineOutput {
+  std::vector<EngineFinding> findings;           // what the engine concluded (traced once each)
+  std::vector<Proposal> proposals;
+  std::string error;                       // set when an external engine failed (the round goes on without it)
+  nlohmann::json toJson() const;
+  static EngineOutput fromJson(const nlohmann::json& j, const std::string& what);
+};
+
+class ReasoningEngine {
+ public:
+  virtual ~ReasoningEngine() = default;
+  virtual std::string name() const = 0;
+  // Called before each round. Returning nothing leaves the round to the strategy.
+  // Failures of an external engine are reported in the output's findings, not thrown.
+  virtual EngineOutput propose(const EngineInput& input) = 0;
+};
+
+// "rules" (default), "none", or "cmd:PROGRAM [ARGS...]". Throws UserError otherwise.
+std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec);
+std::unique_ptr<ReasoningEngine> makeRuleEngine();
+
+// --- transformation passes (src/transform/ provides them; the loop only calls this hook)
+struct PassOutcome {
+  bool applied = false;
+  std::string source;                      // the rewritten source when applied
+  std::string message;                     // why not, when not applied
+};
+
+class PassApplier {
+ public:
+  virtual ~PassApplier() = default;
+  // The passes this applier knows.
+  virtual std::vector<std::string> available() const = 0;
+  // Applies one pass to `kernel` of `source`. A pass whose preconditions fail returns
+  // applied = false with the reason: an expected outcome, not an exception.
+  virtual PassOutcome apply(const std::string& source, const std::string& kernel, const std::string& pass,
+                            const nlohmann::json& params) = 0;
+};
+
+// Helpers for engines: the values of a dimension of `space` that satisfy `keep`.
+std::vector<int64_t> valuesWhere(const Space& space, const std::string& tunable_id,
+                                 const std::function<bool(int64_t)>& keep);
+
+}  // namespace tf

@@ -1,0 +1,199 @@
+// The built-in reasoning engine: rules from findings to parameter regions and passes.
+//
+// Findings come from the diagnosis when one ran (src/diagnose/), and from what the loop
+// measured itself: the compiled facts of the best variant (register spills reported by
+// the worker). Each rule names the finding it answers; docs/engine.md has the table.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "search/engine.h"
+
+namespace tf {
+namespace {
+
+struct Current {
+  std::map<TunableRole, std::vector<std::pair<std::string, int64_t>>> by_role;   // role -> (tunable id, value)
+  int64_t get(TunableRole r) const {
+    auto it = by_role.find(r);
+    return it == by_role.end() || it->second.empty() ? 0 : it->second.front().second;
+  }
+};
+
+class RuleEngine final : public ReasoningEngine {
+ public:
+  std::string name() const override { return "rules"; }
+
+  EngineOutput propose(const EngineInput& in) override {
+    EngineOutput out;
+    if (!in.space || !in.tunables || !in.best) return out;
+    std::vector<EngineFinding> findings;
+    for (const auto& d : in.diagnosis) {
+      if (!d.bottleneck.empty() && d.bottleneck != "balanced") {
+        EngineFinding b;
+        b.kind = d.bottleneck;
+        b.kernel = d.kernel;
+        b.source = "diagnosis";
+        b.severity = 0.5;
+        b.summary = fmt::format("{} is {}", d.kernel, d.bottleneck);
+        findings.push_back(b);
+      }
+      for (const auto& f : d.findings) findings.push_back(f);
+    }
+    // Measured: spills in the compiled best variant.
+    for (const auto& k : in.best_kernels) {
+      if (!k.is_object()) continue;
+      int spills = k.contains("spills") && k["spills"].is_number() ? k["spills"].get<int>() : 0;
+      if (spills > 0 && !hasKind(findings, "register-spills", k.value("name", ""))) {
+        EngineFinding f;
+        f.kind = "register-spills";
+        f.kernel = k.value("name", "");
+        f.source = "measurement";
+        f.severity = std::min(1.0, 0.3 + spills / 256.0);
+        f.summary = fmt::format("{} spills {} registers in the best variant", f.kernel, spills);
+        f.evidence = {{"spills", spills}, {"registers", k.value("registers", nlohmann::json(nullptr))}};
+        findings.push_back(f);
+        out.findings.push_back(f);
+      }
+    }
+    for (const auto& f : findings) rules(in, f, &out);
+    // Regions share at most half a round: the strategy keeps the rest.
+    double total = 0;
+    for (const auto& p : out.proposals) if (p.kind == Proposal::Kind::kRegion) total += p.share;
+    if (total > 0.5) {
+      for (auto& p : out.proposals) if (p.kind == Proposal::Kind::kRegion) p.share *= 0.5 / total;
+    }
+    return out;
+  }
+
+ private:
+  static bool hasKind(const std::vector<EngineFinding>& fs, const std::string& kind, const std::string& kernel) {
+    for (const auto& f : fs) if (f.kind == kind && (f.kernel.empty() || f.kernel == kernel)) return true;
+    return false;
+  }
+
+  Current currentOf(const EngineInput& in, const std::string& kernel) const {
+    Current c;
+    for (const auto& d : in.space->dims()) {
+      const Tunable& t = *d.tunable;
+      if (!kernel.empty() && t.kernel != kernel) continue;
+      c.by_role[t.role].emplace_back(t.id, in.space->resolvedValue(*in.best, t));
+    }
+    return c;
+  }
+
+  // A region over the dimensions of `roles`: each keeps the values `keep(value, current)` accepts.
+  Region regionOf(const EngineInput& in, const Current& cur, std::initializer_list<TunableRole> roles,
+                  const std::function<bool(int64_t, int64_t)>& keep) const {
+    Region r;
+    for (TunableRole role : roles) {
+      auto it = cur.by_role.find(role);
+      if (it == cur.by_role.end()) continue;
+      for (const auto& [id, now] : it->second) {
+        if (now <= 0) continue;
+        std::vector<int64_t> vals = valuesWhere(*in.space, id, [&](int64_t v) { return keep(v, now); });
+        if (!vals.empty()) r[id] = vals;
+      }
+    }
+    return r;
+  }
+
+  static void addRegion(EngineOutput* out, const EngineFinding& f, Region region, const std::string& why) {
+    if (region.empty()) return;
+    Proposal p;
+    p.kind = Proposal::Kind::kRegion;
+    p.region = std::move(region);
+    p.findings = {f.id.empty() ? f.kind + "@" + f.kernel : f.id};
+    p.share = 0.1 + 0.3 * std::clamp(f.severity, 0.0, 1.0);
+    p.rationale = why;
+    out->proposals.push_back(std::move(p));
+  }
+
+  static void addPass(const EngineInput& in, EngineOutput* out, const EngineFinding& f, const std::string& pass,
+                      const std::string& why) {
+    Proposal p;
+    p.kind = Proposal::Kind::kPass;
+    p.pass = pass;
+    p.kernel = f.kernel;
+    p.findings = {f.id.empty() ? f.kind + "@" + f.kernel : f.id};
+    p.rationale = why;
+    for (const auto& q : out->proposals) {
+      if (q.kind == Proposal::Kind::kPass && q.pass == pass && q.kernel == f.kernel) return;
+    }
+    out->proposals.push_back(std::move(p));
+    (void)in;
+  }
+
+  void rules(const EngineInput& in, const EngineFinding& f, EngineOutput* out) const {
+    Current cur = currentOf(in, f.kernel);
+    bool dots = false;
+    for (const auto& [k, facts] : in.tunables->facts) {
+      if ((f.kernel.empty() || k == f.kernel) && !facts.dots.empty()) dots = true;
+    }
+    using R = TunableRole;
+    const std::string& k = f.kind;
+    std::string limiter = f.evidence.is_object() ? f.evidence.value("limiter", "") : "";
+    if (k == "register-spills" || (k == "low-occupancy" && limiter == "registers")) {
+      // Fewer live values per thread: smaller tiles, fewer stages, more warps to share them.
+      Region r = regionOf(in, cur, {R::kTileM, R::kTileN, R::kBlock, R::kNumStages},
+                          [](int64_t v, int64_t now) { return v <= now; });
+      Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v >= now; });
+      r.insert(w.begin(), w.end());
+      addRegion(out, f, r, "fewer registers per thread: tiles and stages no larger, warps no fewer");
+    } else if (k == "low-occupancy" && (limiter == "shared-memory" || limiter == "shared_mem" || limiter == "smem")) {
+      addRegion(out, f,
+                regionOf(in, cur, {R::kNumStages, R::kTileK}, [](int64_t v, int64_t now) { return v <= now; }),
+                "less shared memory per program: fewer stages, a shorter K tile");
+    } else if (k == "low-occupancy" || k == "small-grid" || k == "tail-effect") {
+      // More, smaller programs fill the SMs (and even out the last wave).
+      addRegion(out, f,
+                regionOf(in, cur, {R::kTileM, R::kTileN, R::kBlock}, [](int64_t v, int64_t now) { return v < now; }),
+                "more programs: smaller tiles");
+    } else if (k == "no-tensor-cores") {
+      Region r = regionOf(in, cur, {R::kTileM}, [](int64_t v, int64_t) { return v >= 64; });
+      Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v == 4 || v == 8; });
+      r.insert(w.begin(), w.end());
+      addRegion(out, f, r, "tensor-core (wgmma) tiles: 64 rows or more per warp group of 4 warps");
+      addPass(in, out, f, "tensor-cores", "the dot did not use tensor cores");
+    } else if (k == "latency-bound" || k == "long-stalls") {
+      Region r = regionOf(in, cur, {R::kNumStages}, [](int64_t v, int64_t now) { return v > now; });
+      if (r.empty()) r = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v > now; });
+      addRegion(out, f, r, "more memory operations in flight: deeper pipelining or more warps");
+    } else if (k == "memory-bound") {
+      if (dots) {
+        addRegion(out, f,
+                  regionOf(in, cur, {R::kTileM, R::kTileN}, [](int64_t v, int64_t now) { return v >= now; }),
+                  "more reuse of each loaded element: larger output tiles");
+      } else {
+        Region r = regionOf(in, cur, {R::kBlock}, [](int64_t v, int64_t now) { return v >= now; });
+        Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v >= 4 && v <= 8; });
+        r.insert(w.begin(), w.end());
+        addRegion(out, f, r, "wider accesses and more bytes in flight: larger blocks, 4 to 8 warps");
+      }
+    } else if (k == "compute-bound" && dots) {
+      Region r = regionOf(in, cur, {R::kTileM, R::kTileN}, [](int64_t v, int64_t) { return v >= 64; });
+      Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v == 4 || v == 8; });
+      r.insert(w.begin(), w.end());
+      addRegion(out, f, r, "full tensor-core tiles: 64 or more in M and N, 4 or 8 warps");
+    } else if (k == "uncoalesced-access") {
+      addPass(in, out, f, "memory-hints", "tell the compiler the offsets are contiguous and aligned");
+    } else if (k == "poor-l2-reuse") {
+      addRegion(out, f, regionOf(in, cur, {R::kGroup}, [](int64_t v, int64_t) { return v >= 4; }),
+                "larger program groups reuse tiles in L2");
+      if (dots) addPass(in, out, f, "grouped-order", "grouped program order for L2 reuse");
+    }
+    for (const auto& s : f.suggestions) {
+      if (std::find(in.passes.begin(), in.passes.end(), s) != in.passes.end()) {
+        addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", s));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ReasoningEngine> makeRuleEngine() { return std::make_unique<RuleEngine>(); }
+
+}  // namespace tf

@@ -1,0 +1,128 @@
+// The results database (SQLite, one file, per-user cache by default): every measurement a
+// run makes, keyed by what determines it, the runs, and their decision traces.
+//
+//   measurements  one row per (task, base source, variant, parameters, case, GPU, driver,
+//                 Triton version, worker protocol): status, median time, the measurement as
+//                 JSON, the run that made it, the tool and protocol versions
+//   runs          one row per `optimize`: task, environment, strategy, seed, options;
+//                 finished_at stays NULL for a run that was killed
+//   trace         the decisions of a run in order (docs/search.md lists the kinds)
+//
+// Every write commits on its own (WAL journal), so that a run killed with SIGKILL loses
+// nothing it had written; the next `optimize` of the same task reuses those rows.
+// Entry points: ResultsDb::open, putMeasurement / measurementsFor, beginRun / finishRun,
+// appendTrace. docs/search.md describes the schema.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tf {
+
+class SqliteDb;
+
+inline constexpr int kResultsDbSchema = 1;
+
+// What a measurement depends on beyond the source: where it ran.
+struct MeasureEnv {
+  std::string gpu;       // "NVIDIA H200"
+  std::string driver;    // "580.159.04"
+  std::string triton;    // "3.6.0"
+  int worker_protocol = 0;
+};
+
+struct MeasurementKey {
+  std::string task_hash;     // the task as given: source, harness, launcher, check settings
+  std::string base_hash;     // the source the parameters apply to (the original, or a pass's output)
+  std::string variant_hash;  // the source that was measured
+  std::string params;        // canonical JSON of the configuration
+  std::string case_key;      // canonical JSON of the case; "*" for a failure before any case ran
+  MeasureEnv env;
+};
+
+struct MeasurementRow {
+  int64_t id = 0;
+  MeasurementKey key;
+  std::string status;                // CandidateStatus text
+  std::optional<double> time_ms;     // median; empty for a failure
+  nlohmann::json data;               // the measurement (or compile outcome) as JSON
+  int64_t run_id = 0;
+  std::string tool_version;
+  std::string created_at;
+};
+
+struct RunInfo {
+  std::string task_name, task_path, task_hash, source_hash;
+  MeasureEnv env;
+  std::string strategy;
+  uint64_t seed = 0;
+  nlohmann::json options = nlohmann::json::object();
+  std::optional<int64_t> resumed_from;
+};
+
+struct RunRow {
+  int64_t id = 0;
+  RunInfo info;
+  std::string started_at, finished_at;   // finished_at empty: still running, or killed
+  std::string status;                    // "running", or what finishRun was given
+  std::string tool_version;
+  nlohmann::json summary;
+  int64_t measurements = 0;              // rows this run wrote
+  int64_t trace_events = 0;
+};
+
+struct TraceRow {
+  int64_t run_id = 0;
+  int seq = 0;
+  double t = 0;                          // seconds since the run started
+  std::string kind;
+  nlohmann::json data;
+};
+
+class ResultsDb {
+ public:
+  // Opens or creates the database. Throws UserError naming the file when it cannot, or
+  // when it was written by a newer schema.
+  static std::unique_ptr<ResultsDb> open(const std::filesystem::path& path);
+  // userCacheDir()/results.sqlite
+  static std::filesystem::path defaultPath();
+  ~ResultsDb();
+
+  const std::filesystem::path& path() const;
+
+  // --- measurements
+  // Inserts or replaces the row of `key`; committed before it returns.
+  void putMeasurement(const MeasurementKey& key, const std::string& status, std::optional<double> time_ms,
+                      const nlohmann::json& data, int64_t run_id);
+  // The rows of one variant in `env` (any parameters, any base): what reuse looks up.
+  std::vector<MeasurementRow> measurementsOfVariant(const std::string& task_hash, const std::string& variant_hash,
+                                                    const MeasureEnv& env);
+  // Every row of a task on one base source in `env`, oldest first: what a resumed run preloads.
+  std::vector<MeasurementRow> measurementsFor(const std::string& task_hash, const std::string& base_hash,
+                                              const MeasureEnv& env);
+  // Rows written by one run, or all rows when run_id is 0, oldest first.
+  std::vector<MeasurementRow> measurementsOfRun(int64_t run_id);
+
+  // --- runs
+  int64_t beginRun(const RunInfo& info);
+  void finishRun(int64_t run_id, const std::string& status, const nlohmann::json& summary);
+  // The most recent run of the task in `env` that never finished (killed), if any.
+  std::optional<RunRow> lastUnfinishedRun(const std::string& task_hash, const MeasureEnv& env);
+  std::optional<RunRow> run(int64_t run_id);
+  std::vector<RunRow> runs(int limit = 100);
+
+  // --- trace
+  void appendTrace(int64_t run_id, int seq, double t, const std::string& kind, const nlohmann::json& data);
+  std::vector<TraceRow> trace(int64_t run_id);
+
+ private:
+  explicit ResultsDb(std::unique_ptr<SqliteDb> db);
+  std::unique_ptr<SqliteDb> db_;
+};
+
+}  // namespace tf

@@ -1,0 +1,185 @@
+// The reasoning engine: the rule engine's findings-to-proposals table, the JSON that
+// external engines speak, and an external engine run as a program.
+#include <gtest/gtest.h>
+
+#include "search/engine.h"
+#include "support/test_support.h"
+#include "util/error.h"
+
+namespace tf {
+namespace {
+
+TunableSet matmulTunables() {
+  TunableSet set;
+  auto add = [&](const char* param, TunableRole role, int64_t value) {
+    Tunable t;
+    t.kernel = "mm";
+    t.param = param;
+    t.id = std::string("mm.") + param;
+    t.role = role;
+    t.value = value;
+    set.items.push_back(t);
+  };
+  add("BLOCK_M", TunableRole::kTileM, 32);
+  add("BLOCK_N", TunableRole::kTileN, 32);
+  add("BLOCK_K", TunableRole::kTileK, 32);
+  add("num_warps", TunableRole::kNumWarps, 4);
+  add("num_stages", TunableRole::kNumStages, 3);
+  set.facts["mm"].dots.push_back(DotFact{"BLOCK_M", "BLOCK_N", "BLOCK_K", nullptr, true});
+  return set;
+}
+
+class RuleEngineTest : public ::testing::Test {
+ protected:
+  EngineInput input(std::vector<EngineDiagnosis> d = {}) {
+    EngineInput in;
+    in.tunables = &set_;
+    in.space = &space_;
+    in.best = Config{{"mm.BLOCK_M", 128}, {"mm.BLOCK_N", 128}, {"mm.BLOCK_K", 64}, {"mm.num_warps", 4}, {"mm.num_stages", 4}};
+    in.best_objective = 0.5;
+    in.diagnosis = std::move(d);
+    return in;
+  }
+  static EngineDiagnosis finding(const std::string& kind, nlohmann::json evidence = nlohmann::json::object(),
+                           std::vector<std::string> suggestions = {}) {
+    EngineFinding f;
+    f.id = "F1";
+    f.kind = kind;
+    f.kernel = "mm";
+    f.severity = 0.8;
+    f.evidence = std::move(evidence);
+    f.suggestions = std::move(suggestions);
+    return EngineDiagnosis{"mm", "balanced", {f}};
+  }
+  TunableSet set_ = matmulTunables();
+  Space space_{set_, SpaceHints{}};
+  std::unique_ptr<ReasoningEngine> rules_ = makeRuleEngine();
+};
+
+TEST_F(RuleEngineTest, NothingToActOnProposesNothing) {
+  EngineOutput out = rules_->propose(input());
+  EXPECT_TRUE(out.findings.empty());
+  EXPECT_TRUE(out.proposals.empty());
+  EXPECT_EQ(rules_->name(), "rules");
+}
+
+TEST_F(RuleEngineTest, SpillsAskForSmallerTilesFewerStagesMoreWarps) {
+  EngineOutput out = rules_->propose(input({finding("register-spills")}));
+  ASSERT_EQ(out.proposals.size(), 1u);
+  const Proposal& p = out.proposals[0];
+  EXPECT_EQ(p.kind, Proposal::Kind::kRegion);
+  EXPECT_EQ(p.findings, std::vector<std::string>{"F1"});
+  EXPECT_EQ(p.region.at("mm.BLOCK_M"), (std::vector<int64_t>{16, 32, 64, 128}));
+  EXPECT_EQ(p.region.at("mm.num_stages"), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(p.region.at("mm.num_warps"), (std::vector<int64_t>{4, 8}));
+  EXPECT_FALSE(p.region.count("mm.BLOCK_K"));
+  EXPECT_NEAR(p.share, 0.1 + 0.3 * 0.8, 1e-12);
+}
+
+TEST_F(RuleEngineTest, MeasuredSpillsBecomeAFindingOfTheEngine) {
+  EngineInput in = input();
+  in.best_kernels = nlohmann::json::array({{{"name", "mm"}, {"spills", 128}, {"registers", 255}}});
+  EngineOutput out = rules_->propose(in);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].kind, "register-spills");
+  EXPECT_EQ(out.findings[0].source, "measurement");
+  EXPECT_EQ(out.findings[0].evidence["spills"], 128);
+  ASSERT_EQ(out.proposals.size(), 1u);
+  EXPECT_EQ(out.proposals[0].findings, std::vector<std::string>{"register-spills@mm"});
+}
+
+TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
+  auto region = [&](const EngineDiagnosis& d, const std::string& id) {
+    EngineOutput out = rules_->propose(input({d}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kRegion && p.region.count(id)) return p.region.at(id);
+    }
+    return std::vector<int64_t>{};
+  };
+  EXPECT_EQ(region(finding("small-grid"), "mm.BLOCK_N"), (std::vector<int64_t>{16, 32, 64}));
+  EXPECT_EQ(region(finding("low-occupancy", {{"limiter", "shared-memory"}}), "mm.num_stages"),
+            (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(region(finding("long-stalls"), "mm.num_stages"), (std::vector<int64_t>{5}));
+  EXPECT_EQ(region(finding("no-tensor-cores"), "mm.num_warps"), (std::vector<int64_t>{4, 8}));
+  EngineDiagnosis mem{"mm", "memory-bound", {}};
+  EXPECT_EQ(region(mem, "mm.BLOCK_M"), (std::vector<int64_t>{128, 256}));
+  // Passes: proposed whether or not the loop has them (the loop traces a skip).
+  EngineOutput out = rules_->propose(input({finding("no-tensor-cores")}));
+  bool pass = false;
+  for (const auto& p : out.proposals) pass |= p.kind == Proposal::Kind::kPass && p.pass == "tensor-cores";
+  EXPECT_TRUE(pass);
+  EngineInput in = input({finding("tail-effect", {}, {"persistent"})});
+  in.passes = {"persistent"};
+  out = rules_->propose(in);
+  pass = false;
+  for (const auto& p : out.proposals) pass |= p.kind == Proposal::Kind::kPass && p.pass == "persistent";
+  EXPECT_TRUE(pass);
+}
+
+TEST(EngineJson, InputAndOutputRoundTrip) {
+  TunableSet set = matmulTunables();
+  Space space(set, SpaceHints{});
+  EngineInput in;
+  in.round = 2;
+  in.source = "x = 1\n";
+  in.tunables = &set;
+  in.space = &space;
+  in.history = {{space.baseline(), 1.0}, {space.baseline(), std::nullopt}};
+  nlohmann::json j = in.toJson();
+  EXPECT_EQ(j["protocol"], kEngineProtocol);
+  EXPECT_EQ(j["tunables"][0]["id"], "mm.BLOCK_M");
+  EXPECT_EQ(j["tunables"][0]["domain"].size(), 5u);
+  EXPECT_EQ(j["kernels"]["mm"]["dots"], 1);
+  EXPECT_TRUE(j["history"][1]["objective"].is_null());
+  EXPECT_TRUE(j["best"].is_null());
+
+  EngineOutput out = EngineOutput::fromJson(nlohmann::json::parse(R"({
+      "findings": [{"kind": "small-grid", "kernel": "mm", "severity": 3, "summary": "16 programs"}],
+      "proposals": [{"kind": "region", "region": {"mm.BLOCK_M": [32, 64]}, "share": 0.4, "findings": ["small-grid"]},
+                    {"kind": "pass", "pass": "split-k", "kernel": "mm", "params": {"SPLIT_K": 4}}]})"),
+                                            "test");
+  ASSERT_EQ(out.proposals.size(), 2u);
+  EXPECT_DOUBLE_EQ(out.findings[0].severity, 1.0);  // clamped
+  EXPECT_EQ(out.proposals[0].region.at("mm.BLOCK_M"), (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(out.proposals[1].params["SPLIT_K"], 4);
+  EngineOutput back = EngineOutput::fromJson(out.toJson(), "again");
+  EXPECT_EQ(back.toJson(), out.toJson());
+  EXPECT_THROW(Proposal::fromJson({{"kind", "rewrite"}}, "x"), UserError);
+  EXPECT_THROW(Proposal::fromJson({{"kind", "region"}, {"region", {{"a", {"big"}}}}}, "x"), UserError);
+  EXPECT_THROW(Proposal::fromJson({{"kind", "pass"}}, "x"), UserError);
+}
+
+TEST(ExternalEngine, AProgramAnswersProposalsAndItsFailuresAreValues) {
+  auto dir = test::tempDir("engine");
+  test::writeFile(dir / "engine.py", R"(import json, sys
+req = json.load(sys.stdin)
+assert req["protocol"] == "tritonforge.engine/1"
+ids = [t["id"] for t in req["tunables"]]
+print(json.dumps({"findings": [{"kind": "guess", "summary": "round %d" % req["round"]}],
+                  "proposals": [{"kind": "region", "region": {ids[0]: [64]}, "rationale": "try 64"}]}))
+)");
+  test::writeFile(dir / "bad.py", "print('not json')\n");
+  TunableSet set = matmulTunables();
+  Space space(set, SpaceHints{});
+  EngineInput in;
+  in.round = 3;
+  in.tunables = &set;
+  in.space = &space;
+  std::string py = choosePython("");
+  auto engine = makeEngine("cmd:" + py + " " + (dir / "engine.py").string());
+  EngineOutput out = engine->propose(in);
+  ASSERT_TRUE(out.error.empty()) << out.error;
+  ASSERT_EQ(out.proposals.size(), 1u);
+  EXPECT_EQ(out.proposals[0].region.at("mm.BLOCK_M"), std::vector<int64_t>{64});
+  EXPECT_EQ(out.findings[0].summary, "round 3");
+  EXPECT_EQ(out.findings[0].source, "engine");
+  EngineOutput bad = makeEngine("cmd:" + py + " " + (dir / "bad.py").string())->propose(in);
+  EXPECT_NE(bad.error.find("not JSON"), std::string::npos) << bad.error;
+  EngineOutput failed = makeEngine("cmd:exit 4")->propose(in);
+  EXPECT_NE(failed.error.find("exit code 4"), std::string::npos) << failed.error;
+  EXPECT_THROW(makeEngine("llm"), UserError);
+  EXPECT_EQ(makeEngine("none")->propose(in).proposals.size(), 0u);
+}
+
+}  // namespace
+}  // namespace tf

@@ -1,0 +1,420 @@
+// The optimization loop end to end without a GPU: a fake worker (tests/worker_fakes/
+// fake_gpu_worker.py) answers `warm` and `run` with deterministic made-up times. Shown here:
+// a run killed with SIGKILL loses nothing it committed and the next run resumes from the
+// results database without measuring any of it again; a finished space is not measured
+// twice; the engine's findings and proposals reach the trace; a pass applier plugged into
+// the loop produces a new base that is searched next; an external engine's failure is a
+// trace event, not the end of the run.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "kernel/tunables.h"
+#include "search/optimizer.h"
+#include "store/results_db.h"
+#include "support/test_support.h"
+#include "task/task.h"
+#include "task/task_sources.h"
+#include "util/subprocess.h"
+
+namespace tf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kSource = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, num_warps=4)
+    return out
+)";
+
+fs::path writeTask(const std::string& name) {
+  fs::path dir = test::tempDir(name);
+  test::writeFile(dir / "add.py", kSource);
+  test::writeFile(dir / "add_harness.py",
+                  "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
+  test::writeFile(dir / "task.toml",
+                  "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
+                  "cases = [ { N = 1048576 }, { N = 4096, scale = 2 } ]\n");
+  return dir;
+}
+
+std::string fakePython() { return (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string(); }
+
+struct Loaded {
+  Task task;
+  std::unique_ptr<TaskSources> sources;
+  TunableSet tunables;
+};
+
+std::unique_ptr<Loaded> load(const fs::path& dir) {
+  auto l = std::make_unique<Loaded>();
+  l->task = loadTask(dir / "task.toml");
+  WorkerProcess parser(test::workerOptions());
+  l->sources = loadTaskSources(l->task, parser);
+  l->tunables = discoverTunables(l->sources->ir, l->task.launcher, l->task.kernels);
+  return l;
+}
+
+OptimizeOptions fakeOptions(const fs::path& db) {
+  OptimizeOptions o;
+  o.evaluator.worker = test::workerOptions(true);
+  o.evaluator.worker.python = fakePython();
+  o.evaluator.worker.env["TF_FAKE_REAL_PYTHON"] = choosePython("");
+  o.compile_workers = 2;
+  o.budget_s = 120;
+  o.db_path = db;
+  o.stall_rounds = 0;
+  return o;
+}
+
+class Quiet final : public OptimizeProgress {
+ public:
+  void status(const std::string&) override {}
+  void candidate(const CandidateRecord&, const CandidateRecord*, int, double) override {}
+  void finish() override {}
+};
+
+std::vector<nlohmann::json> events(const nlohmann::json& trace, const std::string& kind) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : trace) if (e["kind"] == kind) out.push_back(e["data"]);
+  return out;
+}
+
+std::vector<nlohmann::json> readLog(const fs::path& p) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(OptimizeLoop, ResumesAfterKill9WithoutRepeatingCommittedMeasurements) {
+  fs::path dir = writeTask("resume");
+  fs::path db_path = dir / "results.sqlite";
+  fs::path log1 = dir / "run1.log", log2 = dir / "run2.log";
+  auto command = [&](const fs::path& log) {
+    SpawnOptions o;
+    o.argv = {test::tritonforgeBinary().string(), "--python", fakePython(), "optimize", (dir / "task.toml").string(),
+              "--db", db_path.string(), "--out", (dir / "out").string(), "--jobs", "2", "--budget", "300",
+              "--strategy", "exhaustive", "--stall-rounds", "0", "--json"};
+    o.env_set = {{"TF_FAKE_REAL_PYTHON", choosePython("")}, {"TF_FAKE_GPU_LOG", log.string()}, {"TF_FAKE_RUN_S", "0.05"}};
+    return o;
+  };
+  // Run 1: killed with SIGKILL once a dozen measurements are committed.
+  {
+    Subprocess p = Subprocess::spawn(command(log1));
+    size_t committed = 0;
+    for (int i = 0; i < 600 && committed < 12; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!fs::exists(db_path)) continue;
+      committed = ResultsDb::open(db_path)->measurementsOfRun(0).size();
+    }
+    ASSERT_GE(committed, 12u) << "run 1 never committed a dozen measurements";
+    ASSERT_EQ(::kill(p.pid(), SIGKILL), 0);
+    p.waitOrKill(std::chrono::milliseconds(5000));
+  }
+  auto db = ResultsDb::open(db_path);
+  auto runs = db->runs();
+  ASSERT_EQ(runs.size(), 1u);
+  int64_t killed = runs[0].id;
+  EXPECT_TRUE(runs[0].finished_at.empty());
+  EXPECT_GT(runs[0].trace_events, 3);
+  std::vector<MeasurementRow> before = db->measurementsOfRun(killed);
+  std::set<std::pair<std::string, std::string>> committed;
+  std::set<std::string> complete_variants;
+  std::map<std::string, int> per_variant;
+  for (const auto& r : before) {
+    committed.insert({r.key.variant_hash, r.key.case_key});
+    if (r.key.case_key == "*") complete_variants.insert(r.key.variant_hash);
+    else if (++per_variant[r.key.variant_hash] == 2) complete_variants.insert(r.key.variant_hash);
+  }
+  // Run 2: the same command runs to the end, resuming.
+  auto [rc, out] = test::runShell(fmt::format(
+      "TF_FAKE_REAL_PYTHON={} TF_FAKE_GPU_LOG={} TF_FAKE_RUN_S=0.01 {} --python {} optimize {} --db {} --out {} --jobs 2 "
+      "--budget 300 --strategy exhaustive --stall-rounds 0 --json 2>/dev/null",
+      choosePython(""), log2.string(), test::tritonforgeBinary().string(), fakePython(),
+      (dir / "task.toml").string(), db_path.string(), (dir / "out").string()));
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json result = nlohmann::json::parse(out);
+  EXPECT_EQ(result["database"]["resumed_from"], killed);
+  EXPECT_EQ(result["search"]["stopped_because"], "space exhausted");
+  // Every complete variant of run 1 was loaded, the baseline reused.
+  EXPECT_EQ(result["search"]["preloaded"].get<size_t>(), complete_variants.size() - 1);
+  EXPECT_EQ(events(result["trace"], "baseline")[0]["reused"], true);
+  // Nothing committed by run 1 was measured again during the search (the confirmation
+  // re-measures the best on purpose, with a larger timing budget).
+  int search_runs = 0;
+  for (const auto& e : readLog(log2)) {
+    if (e["budget_ms"].get<double>() >= 600) continue;
+    ++search_runs;
+    EXPECT_FALSE(committed.count({e["variant"].get<std::string>(), e["case"].get<std::string>()}))
+        << "measured again: " << e.dump();
+  }
+  EXPECT_GT(search_runs, 0);
+  // Between them the two runs covered the whole space: 45 valid configurations.
+  std::set<std::string> variants;
+  for (const auto& r : db->measurementsOfRun(0)) variants.insert(r.key.variant_hash);
+  EXPECT_EQ(variants.size(), 45u);
+  auto finished = db->run(result["database"]["run_id"].get<int64_t>());
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, "done");
+  EXPECT_EQ(*finished->info.resumed_from, killed);
+}
+
+TEST(OptimizeLoop, AFinishedSpaceIsNotMeasuredAgain) {
+  fs::path dir = writeTask("again");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions(dir / "results.sqlite");
+  o.strategy = "exhaustive";
+  Quiet q;
+  OptimizeResult first = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_EQ(first.stop_reason, "space exhausted");
+  EXPECT_EQ(first.measured, 44);  // the baseline, then 45 - 1 configurations, of which some fail to compile
+  OptimizeResult second = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_EQ(second.measured, 0);
+  EXPECT_EQ(second.evaluated, 0);
+  EXPECT_EQ(second.preloaded, 44);
+  EXPECT_TRUE(second.candidates[0].reused);
+  ASSERT_GE(first.best, 0);
+  ASSERT_GE(second.best, 0);
+  EXPECT_EQ(first.candidates[static_cast<size_t>(first.best)].config,
+            second.candidates[static_cast<size_t>(second.best)].config);
+  EXPECT_FALSE(second.resumed_from.has_value());
+  // --fresh measures again (and still stores).
+  o.reuse = false;
+  o.max_candidates = 5;
+  OptimizeResult fresh = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_EQ(fresh.preloaded, 0);
+  EXPECT_EQ(fresh.evaluated, 5);
+  EXPECT_FALSE(fresh.candidates[0].reused);
+}
+
+TEST(OptimizeLoop, DbCommandListsShowsAndExportsASweepThatReplays) {
+  fs::path dir = writeTask("dbcli");
+  fs::path db = dir / "results.sqlite";
+  std::string bin = test::tritonforgeBinary().string();
+  auto [rc, out] = test::runShell(fmt::format(
+      "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 {} --python {} optimize {} --db {} --out {} --jobs 2 "
+      "--strategy exhaustive --stall-rounds 0 --json 2>/dev/null",
+      choosePython(""), bin, fakePython(), (dir / "task.toml").string(), db.string(), (dir / "out").string()));
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json result = nlohmann::json::parse(out);
+  auto [rc1, list] = test::runShell(fmt::format("{} db --db {} list", bin, db.string()));
+  EXPECT_EQ(rc1, 0) << list;
+  EXPECT_NE(list.find("done        add"), std::string::npos) << list;
+  auto [rc2, show] = test::runShell(fmt::format("{} db show 1 --db {} --json", bin, db.string()));
+  ASSERT_EQ(rc2, 0) << show;
+  nlohmann::json run = nlohmann::json::parse(show);
+  EXPECT_EQ(run["status"], "done");
+  EXPECT_EQ(run["trace"].size(), result["trace"].size());
+  EXPECT_EQ(run["trace"][0]["kind"], "run");
+  auto [rc3, exported] = test::runShell(fmt::format("{} db --db {} export --run 1 -o {}", bin, db.string(),
+                                                    (dir / "sweep.csv").string()));
+  ASSERT_EQ(rc3, 0) << exported;
+  std::string csv = test::readFile(dir / "sweep.csv");
+  EXPECT_NE(csv.find("BLOCK,num_warps,time_ms,status"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("baseline=\"128,4\""), std::string::npos) << csv;
+  // The export replays: exhaustive search over it finds the run's best configuration.
+  auto [rc4, replay] = test::runShell(fmt::format("{} tune --replay {} --strategy exhaustive --json", bin,
+                                                  (dir / "sweep.csv").string()));
+  ASSERT_EQ(rc4, 0) << replay;
+  nlohmann::json r = nlohmann::json::parse(replay);
+  EXPECT_EQ(r["rows"], 45);
+  const auto& best = result["best"]["config"];
+  EXPECT_EQ(r["best"]["config"]["BLOCK"], best["add_kernel.BLOCK"]);
+  EXPECT_EQ(r["best"]["config"]["num_warps"], best["add_kernel.num_warps"]);
+  auto [rc5, lines] = test::runShell(fmt::format("{} db --db {} export --format json | wc -l", bin, db.string()));
+  EXPECT_EQ(rc5, 0);
+  EXPECT_GE(std::stoi(lines), 80);  // two cases per verified configuration
+  auto [rc6, missing] = test::runShell(fmt::format("{} db --db {} show 9", bin, db.string()));
+  EXPECT_EQ(rc6, 2);
+  EXPECT_NE(missing.find("no run #9"), std::string::npos) << missing;
+}
+
+// Proposes, in its first round, a pass that makes the kernel faster, a pass whose
+// preconditions fail, and one that does not exist.
+class PassEngine final : public ReasoningEngine {
+ public:
+  std::string name() const override { return "test-passes"; }
+  EngineOutput propose(const EngineInput& in) override {
+    EngineOutput out;
+    if (in.round != 1) return out;
+    EngineFinding f;
+    f.kind = "slow";
+    f.kernel = "add_kernel";
+    f.summary = "the test says so";
+    out.findings.push_back(f);
+    for (const char* pass : {"fast-comment", "broken", "tensor-cores"}) {
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = pass;
+      p.kernel = "add_kernel";
+      p.findings = {"slow"};
+      out.proposals.push_back(p);
+    }
+    return out;
+  }
+};
+
+class FakePasses final : public PassApplier {
+ public:
+  std::vector<std::string> available() const override { return {"fast-comment", "broken"}; }
+  PassOutcome apply(const std::string& source, const std::string&, const std::string& pass,
+                    const nlohmann::json&) override {
+    if (pass == "broken") return {false, "", "the kernel has no loop to split"};
+    if (source.find("# fast") != std::string::npos) return {false, "", "already applied"};
+    return {true, source + "\n# fast\n", ""};
+  }
+};
+
+TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
+  fs::path dir = writeTask("pass");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 20;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  ASSERT_EQ(r.bases.size(), 2u);
+  EXPECT_EQ(r.bases[1], "pass fast-comment (P1) on base 0");
+  auto finding = events(r.trace, "finding");
+  ASSERT_EQ(finding.size(), 1u);
+  EXPECT_EQ(finding[0]["id"], "F1");
+  // The base switches as soon as the pass wins, before the other two proposals are
+  // reached; on the new base the engine proposes all three again (P2 to P4).
+  auto proposals = events(r.trace, "proposal");
+  ASSERT_EQ(proposals.size(), 4u);
+  EXPECT_EQ(proposals[0]["findings"], nlohmann::json::array({"F1"}));
+  EXPECT_EQ(proposals[0]["base"], 0);
+  EXPECT_EQ(proposals[1]["base"], 1);
+  auto results = events(r.trace, "pass-result");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["won"], true);
+  EXPECT_LT(results[0]["objective"].get<double>(), 1.0);
+  auto refused = events(r.trace, "pass-refused");   // on base 1: applied already; no loop to split
+  ASSERT_EQ(refused.size(), 2u);
+  EXPECT_EQ(refused[0]["reason"], "already applied");
+  EXPECT_EQ(events(r.trace, "pass-skipped").size(), 1u);
+  EXPECT_EQ(events(r.trace, "base").size(), 1u);
+  int on_new_base = 0;
+  for (const auto& c : r.candidates) on_new_base += c.base == 1 ? 1 : 0;
+  EXPECT_GT(on_new_base, 5);
+  ASSERT_GE(r.best, 0);
+  EXPECT_EQ(r.candidates[static_cast<size_t>(r.best)].base, 1);
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+  EXPECT_GT(r.speedup, 1.9);
+}
+
+class RefusingEngine final : public ReasoningEngine {
+ public:
+  std::string name() const override { return "test-refusals"; }
+  EngineOutput propose(const EngineInput& in) override {
+    EngineOutput out;
+    for (const char* pass : {"broken", "tensor-cores", "fast-comment"}) {
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = pass;
+      p.kernel = "add_kernel";
+      out.proposals.push_back(p);
+    }
+    return out;
+  }
+};
+
+TEST(OptimizeLoop, RefusedSkippedAndSwitchedOffPassesAreTraced) {
+  fs::path dir = writeTask("refused");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<RefusingEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.disabled_passes = {"fast-comment"};
+  o.max_candidates = 8;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto refused = events(r.trace, "pass-refused");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0]["reason"], "the kernel has no loop to split");
+  auto skipped = events(r.trace, "pass-skipped");
+  ASSERT_EQ(skipped.size(), 2u);  // each once, although proposed every round
+  EXPECT_EQ(skipped[0]["reason"], "no such pass");
+  EXPECT_EQ(skipped[1]["reason"], "switched off with --no-pass");
+  EXPECT_EQ(r.bases.size(), 1u);
+}
+
+TEST(OptimizeLoop, ADiagnosisLeadsTheRuleEngineToARegion) {
+  fs::path dir = writeTask("diagnosis");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.max_candidates = 16;
+  o.batch = 8;
+  int calls = 0;
+  o.diagnose = [&](const std::string& source, const CandidateRecord& measured) {
+    ++calls;
+    EXPECT_NE(source.find("def add_kernel"), std::string::npos);
+    return std::vector<EngineDiagnosis>{EngineDiagnosis{"add_kernel", "memory-bound", {}}};
+  };
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_GE(calls, 1);
+  auto findings = events(r.trace, "finding");
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0]["kind"], "memory-bound");
+  auto proposals = events(r.trace, "proposal");
+  ASSERT_FALSE(proposals.empty());
+  EXPECT_EQ(proposals[0]["findings"][0], findings[0]["id"]);
+  int from_region = 0;
+  for (const auto& c : r.candidates) {
+    if (c.proposal != "P1") continue;
+    ++from_region;
+    EXPECT_GE(c.config.at("add_kernel.BLOCK"), 128) << c.config_text;  // larger blocks, 4 to 8 warps
+    int64_t w = c.config.at("add_kernel.num_warps");
+    EXPECT_TRUE(w >= 4 && w <= 8) << c.config_text;
+  }
+  EXPECT_GE(from_region, 2);
+  // What the proposal won or lost is in the round events.
+  bool outcome = false;
+  for (const auto& round : events(r.trace, "round")) {
+    for (const auto& o2 : round["outcomes"]) outcome |= o2["proposal"] == "P1" && o2.contains("gain");
+  }
+  EXPECT_TRUE(outcome);
+}
+
+TEST(OptimizeLoop, AFailingExternalEngineIsTracedAndTheRunGoesOn) {
+  fs::path dir = writeTask("engine");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine = "cmd:exit 3";
+  o.max_candidates = 6;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto errors = events(r.trace, "engine-error");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0]["message"].get<std::string>().find("exit code 3"), std::string::npos);
+  EXPECT_EQ(r.evaluated, 6);
+  EXPECT_EQ(r.stop_reason, "max-candidates");
+}
+
+}  // namespace
+}  // namespace tf

@@ -1,0 +1,110 @@
+"""A worker that pretends to have a GPU, for tests of the optimization loop without one.
+
+hello, parse and compile are the real worker's (PYTHONPATH holds the package); `warm` and
+`run` answer at once with made-up but deterministic results:
+
+  time_ms   = 1 + (FNV-1a of the variant's text) % 1000 / 1000, per case scaled by the case's
+              "scale" (default 1); halved when the source contains "# fast"
+  failures  = variants whose hash % 23 == 0 fail to compile (compile-error)
+  outputs   = one float32 tensor of shape [N] (N from the case)
+
+Environment:
+  TF_FAKE_GPU_LOG   append one JSON line per `run` ({"variant", "case", "budget_ms", "pid"})
+  TF_FAKE_RUN_S     seconds each `run` sleeps (default 0.02)
+  TF_FAKE_WARM_S    seconds each `warm` sleeps (default 0.01)
+"""
+
+import json
+import os
+import sys
+import time
+
+from tritonforge_worker import PROTOCOL_VERSION
+from tritonforge_worker.ops import dispatch as real_dispatch
+
+
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def variant_text(args):
+    with open(args["variant"]["path"], "rb") as f:
+        return f.read()
+
+
+def op_warm(args):
+    time.sleep(float(os.environ.get("TF_FAKE_WARM_S", "0.01")))
+    text = variant_text(args)
+    if fnv1a64(text) % 23 == 0:
+        return {"status": "compile-error", "message": "fake: this variant does not compile"}
+    return {"status": "ok", "kernels": [], "seconds": 0.01}
+
+
+def op_run(args):
+    time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
+    text = variant_text(args)
+    h = fnv1a64(text)
+    case = args.get("case") or {}
+    budget = (args.get("timing") or {}).get("budget_ms", 0)
+    log = os.environ.get("TF_FAKE_GPU_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps({"variant": f"{h:016x}", "case": json.dumps(case, sort_keys=True, separators=(",", ":")),
+                                "budget_ms": budget, "pid": os.getpid()}) + "\n")
+    if h % 23 == 0:
+        return {"status": "compile-error", "message": "fake: this variant does not compile"}
+    t = (1.0 + (h % 1000) / 1000.0) * float(case.get("scale", 1))
+    if b"# fast" in text:
+        t *= 0.5
+    n = int(case.get("N", 1024))
+    return {"status": "ok",
+            "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
+            "timing": {"median_ms": t, "q1_ms": t * 0.999, "q3_ms": t * 1.001, "min_ms": t * 0.998,
+                       "max_ms": t * 1.01, "mean_ms": t, "reps": 10, "method": "fake"},
+            "kernels": [{"name": "fake_kernel", "num_warps": 4, "num_stages": 3, "shared_bytes": 0,
+                         "registers": 32, "spills": 0}],
+            "outputs": [{"dtype": "float32", "shape": [n]}]}
+
+
+def dispatch(op, args):
+    if op == "hello":
+        info = real_dispatch("hello", dict(args, probe_torch=False))
+        info["gpu"] = {"name": "Fake GPU", "cc": [9, 0], "sms": 132, "memory_bytes": 1 << 34,
+                       "l2_bytes": 1 << 25, "device_count": 1, "driver": "fake-1.0"}
+        info["gpu_reason"] = None
+        info["torch"] = "fake"
+        info["triton"] = info.get("triton") or "fake"
+        return info
+    if op == "warm":
+        return op_warm(args)
+    if op == "run":
+        return op_run(args)
+    return real_dispatch(op, args)
+
+
+def main():
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    for raw in sys.stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        req = json.loads(line)
+        if req.get("op") == "shutdown":
+            break
+        try:
+            reply = {"v": PROTOCOL_VERSION, "id": req.get("id"), "ok": True,
+                     "result": dispatch(req.get("op"), req.get("args") or {})}
+        except Exception as exc:  # a failure is a reply, as in the real worker
+            reply = {"v": PROTOCOL_VERSION, "id": req.get("id"), "ok": False,
+                     "error": {"type": type(exc).__name__, "message": str(exc)}}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
