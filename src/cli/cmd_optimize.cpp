@@ -10,6 +10,8 @@
 #include "kernel/tunables.h"
 #include "report/optimize_report.h"
 #include "search/optimizer.h"
+#include "transform/pass.h"
+#include "transform/pass_applier.h"
 #include "search/strategy.h"
 #include "store/results_db.h"
 #include "task/task.h"
@@ -41,6 +43,8 @@ struct OptimizeFlags {
   std::string engine = "rules";
   std::vector<std::string> only;
   std::vector<std::string> no_pass;
+  bool no_passes = false;
+  bool no_diagnosis = false;
   double within_roofline = -1;
 };
 
@@ -96,6 +100,7 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
 }
 
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
+  const auto started = std::chrono::steady_clock::now();
   if (!(f.budget > 0)) throw UserError(fmt::format("--budget must be a positive number of seconds, not {}", f.budget));
   if (!(f.timing_ms > 0)) throw UserError(fmt::format("--timing-ms must be positive, not {}", f.timing_ms));
   if (f.batch < 0) throw UserError(fmt::format("--batch must be 0 (automatic) or more, not {}", f.batch));
@@ -121,6 +126,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
 
   OptimizeOptions options;
   options.budget_s = f.budget;
+  options.started = started;
   options.compile_workers = f.jobs;
   options.strategy = f.strategy;
   options.seed = f.seed;
@@ -131,7 +137,18 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.only = parseOnly(f.only, tunables);
   options.keep_work = f.keep_work;
   options.engine = f.engine;
+  for (const auto& name : f.no_pass) {
+    if (!findPass(name)) {
+      std::string known;
+      for (const auto& p : allPasses()) known += (known.empty() ? "" : ", ") + p->info().name;
+      throw UserError(fmt::format("--no-pass {}: no such pass (passes: {})", name, known));
+    }
+  }
   options.disabled_passes.insert(f.no_pass.begin(), f.no_pass.end());
+  if (!f.no_passes) {
+    options.passes = std::make_shared<TransformPassApplier>(task, workerOptionsFor(global, false), options.disabled_passes);
+  }
+  options.builtin_diagnosis = !f.no_diagnosis;
   if (f.within_roofline >= 0) options.within_roofline_pct = f.within_roofline;
   options.reuse = !f.fresh;
   if (!f.no_db) {
@@ -186,6 +203,8 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--no-pass", flags->no_pass, "Switch off a transformation pass (repeatable)")
       ->allow_extra_args(false)
       ->take_all();
+  sub->add_flag("--no-passes", flags->no_passes, "Tune parameters only: apply no transformation pass");
+  sub->add_flag("--no-diagnosis", flags->no_diagnosis, "Do not diagnose the kernel between rounds");
   sub->add_option("--within-roofline", flags->within_roofline,
                   "Stop once the best is within this % of the roofline (when one is known)");
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");

@@ -75,6 +75,7 @@ class Discoverer {
       set_.notes.push_back(fmt::format("no kernel launch found in '{}' or the functions it calls", launcher_));
     }
     markAmbiguousMirrors();
+    tieSharedValues();
     return std::move(set_);
   }
 
@@ -165,6 +166,23 @@ class Discoverer {
     }
   }
 
+  // One written value passed for several parameters (`BLOCK = 32` then BLOCK_M=BLOCK,
+  // BLOCK_N=BLOCK): the first is tuned and the others follow it, since the edit is the same text.
+  void tieSharedValues() {
+    std::map<std::pair<size_t, size_t>, std::string> owner;
+    for (auto& t : set_.items) {
+      if (!t.tunable || t.target.begin == t.target.end) continue;
+      auto key = std::make_pair(t.target.begin, t.target.end);
+      auto it = owner.find(key);
+      if (it == owner.end()) {
+        owner[key] = t.id;
+        continue;
+      }
+      t.tunable = false;
+      t.note = fmt::format("written by the same text as {}: it follows that parameter", it->second);
+    }
+  }
+
   // A range cannot mirror two tunables: then neither can be tuned safely by a text edit.
   void markAmbiguousMirrors() {
     std::map<size_t, std::vector<Tunable*>> by_begin;
@@ -243,6 +261,15 @@ class Discoverer {
         t.expr_text = src_.slice(value);
         t.target = *src_.range(value);
         return;
+      }
+      // Bound by unpacking something the code computes (`b, h, s, d = q.shape`): a value of
+      // the data, not a choice of the writer.
+      for (const auto& a : *assigns) {
+        if (!a.value) {
+          t.tunable = false;
+          t.note = fmt::format("'{}' is unpacked from a value computed at run time (a shape?); left as written", var);
+          return;
+        }
       }
       // Set in several places: replace the value at the launch only, if nothing else reads it.
       if (mentions(*gridExpr(site), var, "")) {

@@ -105,7 +105,7 @@ std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec);
 std::unique_ptr<ReasoningEngine> makeRuleEngine();
 
 // --- transformation passes (src/transform/ provides them; the loop only calls this hook)
-struct PassOutcome {
+struct PassApplication {
   bool applied = false;
   std::string source;                      // the rewritten source when applied
   std::string message;                     // why not, when not applied
@@ -118,7 +118,7 @@ class PassApplier {
   virtual std::vector<std::string> available() const = 0;
   // Applies one pass to `kernel` of `source`. A pass whose preconditions fail returns
   // applied = false with the reason: an expected outcome, not an exception.
-  virtual PassOutcome apply(const std::string& source, const std::string& kernel, const std::string& pass,
+  virtual PassApplication apply(const std::string& source, const std::string& kernel, const std::string& pass,
                             const nlohmann::json& params) = 0;
 };
 

@@ -131,11 +131,22 @@ CaseMeasurement Evaluator::measure(const Variant& v, size_t case_index, const Ti
                     {"flush", timing.flush_l2},      {"method", timing.method}};
   WorkerReply r = main_->call("run", args, options_.run_timeout);
   CaseMeasurement m = measurementFromReply(r);
-  if (m.status == CandidateStatus::kTimeout) {
+  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
+  if (r.status == WorkerReply::Status::kTimeout) {
     m.message = fmt::format("no result within {} s (a hang?); the worker was replaced",
                             options_.run_timeout.count() / 1000);
   }
   return m;
+}
+
+CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index) {
+  nlohmann::json args = baseArgs(v);
+  args["case"] = task_.cases.at(case_index);
+  args["seeds"] = {0};
+  args["check"] = checkArgs();
+  args["timing"] = {{"enabled", false}};
+  args["asm"] = {"ttgir", "ptx"};
+  return measurementFromReply(main_->call("run", args, options_.run_timeout));
 }
 
 }  // namespace tf

@@ -69,6 +69,9 @@ class Evaluator {
   // (or on the measurement worker when there is no pool).
   std::shared_future<CompileOutcome> compileAsync(const Variant& v);
   CaseMeasurement measure(const Variant& v, size_t case_index, const TimingOptions& timing);
+  // Runs case `case_index` once (one seed, no timing) and returns the launched kernels with
+  // their compiled texts (TTGIR, PTX): the static facts of a diagnosis.
+  CaseMeasurement inspect(const Variant& v, size_t case_index);
   WorkerProcess& mainWorker() { return *main_; }
   const std::filesystem::path& workDir() const { return work_dir_; }
 

@@ -19,6 +19,8 @@
 
 #include "kernel/ast.h"
 #include "kernel/module_ir.h"
+#include "measure/roofline.h"
+#include "search/loop_diagnosis.h"
 #include "search/strategy.h"
 #include "search/trace.h"
 #include "search/tuner.h"
@@ -176,7 +178,7 @@ class Loop {
   Loop(const Task& task, const TaskSources& sources, const TunableSet& tunables, const OptimizeOptions& options,
        OptimizeProgress& progress)
       : task_(task), sources_(sources), tunables_(tunables), options_(options), progress_(progress),
-        t0_(Clock::now()) {}
+        t0_(options.started ? *options.started : Clock::now()) {}
 
   OptimizeResult run() {
     work_dir_ = fs::temp_directory_path() / fmt::format("tritonforge-{}-{}", getpid(), hashHex(task_.path.string()));
@@ -493,11 +495,12 @@ class Loop {
     trace_.add("baseline", {{"time_ms", times}, {"reused", reused}, {"source_hash", rec.source_hash},
                             {"noise", baselineNoise()}});
     progress_.candidate(result_.candidates.back(), nullptr, 1, elapsed());
+    prepareRoofline(rec);
     // The roofline, when known, gives the stop target.
     if (options_.within_roofline_pct) {
       std::vector<double> ratios;
-      for (size_t i = 0; i < task_.cases.size() && options_.roofline_ms; ++i) {
-        auto r = options_.roofline_ms(i);
+      for (size_t i = 0; i < task_.cases.size() && (options_.roofline_ms || !result_.roofline_ms.empty()); ++i) {
+        auto r = options_.roofline_ms ? options_.roofline_ms(i) : result_.roofline_ms[i];
         if (!r || *r <= 0) break;
         ratios.push_back(*r / baseline_times_[i]);
       }
@@ -541,10 +544,45 @@ class Loop {
     }
   }
 
+  // The GPU's ceilings (measured once per GPU and cached) and the least time of each case.
+  void prepareRoofline(const CandidateRecord& baseline) {
+    if (options_.roofline_ms || !options_.builtin_roofline || !result_.gpu) return;
+    std::string why;
+    ceilings_ = loadOrMeasureCeilings(evaluator_->mainWorker(), result_.environment["gpu"], false, &why);
+    if (!ceilings_) {
+      result_.roofline_note = "the GPU's ceilings could not be measured: " + why;
+      trace_.add("roofline", {{"available", false}, {"reason", why}});
+      return;
+    }
+    CaseMeasurement ins = evaluator_->inspect(evaluator_->materialize(bases_[0]->text), 0);
+    result_.compute_class = ins.status == CandidateStatus::kOk ? computeClassOfKernels(ins) : "fp32";
+    bool any = false;
+    for (const auto& c : baseline.cases) {
+      result_.roofline_ms.push_back(rooflineTimeMs(c.work, *ceilings_, result_.compute_class));
+      any = any || result_.roofline_ms.back().has_value();
+    }
+    if (!any) result_.roofline_note = "the harness defines neither flops(case) nor bytes(case)";
+    nlohmann::json per_case = nlohmann::json::array();
+    for (const auto& r : result_.roofline_ms) per_case.push_back(r ? nlohmann::json(*r) : nlohmann::json(nullptr));
+    trace_.add("roofline", {{"available", any}, {"compute_class", result_.compute_class}, {"case_ms", per_case},
+                            {"ceilings", ceilings_->toJson()}});
+  }
+
+  std::vector<EngineDiagnosis> builtinDiagnosis(const std::string& text, const CandidateRecord& rec) {
+    if (rec.cases.empty()) return {};
+    CaseMeasurement ins = evaluator_->inspect(evaluator_->materialize(text), 0);
+    if (ins.status != CandidateStatus::kOk) {
+      trace_.add("diagnosis-failed", {{"candidate", rec.id}, {"reason", ins.message}});
+      return {};
+    }
+    return diagnoseForEngine(ins, rec.cases[0], ceilings_, result_.environment["gpu"]);
+  }
+
   void diagnose(const CandidateRecord& rec, const Base& base) {
-    if (!options_.diagnose) return;
+    if (!options_.diagnose && !options_.builtin_diagnosis) return;
+    if (!result_.gpu) return;
     std::string text = textOf(base, rec.config, rec.base == base.id && rec.id != base.record);
-    diagnosis_ = options_.diagnose(text, rec);
+    diagnosis_ = options_.diagnose ? options_.diagnose(text, rec) : builtinDiagnosis(text, rec);
     nlohmann::json ds = nlohmann::json::array();
     for (auto& d : diagnosis_) {
       if (!d.bottleneck.empty() && d.bottleneck != "balanced") {
@@ -1011,7 +1049,7 @@ class Loop {
     auto avail = options_.passes->available();
     if (std::find(avail.begin(), avail.end(), p.pass) == avail.end()) return skip("no such pass");
     if (elapsed() > options_.budget_s - 10) return skip("not enough budget left");
-    PassOutcome out = options_.passes->apply(base.text, p.kernel, p.pass, p.params);
+    PassApplication out = options_.passes->apply(base.text, p.kernel, p.pass, p.params);
     if (!out.applied) {
       trace_.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", out.message}});
       return;
@@ -1184,7 +1222,8 @@ class Loop {
   std::vector<nlohmann::json> baseline_outputs_;
   std::map<std::string, int> seen_sources_;
   TimingOptions search_timing_;
-  double confirm_timing_ms_ = 600;  // tests tell confirmation runs by budget_ms >= 600
+  double confirm_timing_ms_ = 600;
+  std::optional<Ceilings> ceilings_;  // tests tell confirmation runs by budget_ms >= 600
   std::optional<double> target_objective_;
   // database
   std::unique_ptr<ResultsDb> db_;

@@ -40,6 +40,9 @@ struct CandidateRecord;
 
 struct OptimizeOptions {
   double budget_s = 60;              // wall time for the whole run, start-up included
+  // When the run started (the command's start, so that parsing and worker start-up count
+  // against the budget); default: when optimize() is called.
+  std::optional<std::chrono::steady_clock::time_point> started;
   int compile_workers = 0;           // 0: from the CPU count
   std::string strategy = "auto";
   uint64_t seed = 0;
@@ -63,6 +66,12 @@ struct OptimizeOptions {
   // ceilings); with within_roofline_pct the search stops once that close to it.
   std::function<std::optional<double>(size_t case_index)> roofline_ms;
   std::optional<double> within_roofline_pct;
+  // Without a `diagnose` hook, the loop diagnoses with src/diagnose/'s rules from the
+  // compiled texts, the launch and the roofline (no Nsight Compute). Without a
+  // `roofline_ms` hook, it measures (once per GPU, cached) the GPU's ceilings and takes the
+  // work of each case from the harness's flops(case) / bytes(case).
+  bool builtin_diagnosis = true;
+  bool builtin_roofline = true;
 
   // The results database; empty: none (nothing is stored or reused).
   std::filesystem::path db_path;
@@ -115,6 +124,10 @@ struct OptimizeResult {
   int64_t run_id = 0;
   std::optional<int64_t> resumed_from;
   std::vector<std::string> bases;    // how each base came to be ("as written", "pass split-k (P4)")
+  // The least time each case can take on this GPU (its work over the ceilings), when known.
+  std::vector<std::optional<double>> roofline_ms;
+  std::string compute_class;         // the ceiling that applies to the compute ("fp16", "fp32", ...)
+  std::string roofline_note;         // why there is none, when there is none
 };
 
 class OptimizeProgress {

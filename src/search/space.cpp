@@ -36,9 +36,11 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
     bool dots = dot_kernels.count(t->kernel) > 0;
     int64_t v = t->value.value_or(0);
     switch (t->role) {
+      // A tile that spans a whole dimension (a head dimension, a row) keeps its value:
+      // larger would read past the data, smaller would leave part of it out.
       case TunableRole::kTileM:
-      case TunableRole::kTileN: vals = powersOfTwo(16, 256); break;
-      case TunableRole::kTileK: vals = powersOfTwo(16, 128); break;
+      case TunableRole::kTileN: vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, 256); break;
+      case TunableRole::kTileK: vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, 128); break;
       case TunableRole::kBlock: {
         int64_t ref = v;
         if (!ref) {

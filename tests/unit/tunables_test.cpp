@@ -267,3 +267,62 @@ TEST(Tunables, NoLaunchInTheLauncher) {
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+const char* kSharedAndUnpacked = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a, b, c, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc += tl.dot(tl.load(a + rm[:, None] * K + (k + rk)[None, :]), tl.load(b + (k + rk)[:, None] * N + rn[None, :]))
+    tl.store(c + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def head(q, o, D: tl.constexpr):
+    d = tl.arange(0, D)
+    tl.store(o + d, tl.load(q + d))
+
+
+def launch(a, b):
+    M, K = a.shape
+    _, N = b.shape
+    c = torch.empty((M, N), device=a.device)
+    BLOCK = 32
+    mm[(triton.cdiv(M, BLOCK), triton.cdiv(N, BLOCK))](a, b, c, M, N, K, BLOCK_M=BLOCK, BLOCK_N=BLOCK, BLOCK_K=BLOCK)
+    bsz, h, s, d = a.shape
+    head[(1,)](a, c, D=d)
+    return c
+)";
+
+TEST(Tunables, OneValueForSeveralParametersIsTunedOnce) {
+  auto d = discover(kSharedAndUnpacked, "launch");
+  EXPECT_TRUE(get(d->set, "mm.BLOCK_M").tunable);
+  for (const char* id : {"mm.BLOCK_N", "mm.BLOCK_K"}) {
+    EXPECT_FALSE(get(d->set, id).tunable) << id;
+    EXPECT_NE(get(d->set, id).note.find("same text as mm.BLOCK_M"), std::string::npos) << get(d->set, id).note;
+  }
+  std::string out = applyConfig(d->ir, d->set, {{"mm.BLOCK_M", 64}});
+  EXPECT_NE(out.find("BLOCK = 64\n"), std::string::npos) << out;
+}
+
+TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
+  auto d = discover(kSharedAndUnpacked, "launch");
+  const auto& dim = get(d->set, "head.D");
+  EXPECT_FALSE(dim.tunable);
+  EXPECT_NE(dim.note.find("unpacked"), std::string::npos) << dim.note;
+}
+
+}  // namespace
+}  // namespace tf
