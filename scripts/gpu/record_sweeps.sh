@@ -83,7 +83,7 @@ for shape in $SHAPES; do
     write_task "$task" $M $N $K $ATOL
   fi
   t0=$(date +%s)
-  timeout 260 "$BIN" -v optimize "$task/task.toml" --strategy exhaustive --stall-rounds 0 --budget 230 \
+  timeout 260 "$BIN" -v optimize "$task/task.toml" --strategy exhaustive --stall-rounds 0 --budget 230 --no-passes --engine none \
       --timing-ms 20 "${only[@]}" --db "$OUT/sweeps.sqlite" --fresh --out "$WORK/out" --json \
       > "$OUT/$name.sweep.json" 2> "$OUT/$name.sweep.log"
   rc=$?
