@@ -535,6 +535,11 @@ class Loop {
             if (it != k["constexprs"].end() && it->is_number_integer()) hints->observed[t.id].push_back(it->get<int64_t>());
           }
         }
+        if (k.contains("grid") && k["grid"].is_array() && !k["grid"].empty()) {
+          double programs = 1;
+          for (const auto& g : k["grid"]) programs *= g.is_number() ? g.get<double>() : 1.0;
+          hints->baseline_programs[name] = std::max(hints->baseline_programs[name], programs);
+        }
         if (k.contains("num_warps")) {
           for (const auto& t : tunables.items) {
             if (t.kernel == name && t.role == TunableRole::kNumWarps) hints->observed[t.id].push_back(k["num_warps"]);

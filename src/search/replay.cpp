@@ -295,6 +295,30 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
     for (const auto& t : set.items) hints.elem_bytes[t.kernel] = static_cast<int>(*v);
   }
 
+  // A matmul sweep's problem size (cases="{'M': 512, 'N': 512, ...}") gives the programs
+  // the baseline launched, as the measured grid does in `optimize`.
+  if (dots) {
+    if (auto it = sweep.meta.find("cases"); it != sweep.meta.end()) {
+      auto dim = [&](const std::string& key) -> std::optional<int64_t> {
+        std::string text = it->second;
+        size_t at = text.find("'" + key + "'");
+        if (at == std::string::npos) return std::nullopt;
+        at = text.find(':', at);
+        if (at == std::string::npos) return std::nullopt;
+        return parseInt(text.substr(at + 1, text.find_first_of(",}", at) - at - 1));
+      };
+      int64_t bm0 = 0, bn0 = 0;
+      for (const auto& t : set.items) {
+        if (t.role == TunableRole::kTileM && t.value) bm0 = *t.value;
+        if (t.role == TunableRole::kTileN && t.value) bn0 = *t.value;
+      }
+      auto m = dim("M"), n = dim("N");
+      if (m && n && bm0 > 0 && bn0 > 0) {
+        hints.baseline_programs[sweep.kernel] =
+            static_cast<double>(((*m + bm0 - 1) / bm0) * ((*n + bn0 - 1) / bn0));
+      }
+    }
+  }
   Space full(set, hints);
   std::map<std::string, size_t> row_of;
   auto configOf = [&](size_t i) {

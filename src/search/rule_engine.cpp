@@ -113,9 +113,15 @@ class RuleEngine final : public ReasoningEngine {
 
   static void addPass(const EngineInput& in, EngineOutput* out, const EngineFinding& f, const std::string& pass,
                       const std::string& why) {
+    // retile, launch and autotune are parameter moves: the search's regions make them.
+    if (pass == "retile" || pass == "launch" || pass == "autotune") return;
     Proposal p;
     p.kind = Proposal::Kind::kPass;
     p.pass = pass;
+    // The two-stage reduction sums the K splits in fp32: safe whatever the output's type
+    // (atomic adds into an fp16 output round every partial sum; measured on the H200, the
+    // example matmul failed verification that way).
+    if (pass == "split-k") p.params = {{"mode", "two-stage"}};
     p.kernel = f.kernel;
     p.findings = {f.id.empty() ? f.kind + "@" + f.kernel : f.id};
     p.rationale = why;

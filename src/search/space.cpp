@@ -346,6 +346,20 @@ double Space::prior(const Config& c) const {
       int64_t want_k = eb >= 4 ? 32 : 64;
       score -= 0.75 * std::abs(log2d(static_cast<double>(bk)) - log2d(static_cast<double>(want_k)));
       score -= 0.5 * std::abs(static_cast<double>(stages) - (eb >= 4 ? 3.0 : 4.0));
+      // Fewer programs than SMs leaves the GPU partly idle: small problems want small tiles.
+      if (auto it = hints_.baseline_programs.find(kernel); it != hints_.baseline_programs.end() && it->second > 0) {
+        double bm0 = 0, bn0 = 0;
+        for (const auto& t : tunables_.items) {
+          if (t.kernel != kernel || !t.value) continue;
+          if (t.role == TunableRole::kTileM) bm0 = static_cast<double>(*t.value);
+          if (t.role == TunableRole::kTileN) bn0 = static_cast<double>(*t.value);
+        }
+        if (bm0 > 0 && bn0 > 0) {
+          double programs = it->second * (bm0 * bn0) / static_cast<double>(bm * bn);
+          double sms = static_cast<double>(hints_.sms);
+          if (programs < sms) score -= 3.0 * log2d(sms / std::max(programs, 1.0));
+        }
+      }
       if (r.count(TunableRole::kGroup)) score -= 0.3 * std::abs(log2d(static_cast<double>(get(TunableRole::kGroup, 8))) - 3);
       if (bm < 64) score -= 1.0;
     } else if (block_tunables.count(kernel)) {

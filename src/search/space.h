@@ -26,6 +26,9 @@ struct SpaceHints {
   int sms = 132;
   // tunable id -> its domain, replacing the one its role gives (replay: the recorded values).
   std::map<std::string, std::vector<int64_t>> domains;
+  // kernel -> programs its launch had with the tile sizes as written (the measured grid): the
+  // prior scales it by the tile area to see when a configuration leaves SMs idle.
+  std::map<std::string, double> baseline_programs;
 };
 
 struct Dimension {
