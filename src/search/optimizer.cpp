@@ -586,7 +586,7 @@ class Loop {
   void diagnose(const CandidateRecord& rec, const Base& base) {
     if (!options_.diagnose && !options_.builtin_diagnosis) return;
     if (!result_.gpu) return;
-    std::string text = textOf(base, rec.config, rec.base == base.id && rec.id != base.record);
+    std::string text = rec.base == base.id ? recordText(rec) : base.text;
     diagnosis_ = options_.diagnose ? options_.diagnose(text, rec) : builtinDiagnosis(text, rec);
     nlohmann::json ds = nlohmann::json::array();
     for (auto& d : diagnosis_) {
@@ -634,6 +634,7 @@ class Loop {
     std::unique_ptr<Space> space;    // narrowed by --only
     std::unique_ptr<SearchStrategy> strategy;
     std::unique_ptr<Tuner> tuner;
+    int rounds = 0;                  // rounds of search run on this base
   };
 
   static nlohmann::json regionJson(const Region& r) {
@@ -790,6 +791,7 @@ class Loop {
         break;
       }
       ++result_.rounds;
+      ++state_.rounds;
       double best_before = bestObjective();
       runBatch(proposals);
       std::string why = state_.tuner->endRound(baselineNoise());
@@ -809,7 +811,7 @@ class Loop {
   double confirmReserve() const {
     double per_case = 0;
     for (const auto& c : result_.candidates[0].cases) per_case += 2 * 2 * (confirm_timing_ms_ / 1000.0 + 0.15 + c.wall_seconds * 0.25);
-    return std::min(options_.budget_s * 0.3, 2.0 + per_case);
+    return std::min(options_.budget_s * 0.2, 1.0 + per_case);
   }
 
   double bestObjective() const {
@@ -823,9 +825,77 @@ class Loop {
     return n;
   }
 
+  // The source a candidate ran: a pass's output, a base as written, or a base with a
+  // configuration applied.
+  std::string recordText(const CandidateRecord& rec) const {
+    if (auto it = pass_texts_.find(rec.id); it != pass_texts_.end()) return it->second;
+    const Base& base = *bases_[static_cast<size_t>(rec.base)];
+    return textOf(base, rec.config, rec.id != base.record);
+  }
+
   std::string textOf(const Base& base, const Config& config, bool apply = true) const {
     if (!apply || config.empty()) return base.text;
     return applyConfig(*base.ir, *base.tunables, config);
+  }
+
+  // Most register spills of any kernel a compile reported (0 when it reported none).
+  static int64_t spillsOf(const nlohmann::json& kernels) {
+    int64_t most = 0;
+    if (!kernels.is_array()) return 0;
+    for (const auto& k : kernels) {
+      if (k.is_object() && k.contains("spills") && k["spills"].is_number_integer()) most = std::max(most, k["spills"].get<int64_t>());
+    }
+    return most;
+  }
+
+  // Measures the batch's compiled candidates in the order their compiles finish, not the
+  // order they were proposed: one slow compile no longer holds up the ready ones while the
+  // budget runs. A candidate that spills registers where the kernel as written does not is
+  // measured after the others that are ready or still compiling (it is rarely the fastest).
+  // What the budget leaves unmeasured is marked as such.
+  template <typename P>
+  void measureInCompileOrder(std::vector<P>& pending) {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const auto& p = pending[i];
+      if (!p.known && p.duplicate_of < 0 && p.rec.status == CandidateStatus::kNotRun && p.compiled.valid()) todo.push_back(i);
+    }
+    const int64_t base_spills = spillsOf(result_.candidates.empty() ? nlohmann::json::array()
+                                                                    : result_.candidates[0].compile.kernels);
+    auto ready = [](const std::shared_future<CompileOutcome>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    };
+    while (!todo.empty()) {
+      if (elapsed() > options_.budget_s - confirmReserve()) {
+        for (size_t i : todo) pending[i].rec.message = "budget ran out before it was measured";
+        return;
+      }
+      size_t pick = todo.size();
+      size_t spilling = todo.size();
+      bool compiling = false;
+      for (size_t j = 0; j < todo.size(); ++j) {
+        const auto& f = pending[todo[j]].compiled;
+        if (!ready(f)) {
+          compiling = true;
+          continue;
+        }
+        const CompileOutcome& c = f.get();
+        if (c.status == CandidateStatus::kOk && spillsOf(c.kernels) > base_spills) {
+          if (spilling == todo.size()) spilling = j;
+          continue;
+        }
+        pick = j;
+        break;
+      }
+      if (pick == todo.size() && !compiling) pick = spilling;
+      if (pick == todo.size()) {
+        pending[todo.front()].compiled.wait_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      auto& p = pending[todo[pick]];
+      evaluate(p.rec, p.v, p.compiled.get());
+      todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
   }
 
   void runBatch(const std::vector<Proposed>& proposals) {
@@ -887,16 +957,11 @@ class Loop {
       }
       pending.push_back(std::move(p));
     }
+    measureInCompileOrder(pending);
     for (auto& p : pending) {
       if (p.known) {
         ++result_.reused;
         score(p.rec);
-      } else if (p.rec.status == CandidateStatus::kNotRun && p.duplicate_of < 0) {
-        if (elapsed() > options_.budget_s - confirmReserve()) {
-          p.rec.message = "budget ran out before it was measured";
-        } else {
-          evaluate(p.rec, p.v, p.compiled.get());
-        }
       } else if (p.duplicate_of >= 0) {
         const CandidateRecord* twin = findRecord(p.duplicate_of, pending);
         if (twin) {
@@ -1045,6 +1110,10 @@ class Loop {
     const Base& base = *bases_[static_cast<size_t>(current_base_)];
     std::string key = fmt::format("{}|{}", base.id, p.id);
     if (passes_tried_.count(key)) return;
+    // A pass is tried on the best configuration found on this base, so it waits for the
+    // base's first round of search (a pass that pays off only with large tiles would lose
+    // against the kernel as written, and be dropped).
+    if (state_.tuner && state_.rounds == 0) return;
     passes_tried_.insert(key);
     auto skip = [&](const std::string& why) {
       trace_.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why}});
@@ -1054,7 +1123,15 @@ class Loop {
     auto avail = options_.passes->available();
     if (std::find(avail.begin(), avail.end(), p.pass) == avail.end()) return skip("no such pass");
     if (elapsed() > options_.budget_s - 10) return skip("not enough budget left");
-    PassApplication out = options_.passes->apply(base.text, p.kernel, p.pass, p.params);
+    std::string on_text = base.text;
+    std::string on_config;
+    if (state_.tuner) {
+      if (auto b = state_.tuner->best(); b && !b->config.empty()) {
+        on_text = textOf(base, b->config);
+        on_config = describeConfig(*base.tunables, b->config);
+      }
+    }
+    PassApplication out = options_.passes->apply(on_text, p.kernel, p.pass, p.params);
     if (!out.applied) {
       trace_.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", out.message}});
       return;
@@ -1065,7 +1142,8 @@ class Loop {
     rec.base = base.id;
     rec.origin = fmt::format("pass {}", p.pass);
     rec.proposal = p.id;
-    rec.config_text = fmt::format("pass {}{}", p.pass, p.params.empty() ? "" : " " + p.params.dump());
+    rec.config_text = fmt::format("pass {}{}{}", p.pass, p.params.empty() ? "" : " " + p.params.dump(),
+                                  on_config.empty() ? "" : " on " + on_config);
     rec.source_hash = hashHex(out.source);
     if (auto dup = seen_sources_.find(rec.source_hash); dup != seen_sources_.end()) {
       trace_.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass},
@@ -1073,6 +1151,7 @@ class Loop {
       return;
     }
     seen_sources_[rec.source_hash] = rec.id;
+    pass_texts_[rec.id] = out.source;
     auto known = lookup(rec.source_hash);
     if (known && known->complete) {
       rec.status = known->rec.status;
@@ -1146,8 +1225,7 @@ class Loop {
       return;
     }
     progress_.status(fmt::format("confirming #{} against the kernel as written", best->id));
-    const Base& base = *bases_[static_cast<size_t>(best->base)];
-    std::string best_text = best->id == base.record ? base.text : textOf(base, best->config);
+    std::string best_text = recordText(*best);
     Variant vb = evaluator_->materialize(sources_.source.source.text());
     Variant vc = evaluator_->materialize(best_text);
     TimingOptions t = search_timing_;
@@ -1238,6 +1316,7 @@ class Loop {
   // bases and the search over the current one
   std::vector<std::unique_ptr<Base>> bases_;
   int current_base_ = 0;
+  std::map<int, std::string> pass_texts_;  // candidate id -> the source a pass made
   SearchState state_;
   // engine bookkeeping
   std::vector<EngineDiagnosis> diagnosis_;

@@ -1,5 +1,6 @@
 // The reasoning engine: the rule engine's findings-to-proposals table, the JSON that
 // external engines speak, and an external engine run as a program.
+#include <map>
 #include <gtest/gtest.h>
 
 #include "search/engine.h"
@@ -114,6 +115,19 @@ TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
   pass = false;
   for (const auto& p : out.proposals) pass |= p.kind == Proposal::Kind::kPass && p.pass == "persistent";
   EXPECT_TRUE(pass);
+}
+
+TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
+  EngineDiagnosis d{"mm", "compute-bound", {}};
+  d.findings.push_back(finding("compute-bound").findings[0]);
+  EngineOutput out = rules_->propose(input({d}));
+  std::map<std::string, nlohmann::json> passes;
+  for (const auto& p : out.proposals) {
+    if (p.kind == Proposal::Kind::kPass) passes[p.pass] = p.params;
+  }
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_TRUE(passes.count("grouped-order"));
+  EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
 }
 
 TEST(EngineJson, InputAndOutputRoundTrip) {

@@ -254,14 +254,13 @@ TEST(OptimizeLoop, DbCommandListsShowsAndExportsASweepThatReplays) {
   EXPECT_NE(missing.find("no run #9"), std::string::npos) << missing;
 }
 
-// Proposes, in its first round, a pass that makes the kernel faster, a pass whose
-// preconditions fail, and one that does not exist.
+// Proposes, every round, a pass that makes the kernel faster, a pass whose preconditions
+// fail, and one that does not exist.
 class PassEngine final : public ReasoningEngine {
  public:
   std::string name() const override { return "test-passes"; }
-  EngineOutput propose(const EngineInput& in) override {
+  EngineOutput propose(const EngineInput&) override {
     EngineOutput out;
-    if (in.round != 1) return out;
     EngineFinding f;
     f.kind = "slow";
     f.kernel = "add_kernel";
@@ -304,17 +303,22 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   auto finding = events(r.trace, "finding");
   ASSERT_EQ(finding.size(), 1u);
   EXPECT_EQ(finding[0]["id"], "F1");
+  // Passes wait for a round of search on the base, then apply to its best configuration.
   // The base switches as soon as the pass wins, before the other two proposals are
-  // reached; on the new base the engine proposes all three again (P2 to P4).
+  // reached; on the new base the engine proposes all three again (P4 to P6).
   auto proposals = events(r.trace, "proposal");
-  ASSERT_EQ(proposals.size(), 4u);
+  ASSERT_EQ(proposals.size(), 6u);
   EXPECT_EQ(proposals[0]["findings"], nlohmann::json::array({"F1"}));
   EXPECT_EQ(proposals[0]["base"], 0);
-  EXPECT_EQ(proposals[1]["base"], 1);
+  EXPECT_EQ(proposals[2]["base"], 0);
+  EXPECT_EQ(proposals[3]["base"], 1);
   auto results = events(r.trace, "pass-result");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0]["won"], true);
   EXPECT_LT(results[0]["objective"].get<double>(), 1.0);
+  int searched_before = 0;
+  for (const auto& c : r.candidates) searched_before += c.base == 0 && c.round >= 1 && c.origin.rfind("pass", 0) != 0 ? 1 : 0;
+  EXPECT_GT(searched_before, 0);
   auto refused = events(r.trace, "pass-refused");   // on base 1: applied already; no loop to split
   ASSERT_EQ(refused.size(), 2u);
   EXPECT_EQ(refused[0]["reason"], "already applied");
@@ -327,6 +331,31 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   EXPECT_EQ(r.candidates[static_cast<size_t>(r.best)].base, 1);
   EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
   EXPECT_GT(r.speedup, 1.9);
+}
+
+// The run ends right after the pass wins: the pass's own candidate is the best, and its
+// source (the pass applied to the best configuration of round 1) is what is confirmed and
+// handed back, not the base it was applied to.
+TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
+  fs::path dir = writeTask("pass-best");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 9;  // one round of 8, then the pass
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  ASSERT_GE(r.best, 0);
+  const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
+  EXPECT_EQ(best.origin, "pass fast-comment");
+  EXPECT_NE(best.config_text.find(" on "), std::string::npos) << best.config_text;
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+  auto confirm = events(r.trace, "confirm");
+  ASSERT_EQ(confirm.size(), 1u);
+  EXPECT_EQ(confirm[0]["accepted"], true);
+  ASSERT_TRUE(best.objective);
+  EXPECT_GT(r.speedup, 1.2);
+  EXPECT_NEAR(r.speedup, 1.0 / *best.objective, 0.1 / *best.objective);  // the pass's gain, confirmed
 }
 
 class RefusingEngine final : public ReasoningEngine {
@@ -352,7 +381,7 @@ TEST(OptimizeLoop, RefusedSkippedAndSwitchedOffPassesAreTraced) {
   o.engine_impl = std::make_shared<RefusingEngine>();
   o.passes = std::make_shared<FakePasses>();
   o.disabled_passes = {"fast-comment"};
-  o.max_candidates = 8;
+  o.max_candidates = 16;  // passes wait for the first round of search
   Quiet q;
   OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
   auto refused = events(r.trace, "pass-refused");
