@@ -6,9 +6,11 @@
 // the loop produces a new base that is searched next; an external engine's failure is a
 // trace event, not the end of the run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -182,6 +184,54 @@ TEST(OptimizeLoop, ResumesAfterKill9WithoutRepeatingCommittedMeasurements) {
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, "done");
   EXPECT_EQ(*finished->info.resumed_from, killed);
+}
+
+// One batch of eight, each compiled by its own worker: those that compile fast are measured
+// first, then the slow ones as they become ready, and those that spill registers (where the
+// kernel as written does not) last, whatever order the strategy proposed them in.
+TEST(OptimizeLoop, MeasuresInCompileOrderAndSpillingCandidatesLast) {
+  fs::path dir = writeTask("order");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  fs::path log = dir / "runs.log";
+  o.evaluator.worker.env["TF_FAKE_GPU_LOG"] = log.string();
+  // The batch (deterministic: exhaustive, best prior first) proposes, in this order,
+  // BLOCK/warps 2048/2 1024/1 4096/4 2048/1 2048/4 8192/8 1024/2 4096/2: in proposal order
+  // the ranks below would be 1 2 0 1 1 2 0 0.
+  o.evaluator.worker.env["TF_FAKE_SLOW_WARM"] = "BLOCK=2048\\b";
+  o.evaluator.worker.env["TF_FAKE_SLOW_WARM_S"] = "2";
+  o.evaluator.worker.env["TF_FAKE_SPILLS"] = "BLOCK=(8192\\b|1024, num_warps=1\\b)";
+  o.compile_workers = 8;
+  o.batch = 8;
+  o.max_candidates = 8;
+  o.builtin_diagnosis = false;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  std::vector<nlohmann::json> runs;
+  std::string baseline;
+  for (const auto& e : readLog(log)) {
+    if (baseline.empty()) baseline = e["variant"];
+    if (e["variant"] == baseline || e["budget_ms"].get<double>() == 0 || e["budget_ms"].get<double>() >= 600) continue;
+    runs.push_back(e);
+  }
+  auto rank = [](const nlohmann::json& e) {
+    for (const auto& t : e["tags"]) {
+      if (t == "spills") return 2;
+      if (t == "slow") return 1;
+    }
+    return 0;
+  };
+  std::vector<int> order;
+  for (const auto& e : runs) order.push_back(rank(e));
+  std::string seen = fmt::format("{}", fmt::join(order, " "));
+  for (const auto& c : r.candidates) seen += " | " + c.config_text;  // to update the patterns
+  for (int want : {0, 1, 2}) {
+    ASSERT_NE(std::find(order.begin(), order.end(), want), order.end()) << "the batch has no variant of rank " << want
+                                                                          << ": " << seen;
+  }
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << "measured in the order (0 fast, 1 slow, 2 spills): "
+                                                          << seen;
+  EXPECT_EQ(r.evaluated, 8);
 }
 
 TEST(OptimizeLoop, AFinishedSpaceIsNotMeasuredAgain) {

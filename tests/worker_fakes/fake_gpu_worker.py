@@ -12,10 +12,15 @@ Environment:
   TF_FAKE_GPU_LOG   append one JSON line per `run` ({"variant", "case", "budget_ms", "pid"})
   TF_FAKE_RUN_S     seconds each `run` sleeps (default 0.02)
   TF_FAKE_WARM_S    seconds each `warm` sleeps (default 0.01)
+  TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
+                    TF_FAKE_SLOW_WARM_S more seconds (default 1)
+  TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
+The run log's lines carry "tags": which of "slow" and "spills" the variant has.
 """
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -36,12 +41,29 @@ def variant_text(args):
         return f.read()
 
 
+def tags_of(text):
+    tags = []
+    for tag, var in (("slow", "TF_FAKE_SLOW_WARM"), ("spills", "TF_FAKE_SPILLS")):
+        pattern = os.environ.get(var)
+        if pattern and re.search(pattern, text.decode("utf-8", "replace")):
+            tags.append(tag)
+    return tags
+
+
+def fake_kernels(tags):
+    return [{"name": "fake_kernel", "num_warps": 4, "num_stages": 3, "shared_bytes": 0,
+             "registers": 255 if "spills" in tags else 32, "spills": 64 if "spills" in tags else 0}]
+
+
 def op_warm(args):
     time.sleep(float(os.environ.get("TF_FAKE_WARM_S", "0.01")))
     text = variant_text(args)
+    tags = tags_of(text)
+    if "slow" in tags:
+        time.sleep(float(os.environ.get("TF_FAKE_SLOW_WARM_S", "1")))
     if fnv1a64(text) % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
-    return {"status": "ok", "kernels": [], "seconds": 0.01}
+    return {"status": "ok", "kernels": fake_kernels(tags), "seconds": 0.01}
 
 
 def op_run(args):
@@ -54,7 +76,7 @@ def op_run(args):
     if log:
         with open(log, "a") as f:
             f.write(json.dumps({"variant": f"{h:016x}", "case": json.dumps(case, sort_keys=True, separators=(",", ":")),
-                                "budget_ms": budget, "pid": os.getpid()}) + "\n")
+                                "budget_ms": budget, "pid": os.getpid(), "tags": tags_of(text)}) + "\n")
     if h % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
     t = (1.0 + (h % 1000) / 1000.0) * float(case.get("scale", 1))
@@ -65,8 +87,7 @@ def op_run(args):
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
             "timing": {"median_ms": t, "q1_ms": t * 0.999, "q3_ms": t * 1.001, "min_ms": t * 0.998,
                        "max_ms": t * 1.01, "mean_ms": t, "reps": 10, "method": "fake"},
-            "kernels": [{"name": "fake_kernel", "num_warps": 4, "num_stages": 3, "shared_bytes": 0,
-                         "registers": 32, "spills": 0}],
+            "kernels": fake_kernels(tags_of(text)),
             "outputs": [{"dtype": "float32", "shape": [n]}]}
 
 
