@@ -339,15 +339,20 @@ class FakePasses final : public PassApplier {
   }
 };
 
-TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
-  fs::path dir = writeTask("pass");
+// A run of the fake task with the pass engine and the fake passes, ending after `max_candidates`.
+OptimizeResult runWithPasses(const std::string& name, int max_candidates) {
+  fs::path dir = writeTask(name);
   auto l = load(dir);
   OptimizeOptions o = fakeOptions("");
   o.engine_impl = std::make_shared<PassEngine>();
   o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 20;
+  o.max_candidates = max_candidates;
   Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  return optimize(l->task, *l->sources, l->tunables, o, q);
+}
+
+TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
+  OptimizeResult r = runWithPasses("pass", 20);
   ASSERT_EQ(r.bases.size(), 2u);
   EXPECT_EQ(r.bases[1], "pass fast-comment (P1) on base 0");
   auto finding = events(r.trace, "finding");
@@ -387,14 +392,7 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
 // source (the pass applied to the best configuration of round 1) is what is confirmed and
 // handed back, not the base it was applied to.
 TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
-  fs::path dir = writeTask("pass-best");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 9;  // one round of 8, then the pass
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  OptimizeResult r = runWithPasses("pass-best", 9);  // one round of 8, then the pass
   ASSERT_GE(r.best, 0);
   const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
   EXPECT_EQ(best.origin, "pass fast-comment");
