@@ -8,4 +8,4 @@ scripts/setup.sh
 export TRITONFORGE_PYTHON="$(scripts/python-for-worker.sh)"
 echo "test: worker python is $TRITONFORGE_PYTHON"
 (cd build && ctest --output-on-failure --timeout 900)
-"$TRITONFORGE_PYTHON" -m pytest -q tests/python
+"$TRITONFORGE_PYTHON" -m pytest -q tests/python bench/tests
