@@ -1113,7 +1113,7 @@ class Loop {
     // A pass is tried on the best configuration found on this base, so it waits for the
     // base's first round of search (a pass that pays off only with large tiles would lose
     // against the kernel as written, and be dropped).
-    if (state_.tuner && state_.rounds == 0) return;
+    if (state_.rounds == 0) return;
     passes_tried_.insert(key);
     auto skip = [&](const std::string& why) {
       trace_.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why}});
@@ -1123,13 +1123,12 @@ class Loop {
     auto avail = options_.passes->available();
     if (std::find(avail.begin(), avail.end(), p.pass) == avail.end()) return skip("no such pass");
     if (elapsed() > options_.budget_s - 10) return skip("not enough budget left");
+    // (engineRound, the only caller, runs inside the search: the base's tuner exists.)
     std::string on_text = base.text;
     std::string on_config;
-    if (state_.tuner) {
-      if (auto b = state_.tuner->best(); b && !b->config.empty()) {
-        on_text = textOf(base, b->config);
-        on_config = describeConfig(*base.tunables, b->config);
-      }
+    if (auto b = state_.tuner->best(); b && !b->config.empty()) {
+      on_text = textOf(base, b->config);
+      on_config = describeConfig(*base.tunables, b->config);
     }
     PassApplication out = options_.passes->apply(on_text, p.kernel, p.pass, p.params);
     if (!out.applied) {

@@ -70,13 +70,14 @@ def op_run(args):
     time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
     text = variant_text(args)
     h = fnv1a64(text)
+    tags = tags_of(text)
     case = args.get("case") or {}
     budget = (args.get("timing") or {}).get("budget_ms", 0)
     log = os.environ.get("TF_FAKE_GPU_LOG")
     if log:
         with open(log, "a") as f:
             f.write(json.dumps({"variant": f"{h:016x}", "case": json.dumps(case, sort_keys=True, separators=(",", ":")),
-                                "budget_ms": budget, "pid": os.getpid(), "tags": tags_of(text)}) + "\n")
+                                "budget_ms": budget, "pid": os.getpid(), "tags": tags}) + "\n")
     if h % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
     t = (1.0 + (h % 1000) / 1000.0) * float(case.get("scale", 1))
@@ -87,7 +88,7 @@ def op_run(args):
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
             "timing": {"median_ms": t, "q1_ms": t * 0.999, "q3_ms": t * 1.001, "min_ms": t * 0.998,
                        "max_ms": t * 1.01, "mean_ms": t, "reps": 10, "method": "fake"},
-            "kernels": fake_kernels(tags_of(text)),
+            "kernels": fake_kernels(tags),
             "outputs": [{"dtype": "float32", "shape": [n]}]}
 
 
