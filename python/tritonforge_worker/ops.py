@@ -47,6 +47,15 @@ def op_hello(args):
                     "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
                     "device_count": torch.cuda.device_count(),
                 }
+                # What the device allows, where this torch tells it (the C++ side's GpuLimits
+                # prefers these over its table of compute capabilities).
+                for key, attr in (("shared_per_block_optin", "shared_memory_per_block_optin"),
+                                  ("shared_per_sm", "shared_memory_per_multiprocessor"),
+                                  ("registers_per_sm", "regs_per_multiprocessor"),
+                                  ("max_threads_per_sm", "max_threads_per_multi_processor")):
+                    value = getattr(props, attr, None)
+                    if isinstance(value, int) and value > 0:
+                        info["gpu"][key] = value
                 try:
                     info["gpu"]["driver"] = _driver_version()
                 except Exception:

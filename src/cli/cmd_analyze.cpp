@@ -16,6 +16,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "worker/worker_process.h"
+#include "task/source_parser.h"
 
 namespace tf {
 namespace {
@@ -265,11 +266,13 @@ int runAnalyze(const AnalyzeFlags& f, const GlobalOptions& global) {
   o.harness = harness ? &*harness : nullptr;
   o.compile_limit = f.compile_limit;
   std::unique_ptr<WorkerProcess> compiler;
+  std::unique_ptr<WorkerClient> compile_client;
   if (task && !f.no_compile) {
     WorkerOptions co = workerOptionsFor(global, false);
     co.name = "compile worker";
     compiler = std::make_unique<WorkerProcess>(co);
-    o.compile_worker = compiler.get();
+    compile_client = std::make_unique<WorkerClient>(*compiler);
+    o.compile_worker = compile_client.get();
   }
   json j = analyzeSource(src, ir, o);
   if (f.json) std::cout << j.dump(2) << std::endl;

@@ -10,9 +10,9 @@
 #include "kernel/tunables.h"
 #include "report/optimize_report.h"
 #include "search/optimizer.h"
+#include "search/strategy.h"
 #include "transform/pass.h"
 #include "transform/pass_applier.h"
-#include "search/strategy.h"
 #include "store/results_db.h"
 #include "task/task.h"
 #include "task/task_sources.h"
@@ -137,16 +137,16 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.only = parseOnly(f.only, tunables);
   options.keep_work = f.keep_work;
   options.engine = f.engine;
-  for (const auto& name : f.no_pass) {
-    if (!findPass(name)) {
-      std::string known;
-      for (const auto& p : allPasses()) known += (known.empty() ? "" : ", ") + p->info().name;
-      throw UserError(fmt::format("--no-pass {}: no such pass (passes: {})", name, known));
-    }
-  }
-  options.disabled_passes.insert(f.no_pass.begin(), f.no_pass.end());
+  PassFilter switched_off;
+  for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
   if (!f.no_passes) {
-    options.passes = std::make_shared<TransformPassApplier>(task, workerOptionsFor(global, false), options.disabled_passes);
+    TransformSettings settings;
+    settings.source_path = task.source;
+    settings.signatures = task.signatures;
+    settings.rtol = task.check.rtol;
+    settings.atol = task.check.atol;
+    options.passes = std::make_shared<TransformPassApplier>(workerOptionsFor(global, false), std::move(settings),
+                                                            switched_off.disabled());
   }
   options.builtin_diagnosis = !f.no_diagnosis;
   if (f.within_roofline >= 0) options.within_roofline_pct = f.within_roofline;
@@ -156,8 +156,8 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
     if (!f.db.empty()) ResultsDb::open(options.db_path);  // a --db that cannot be opened is an error now
   }
   options.evaluator.worker = workerOptionsFor(global, true);
-  options.evaluator.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
-  options.evaluator.run_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
+  options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
+  options.evaluator.timeouts.run = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
 
   auto progress = makeProgress(f.json, global.verbose);
   OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
@@ -200,9 +200,11 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_flag("--no-db", flags->no_db, "Neither store nor reuse measurements");
   sub->add_flag("--fresh", flags->fresh, "Measure everything again (still store the results)");
   sub->add_option("--engine", flags->engine, "Reasoning engine: rules (default), none, cmd:PROGRAM [ARGS]");
-  sub->add_option("--no-pass", flags->no_pass, "Switch off a transformation pass (repeatable)")
+  sub->add_option("--no-pass", flags->no_pass,
+                  "Switch off a transformation pass (repeatable; names may be comma separated)")
       ->allow_extra_args(false)
-      ->take_all();
+      ->take_all()
+      ->delimiter(',');
   sub->add_flag("--no-passes", flags->no_passes, "Tune parameters only: apply no transformation pass");
   sub->add_flag("--no-diagnosis", flags->no_diagnosis, "Do not diagnose the kernel between rounds");
   sub->add_option("--within-roofline", flags->within_roofline,

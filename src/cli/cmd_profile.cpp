@@ -18,12 +18,13 @@
 #include "diagnose/diagnose.h"
 #include "diagnose/diagnosis_text.h"
 #include "measure/case_request.h"
-#include "measure/measurement.h"
+#include "worker/measurement.h"
 #include "measure/ncu_runner.h"
 #include "measure/roofline.h"
 #include "task/task.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "worker/worker_client.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -138,6 +139,7 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
   WorkerOptions wo = workerOptionsFor(global, true);
   wo.name = "measurement worker";
   WorkerProcess worker(wo);
+  WorkerClient client(worker);
   WorkerReply started = worker.ensureStarted();
   if (!started.ok()) {
     throw EnvironmentError(fmt::format("{}{}", started.message, started.detail.empty() ? "" : " (" + started.detail + ")"));
@@ -161,7 +163,7 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
   std::optional<Ceilings> ceilings;
   if (!f.no_roofline) {
     std::string why;
-    ceilings = loadOrMeasureCeilings(worker, gpu, f.remeasure_ceilings, &why);
+    ceilings = loadOrMeasureCeilings(client, gpu, f.remeasure_ceilings, &why);
     if (ceilings) out["ceilings"] = ceilings->toJson();
     else out["ceilings_note"] = why;
   }
@@ -201,22 +203,17 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
   nlohmann::json case_list = nlohmann::json::array();
   bool all_ok = true;
   for (size_t ci : cases) {
-    nlohmann::json args = caseRequestArgs(task, task.source, module_name, ci);
-    nlohmann::json run_args = args;
-    run_args["timing"] = {{"budget_ms", f.budget_ms}, {"min_reps", 20}, {"max_reps", 20000},
-                          {"flush", true},            {"method", "auto"}};
-    run_args["asm"] = {"ttgir", "ptx"};
+    RunRequest request = caseRunRequest(task, {task.source, module_name}, ci);
+    RunRequest timed = request;
+    timed.timing = TimingOptions{f.budget_ms, 20, 20000, true, "auto"};
+    timed.asm_texts = {"ttgir", "ptx"};
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
-    WorkerReply reply = worker.call("run", run_args, timeout);
-    CaseMeasurement m = measurementFromReply(reply);
-    if (reply.status == WorkerReply::Status::kTimeout) {
-      m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", f.run_timeout);
-    }
+    CaseMeasurement m = client.run(timed, timeout);
     nlohmann::json cj = {{"index", ci}, {"label", task.caseLabel(ci)}, {"case", task.cases[ci]}};
     nlohmann::json mj = m.toJson();
     mj.erase("kernels");
     cj.update(mj);
-    std::vector<KernelReport> kernels = kernelReports(reply.ok() ? reply.result.value("kernels", nlohmann::json()) : nlohmann::json());
+    std::vector<KernelReport> kernels = kernelReports(m.kernels);
 
     text += fmt::format("case {} {}: {}", ci, task.caseLabel(ci), toString(m.status));
     if (m.status != CandidateStatus::kOk) {
@@ -267,7 +264,7 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
           std::string n = k.info.value("name", "");
           if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
         }
-        ncu = profileCaseWithNcu(ncu_options, worker.options(), args, names, work.path / fmt::format("case{}", ci));
+        ncu = profileCaseWithNcu(ncu_options, worker.options(), request, names, work.path / fmt::format("case{}", ci));
         if (!ncu.unavailable.empty()) ncu_unavailable = ncu.unavailable;
         have_ncu = ncu.ok;
         nj = {{"used", ncu.ok}, {"seconds", ncu.seconds}, {"command", ncu.command}};

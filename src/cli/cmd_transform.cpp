@@ -40,7 +40,7 @@ bool sameFile(const fs::path& a, const fs::path& b) {
 int runTransformCommand(TransformFlags& f, const GlobalOptions& global) {
   if (f.list) {
     PassFilter filter;
-    if (!f.req.disabled.empty()) filter.disable(f.req.disabled);
+    for (const auto& name : f.req.switched_off) filter.disable(name);
     std::fputs(describePasses(filter).c_str(), stdout);
     return 0;
   }

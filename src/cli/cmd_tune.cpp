@@ -1,9 +1,10 @@
-// tritonforge tune --replay FILE.csv [--strategy S] [--max-evals N] [--seed K] [--batch B] [--json]
+// tritonforge tune --replay FILE.csv [--strategy S] [--max-evals N] [--budget S] [--seed K] [--batch B] [--json]
 //
 // Runs a search strategy against a recorded sweep instead of the GPU and prints the best
 // configuration it found and how many evaluations it used.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -23,6 +24,8 @@ struct TuneFlags {
   int batch = 8;
   int stall_rounds = 0;
   double within_roofline = -1;
+  double budget = 0;
+  double seconds_per_candidate = 0.5;
   bool json = false;
   bool show_order = false;
 };
@@ -30,6 +33,12 @@ struct TuneFlags {
 int runTune(const TuneFlags& f) {
   if (f.max_evals < 0) throw UserError(fmt::format("--max-evals must be 0 (no limit) or more, not {}", f.max_evals));
   if (f.batch < 1) throw UserError(fmt::format("--batch must be at least 1, not {}", f.batch));
+  if (!(f.budget >= 0) || !std::isfinite(f.budget)) {
+    throw UserError(fmt::format("--budget must be 0 (none) or a positive number of seconds, not {}", f.budget));
+  }
+  if (!(f.seconds_per_candidate > 0) || !std::isfinite(f.seconds_per_candidate)) {
+    throw UserError(fmt::format("--seconds-per-candidate must be positive, not {}", f.seconds_per_candidate));
+  }
   checkStrategyName(f.strategy);
   Sweep sweep = loadSweep(f.replay);
   ReplayOptions o;
@@ -39,6 +48,8 @@ int runTune(const TuneFlags& f) {
   o.batch = f.batch;
   o.stall_rounds = f.stall_rounds;
   if (f.within_roofline >= 0) o.within_roofline_pct = f.within_roofline;
+  if (f.budget > 0) o.budget_s = f.budget;
+  o.seconds_per_candidate = f.seconds_per_candidate;
   ReplayResult r = replaySweep(sweep, o);
   if (f.json) {
     std::cout << r.toJson(sweep).dump(2) << std::endl;
@@ -92,6 +103,10 @@ CommandRunner registerTune(CLI::App& app, const GlobalOptions&) {
   sub->add_option("--seed", flags->seed, "Seed for every random choice (default 0)");
   sub->add_option("--batch", flags->batch, "Configurations per round (default 8)");
   sub->add_option("--stall-rounds", flags->stall_rounds, "Stop after this many rounds without a gain (default: never)");
+  sub->add_option("--budget", flags->budget,
+                  "A budget in seconds, planned as optimize plans it, on a simulated clock (default: none)");
+  sub->add_option("--seconds-per-candidate", flags->seconds_per_candidate,
+                  "Simulated seconds each evaluation costs under --budget (default 0.5)");
   sub->add_option("--within-roofline", flags->within_roofline,
                   "Stop once within this % of the file's roofline_ms");
   sub->add_flag("--order", flags->show_order, "Print every evaluation in order");

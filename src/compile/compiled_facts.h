@@ -16,23 +16,10 @@
 #include <string>
 #include <vector>
 
-namespace tf {
+#include "compile/asm_facts.h"
+#include "worker/worker_client.h"
 
-struct InstructionFacts {
-  std::string from;                       // "sass" or "ptx"
-  std::string tensor_core;                // "wgmma", "mma", "none"
-  std::vector<std::string> mma_shapes;    // distinct shapes ("m64n128k16.f32.f16.f16", "HGMMA.64x128x16.F32")
-  int mma = 0;                            // tensor-core instructions (static count)
-  int fma = 0;                            // scalar fp32 FMA instructions
-  std::map<int, int> global_loads;        // width in bits -> static count
-  std::map<int, int> global_stores;
-  int atomics = 0;
-  int cp_async = 0;                       // cp.async (LDGSTS)
-  int tma_loads = 0, tma_stores = 0;      // cp.async.bulk.tensor (UTMALDG / UTMASTG)
-  int local_loads = 0, local_stores = 0;  // ld.local / st.local (LDL / STL)
-  int shared_loads = 0, ldmatrix = 0;
-  int instructions = 0;
-};
+namespace tf {
 
 struct CompiledFacts {
   std::string status;                     // "ok", "compile-error", "out-of-resources", "skipped"
@@ -46,13 +33,10 @@ struct CompiledFacts {
   std::vector<std::string> notes;
 };
 
-InstructionFacts factsFromPtx(const std::string& ptx);
-InstructionFacts factsFromSass(const std::string& sass);
-
 // `values`: integer arguments (scalars and constexprs) of this configuration; `types`: Triton
 // types of non-constexpr parameters ("*fp16", "i32", "fp32"); `constexpr_names`: parameters
 // annotated tl.constexpr; `options`: num_warps / num_stages / ...
-nlohmann::json compileRequest(const std::string& path, const std::string& kernel,
+CompileRequest compileRequest(const std::string& path, const std::string& kernel,
                               const std::vector<std::string>& param_order,
                               const std::map<std::string, std::string>& types,
                               const std::map<std::string, int64_t>& values,
@@ -60,7 +44,7 @@ nlohmann::json compileRequest(const std::string& path, const std::string& kernel
                               const std::map<std::string, int64_t>& options, std::string* missing);
 
 // The `compile` op's reply: ok with its result, or a failure with its status and message.
-CompiledFacts parseCompiled(bool ok, const nlohmann::json& result, const std::string& message);
+CompiledFacts parseCompiled(const CompileReply& reply);
 
 nlohmann::json compiledFactsJson(const CompiledFacts& f);
 

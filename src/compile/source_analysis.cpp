@@ -13,8 +13,7 @@
 #include "kernel/kernel_ir_json.h"
 #include "kernel/launch_binding.h"
 #include "kernel/tunables.h"
-#include "report/optimize_report.h"
-#include "worker/worker_process.h"
+#include "worker/worker_client.h"
 
 namespace tf {
 namespace {
@@ -306,13 +305,14 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
         const auto& cfg = entries[i].config;
         std::string missing;
         std::map<std::string, int64_t> options = {{"num_warps", cfg.num_warps}, {"num_stages", cfg.num_stages}};
-        json req = compileRequest(src.path.string(), k.name, order, cfg.types, cfg.values, cx, options, &missing);
+        CompileRequest req = compileRequest(src.path.string(), k.name, order, cfg.types, cfg.values, cx, options, &missing);
         if (!missing.empty()) {
           cases[i]["compiled"] = nullptr;
           cases[i]["notes"].push_back("not compiled: no type or value for " + missing);
           continue;
         }
-        std::string key = req.dump();
+        json req_json = toJson(req);
+        std::string key = req_json.dump();
         auto it = seen.find(key);
         if (it != seen.end()) {
           cases[i]["compiled"] = it->second;
@@ -324,20 +324,13 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
           cases[i]["notes"].push_back(fmt::format("not compiled: --compile-limit {} reached", o.compile_limit));
           continue;
         }
-        WorkerReply r = o.compile_worker->call("compile", req, std::chrono::milliseconds(300000));
-        CompiledFacts cf;
-        if (r.status == WorkerReply::Status::kOk || r.status == WorkerReply::Status::kFailed) {
-          cf = parseCompiled(r.ok(), r.result, r.error_type.empty() ? r.message : r.error_type + ": " + r.message);
-        } else {
-          cf.status = "compile-error";
-          cf.reason = "the worker did not answer: " + r.message;
-        }
+        CompiledFacts cf = parseCompiled(o.compile_worker->compile(req));
         int idx = static_cast<int>(compiled.size());
         seen[key] = idx;
         json cj = compiledFactsJson(cf);
         cj["configs"] = json::array({entries[i].label});
-        cj["request"] = {{"signature", req["signature"]}, {"constexprs", req["constexprs"]}, {"attrs", req["attrs"]},
-                         {"options", req["options"]}};
+        cj["request"] = {{"signature", req_json["signature"]}, {"constexprs", req_json["constexprs"]},
+                         {"attrs", req_json["attrs"]}, {"options", req_json["options"]}};
         if (cf.status == "ok") cj["agreement"] = agreementJson(kir, estimates[i], cf);
         compiled.push_back(cj);
         cases[i]["compiled"] = idx;

@@ -16,7 +16,7 @@
 
 namespace tf {
 
-class WorkerProcess;
+class WorkerClient;
 
 inline constexpr const char* kAnalyzeSchema = "tritonforge.analyze/2";
 
@@ -32,7 +32,7 @@ struct AnalyzeOptions {
   const Task* task = nullptr;           // cases, harness, signatures
   const ModuleIR* harness = nullptr;    // the task's harness, parsed
   std::vector<ExplicitConfig> configs;  // extra configurations
-  WorkerProcess* compile_worker = nullptr;  // null: no compiled facts
+  WorkerClient* compile_worker = nullptr;   // null: no compiled facts
   int compile_limit = 4;                // distinct configurations compiled per kernel
   int max_configs = 64;                 // per kernel (cases x autotune configs)
 };

@@ -13,7 +13,7 @@
 #include "diagnose/diagnosis.h"
 #include "diagnose/static_facts.h"
 #include "measure/ncu_metrics.h"
-#include "measure/occupancy.h"
+#include "diagnose/occupancy.h"
 #include "measure/roofline.h"
 
 namespace tf {

@@ -13,16 +13,35 @@ const char* toString(Bottleneck b) {
   return "unknown";
 }
 
+std::optional<Bottleneck> bottleneckFromString(std::string_view text) {
+  for (Bottleneck b : {Bottleneck::kMemoryBound, Bottleneck::kComputeBound, Bottleneck::kLatencyBound,
+                       Bottleneck::kBalanced, Bottleneck::kUnknown}) {
+    if (text == toString(b)) return b;
+  }
+  return std::nullopt;
+}
+
+std::optional<FindingKind> findingOf(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::kMemoryBound: return FindingKind::kMemoryBound;
+    case Bottleneck::kComputeBound: return FindingKind::kComputeBound;
+    case Bottleneck::kLatencyBound: return FindingKind::kLatencyBound;
+    default: return std::nullopt;
+  }
+}
+
 nlohmann::json Finding::toJson() const {
-  nlohmann::json j = {{"kind", kind}, {"severity", severity}, {"summary", summary}, {"evidence", evidence},
-                      {"suggestions", suggestions}};
-  if (kind == "low-occupancy") j["limiter"] = detail;
-  else if (kind == "long-stalls") j["reason"] = detail;
+  nlohmann::json sugg = nlohmann::json::array();
+  for (PassName p : suggestions) sugg.push_back(toString(p));
+  nlohmann::json j = {{"kind", toString(kind)}, {"severity", severity}, {"summary", summary}, {"evidence", evidence},
+                      {"suggestions", sugg}};
+  if (limiter) j["limiter"] = toString(*limiter);
+  if (kind == FindingKind::kLongStalls) j["reason"] = detail;
   else if (!detail.empty()) j["detail"] = detail;
   return j;
 }
 
-const Finding* Diagnosis::find(const std::string& kind) const {
+const Finding* Diagnosis::find(FindingKind kind) const {
   for (const auto& f : findings) {
     if (f.kind == kind) return &f;
   }

@@ -3,34 +3,30 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "diagnose/vocabulary.h"
 
 namespace tf {
 
 enum class Bottleneck { kMemoryBound, kComputeBound, kLatencyBound, kBalanced, kUnknown };
 const char* toString(Bottleneck b);   // "memory-bound", ... "unknown"
+std::optional<Bottleneck> bottleneckFromString(std::string_view text);
 
-// Finding kinds (stable strings: tests, the optimizer and users match on them).
-namespace finding {
-inline constexpr const char* kRegisterSpills = "register-spills";
-inline constexpr const char* kUncoalescedAccess = "uncoalesced-access";
-inline constexpr const char* kSmallGrid = "small-grid";
-inline constexpr const char* kTailEffect = "tail-effect";
-inline constexpr const char* kLowOccupancy = "low-occupancy";
-inline constexpr const char* kNoTensorCores = "no-tensor-cores";
-inline constexpr const char* kSharedBankConflicts = "shared-bank-conflicts";
-inline constexpr const char* kPoorL2Reuse = "poor-l2-reuse";
-inline constexpr const char* kLongStalls = "long-stalls";
-}  // namespace finding
+// The finding of the whole kernel that a bottleneck is (nullopt for balanced and unknown).
+std::optional<FindingKind> findingOf(Bottleneck b);
 
 struct Finding {
-  std::string kind;
+  FindingKind kind = FindingKind::kLatencyBound;
   double severity = 0;                    // [0, 1]: the share of the time it plausibly costs
   std::string summary;                    // one line for people
-  std::string detail;                     // low-occupancy: the limiter; long-stalls: the stall reason
+  std::optional<Limiter> limiter;         // low-occupancy: what limits it
+  std::string detail;                     // long-stalls: the stall reason; uncoalesced-access: loads or stores
   nlohmann::json evidence = nlohmann::json::object();   // metric values and static facts
-  std::vector<std::string> suggestions;   // transformation passes
+  std::vector<PassName> suggestions;      // transformation passes that address it
   nlohmann::json toJson() const;
 };
 
@@ -44,7 +40,7 @@ struct Diagnosis {
   std::vector<std::string> notes;         // what could not be judged, and why
   nlohmann::json metrics = nlohmann::json::object();    // the main figures, for people
 
-  const Finding* find(const std::string& kind) const;
+  const Finding* find(FindingKind kind) const;
   nlohmann::json toJson() const;
 };
 

@@ -30,8 +30,8 @@ std::string formatDiagnosis(const Diagnosis& d, const std::string& indent) {
   if (d.findings.empty()) out += indent + "no findings\n";
   for (const auto& f : d.findings) {
     std::string sugg;
-    for (const auto& s : f.suggestions) sugg += (sugg.empty() ? "" : ", ") + s;
-    out += fmt::format("{}[{:.2f}] {}: {}\n", indent, f.severity, f.kind, f.summary);
+    for (PassName s : f.suggestions) sugg += (sugg.empty() ? "" : ", ") + std::string(toString(s));
+    out += fmt::format("{}[{:.2f}] {}: {}\n", indent, f.severity, toString(f.kind), f.summary);
     if (!sugg.empty()) out += fmt::format("{}       try: {}\n", indent, sugg);
   }
   for (const auto& n : d.notes) out += fmt::format("{}note: {}\n", indent, n);

@@ -150,8 +150,8 @@ void classify(Context& c, Diagnosis& d) {
 
 std::optional<Finding> ruleSpills(Context& c) {
   Finding f;
-  f.kind = finding::kRegisterSpills;
-  f.suggestions = {"retile", "launch"};
+  f.kind = FindingKind::kRegisterSpills;
+  f.suggestions = {PassName::kRetile, PassName::kLaunch};
   auto& ev = f.evidence;
   Opt ld = note(ev, m::kLocalLd, c.get(m::kLocalLd));
   Opt st = note(ev, m::kLocalSt, c.get(m::kLocalSt));
@@ -188,8 +188,8 @@ std::optional<Finding> ruleSpills(Context& c) {
 std::optional<Finding> ruleUncoalesced(Context& c) {
   if (!c.k) return std::nullopt;
   Finding f;
-  f.kind = finding::kUncoalescedAccess;
-  f.suggestions = {"retile", "block-pointers", "memory-hints"};
+  f.kind = FindingKind::kUncoalescedAccess;
+  f.suggestions = {PassName::kRetile, PassName::kMemoryHints};
   auto& ev = f.evidence;
   double worst = 1;  // efficiency: bytes used per byte fetched
   std::string which;
@@ -249,8 +249,8 @@ std::optional<Finding> ruleSmallGrid(Context& c) {
   double sms = c.gpu.sms;
   if (*c.grid >= sms) return std::nullopt;
   Finding f;
-  f.kind = finding::kSmallGrid;
-  f.suggestions = {"retile", "split-k"};
+  f.kind = FindingKind::kSmallGrid;
+  f.suggestions = {PassName::kRetile, PassName::kSplitK};
   f.evidence[c.k && c.k->get(m::kGrid) ? m::kGrid : "launch.grid_blocks"] = count(*c.grid);
   f.evidence["sms"] = count(sms);
   f.severity = 1 - *c.grid / sms;
@@ -262,8 +262,8 @@ std::optional<Finding> ruleSmallGrid(Context& c) {
 std::optional<Finding> ruleTail(Context& c) {
   Opt waves = c.get(m::kWaves);
   Finding f;
-  f.kind = finding::kTailEffect;
-  f.suggestions = {"persistent", "retile", "launch"};
+  f.kind = FindingKind::kTailEffect;
+  f.suggestions = {PassName::kPersistent, PassName::kRetile, PassName::kLaunch};
   if (waves) {
     f.evidence[m::kWaves] = round3(*waves);
   } else if (c.grid && c.static_occ) {
@@ -282,18 +282,12 @@ std::optional<Finding> ruleTail(Context& c) {
   return f;
 }
 
-std::string limiterName(const std::string& ncu_limit) {
-  if (ncu_limit == "registers") return "registers";
-  if (ncu_limit == "shared_mem") return "shared memory";
-  return "block size";
-}
-
 std::optional<Finding> ruleOccupancy(Context& c, const Diagnosis& so_far) {
   Finding f;
-  f.kind = finding::kLowOccupancy;
+  f.kind = FindingKind::kLowOccupancy;
   auto& ev = f.evidence;
   Opt theo;
-  std::string limiter;
+  Limiter limiter = Limiter::kUnknown;
   if (Opt t = c.get(m::kTheoOcc)) {
     theo = *t / 100;
     note(ev, m::kTheoOcc, t);
@@ -308,7 +302,7 @@ std::optional<Finding> ruleOccupancy(Context& c, const Diagnosis& so_far) {
       ev[std::string("launch__occupancy_limit_") + name] = *v;
       if (*v < best) {
         best = *v;
-        limiter = limiterName(name);
+        limiter = limiterFromString(name).value_or(Limiter::kUnknown);
       }
     }
     note(ev, m::kRegs, c.get(m::kRegs));
@@ -326,22 +320,22 @@ std::optional<Finding> ruleOccupancy(Context& c, const Diagnosis& so_far) {
     if (l.warps) ev["launch.warps"] = *l.warps;
   }
   if (!theo || *theo >= 0.5) return std::nullopt;
-  if (const Finding* g = so_far.find(finding::kSmallGrid); g && g->severity > 0.5) return std::nullopt;
+  if (const Finding* g = so_far.find(FindingKind::kSmallGrid); g && g->severity > 0.5) return std::nullopt;
   double busy = c.busy >= 0 ? c.busy : 0.5;
   f.severity = (1 - *theo / 0.5) * (1 - busy);
-  f.detail = limiter.empty() ? "unknown" : limiter;
-  ev["limiter"] = f.detail;
-  if (limiter == "registers") f.suggestions = {"retile", "launch"};
-  else if (limiter == "shared memory") f.suggestions = {"launch", "retile"};
-  else f.suggestions = {"launch", "rows-per-program"};
-  f.summary = fmt::format("theoretical occupancy {:.0f}%, limited by {}", 100 * *theo, f.detail);
+  f.limiter = limiter;
+  ev["limiter"] = toString(limiter);
+  if (limiter == Limiter::kRegisters) f.suggestions = {PassName::kRetile, PassName::kLaunch};
+  else if (limiter == Limiter::kSharedMemory) f.suggestions = {PassName::kLaunch, PassName::kRetile};
+  else f.suggestions = {PassName::kLaunch, PassName::kRowsPerProgram};
+  f.summary = fmt::format("theoretical occupancy {:.0f}%, limited by {}", 100 * *theo, toString(limiter));
   return f;
 }
 
 std::optional<Finding> ruleTensorCores(Context& c) {
   Finding f;
-  f.kind = finding::kNoTensorCores;
-  f.suggestions = {"tensor-cores"};
+  f.kind = FindingKind::kNoTensorCores;
+  f.suggestions = {PassName::kTensorCores};
   auto& ev = f.evidence;
   const auto* s = c.in.static_facts ? &*c.in.static_facts : nullptr;
   if (s && s->dotOnFma()) {
@@ -378,8 +372,8 @@ std::optional<Finding> ruleTensorCores(Context& c) {
 std::optional<Finding> ruleBankConflicts(Context& c) {
   if (!c.k) return std::nullopt;
   Finding f;
-  f.kind = finding::kSharedBankConflicts;
-  f.suggestions = {"retile", "launch"};
+  f.kind = FindingKind::kSharedBankConflicts;
+  f.suggestions = {PassName::kRetile, PassName::kLaunch};
   auto& ev = f.evidence;
   Opt wf = c.get(m::kShWf);
   if (wf) note(ev, m::kShWf, wf);
@@ -405,8 +399,8 @@ std::optional<Finding> ruleBankConflicts(Context& c) {
 std::optional<Finding> ruleL2Reuse(Context& c) {
   if (!c.k) return std::nullopt;
   Finding f;
-  f.kind = finding::kPoorL2Reuse;
-  f.suggestions = {"grouped-order", "persistent", "retile"};
+  f.kind = FindingKind::kPoorL2Reuse;
+  f.suggestions = {PassName::kGroupedOrder, PassName::kPersistent, PassName::kRetile};
   auto& ev = f.evidence;
   Opt hit = note(ev, m::kL2Hit, c.get(m::kL2Hit));
   Opt dram = c.get(m::kDramBytes);
@@ -439,37 +433,37 @@ std::optional<Finding> ruleL2Reuse(Context& c) {
 
 struct StallInfo {
   const char* text;
-  std::vector<std::string> suggestions;
+  std::vector<PassName> suggestions;
 };
 
 StallInfo stallInfo(const std::string& reason) {
   static const std::map<std::string, StallInfo> kInfo = {
-      {"long_scoreboard", {"waiting for global or local memory (L1TEX) results", {"memory-hints", "launch", "retile"}}},
-      {"short_scoreboard", {"waiting for shared memory or MUFU results", {"retile", "launch"}}},
-      {"barrier", {"waiting at a block-wide barrier", {"launch", "retile"}}},
-      {"membar", {"waiting on a memory barrier", {"launch"}}},
-      {"mio_throttle", {"the memory input/output queue is full (shared memory, special math)", {"retile", "vectorize"}}},
-      {"lg_throttle", {"the local/global memory queue is full: many narrow loads", {"vectorize", "memory-hints"}}},
-      {"tex_throttle", {"the texture/L1 queue is full", {"vectorize", "memory-hints"}}},
-      {"math_pipe_throttle", {"a math pipe is saturated", {"tensor-cores", "retile"}}},
-      {"wait", {"fixed-latency dependencies", {"memory-hints", "launch"}}},
-      {"branch_resolving", {"resolving branch targets", {"memory-hints"}}},
-      {"no_instruction", {"instruction cache misses", {"retile"}}},
+      {"long_scoreboard", {"waiting for global or local memory (L1TEX) results", {PassName::kMemoryHints, PassName::kLaunch, PassName::kRetile}}},
+      {"short_scoreboard", {"waiting for shared memory or MUFU results", {PassName::kRetile, PassName::kLaunch}}},
+      {"barrier", {"waiting at a block-wide barrier", {PassName::kLaunch, PassName::kRetile}}},
+      {"membar", {"waiting on a memory barrier", {PassName::kLaunch}}},
+      {"mio_throttle", {"the memory input/output queue is full (shared memory, special math)", {PassName::kRetile, PassName::kVectorize}}},
+      {"lg_throttle", {"the local/global memory queue is full: many narrow loads", {PassName::kVectorize, PassName::kMemoryHints}}},
+      {"tex_throttle", {"the texture/L1 queue is full", {PassName::kVectorize, PassName::kMemoryHints}}},
+      {"math_pipe_throttle", {"a math pipe is saturated", {PassName::kTensorCores, PassName::kRetile}}},
+      {"wait", {"fixed-latency dependencies", {PassName::kMemoryHints, PassName::kLaunch}}},
+      {"branch_resolving", {"resolving branch targets", {PassName::kMemoryHints}}},
+      {"no_instruction", {"instruction cache misses", {PassName::kRetile}}},
       {"dispatch_stall", {"the dispatcher stalled", {}}},
-      {"drain", {"draining memory stores at exit", {"launch"}}},
+      {"drain", {"draining memory stores at exit", {PassName::kLaunch}}},
       {"imc_miss", {"constant cache misses", {}}},
       {"sleeping", {"warps sleeping", {}}},
       {"misc", {"miscellaneous hardware reasons", {}}},
   };
   auto it = kInfo.find(reason);
   if (it != kInfo.end()) return it->second;
-  return {"", {"launch"}};
+  return {"", {PassName::kLaunch}};
 }
 
 std::optional<Finding> ruleStalls(Context& c) {
   if (!c.k) return std::nullopt;
   Finding f;
-  f.kind = finding::kLongStalls;
+  f.kind = FindingKind::kLongStalls;
   auto& ev = f.evidence;
   std::vector<std::pair<std::string, double>> reasons;
   for (auto& [name, v] : c.k->matching(m::kStallPrefix, m::kStallSuffix)) {

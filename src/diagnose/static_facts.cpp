@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "compile/asm_facts.h"
+
 namespace tf {
 namespace {
 
@@ -104,97 +106,26 @@ void readTtgir(std::string_view text, StaticFacts& f) {
   }
 }
 
-// "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" -> A's type ("f16").
-std::string mmaInputType(std::string_view op) {
-  std::vector<std::string> types;
-  bool after_shape = false;
-  for (auto part : splitOn(op, '.')) {
-    if (!after_shape) {
-      after_shape = part.size() > 1 && part[0] == 'm' && std::isdigit(static_cast<unsigned char>(part[1])) &&
-                    part.find('n') != std::string_view::npos && part.find('k') != std::string_view::npos;
-      continue;
-    }
-    if (isTypeName(part)) types.emplace_back(part);
-  }
-  return types.size() >= 2 ? types[1] : "";
-}
-
-// "ld.global.v4.b32" -> 128; "ld.global.L1::evict_last.b16" -> 16.
-int ptxLoadBits(std::string_view op) {
-  int vec = 1, bits = 0;
-  for (auto part : splitOn(op, '.')) {
-    if (part == "v2") vec = 2;
-    else if (part == "v4") vec = 4;
-    else if (part == "v8") vec = 8;
-    else if (part.size() >= 2 && (part[0] == 'b' || part[0] == 'u' || part[0] == 's' || part[0] == 'f') &&
-             std::all_of(part.begin() + 1, part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      bits = std::stoi(std::string(part.substr(1)));
-    }
-  }
-  return vec * bits;
-}
-
+// PTX: matrix instructions, their input types, global load widths.
 void readPtx(std::string_view text, StaticFacts& f) {
-  f.mma_instructions = 0;
-  std::set<std::string> types;
-  for (auto line : splitLines(text)) {
-    for (auto tok : tokens(line)) {
-      if (tok.rfind("wgmma.mma_async", 0) == 0) {
-        ++f.mma_instructions;
-        f.mma_kind = "wgmma";
-        if (auto t = mmaInputType(tok); !t.empty()) types.insert(t);
-      } else if (tok.rfind("mma.sync", 0) == 0) {
-        ++f.mma_instructions;
-        if (f.mma_kind.empty()) f.mma_kind = "mma.sync";
-        if (auto t = mmaInputType(tok); !t.empty()) types.insert(t);
-      } else if (tok.rfind("ld.global", 0) == 0) {
-        int bits = ptxLoadBits(tok);
-        if (bits > 0) ++f.global_loads_by_bits[bits];
-      }
-    }
-  }
+  InstructionFacts i = factsFromPtx(text);
+  f.mma_instructions = i.mma;
+  f.mma_kind = i.tensor_core == "wgmma" ? "wgmma" : i.tensor_core == "mma" ? "mma.sync" : "";
+  std::set<std::string> types(i.mma_input_types.begin(), i.mma_input_types.end());
   f.mma_input_types.assign(types.begin(), types.end());
-}
-
-// The opcode of a SASS line ("/*0b30*/  @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;" -> "LDG.E.128").
-std::string_view sassOpcode(std::string_view line) {
-  auto toks = tokens(line);
-  for (auto t : toks) {
-    if (t.rfind("/*", 0) == 0) continue;
-    if (t[0] == '@') continue;
-    if (t == "{" || t == "}") continue;
-    if (!std::isupper(static_cast<unsigned char>(t[0]))) return {};
-    return t;
+  for (const auto& [bits, n] : i.global_loads) {
+    if (bits > 0) f.global_loads_by_bits[bits] += n;
   }
-  return {};
 }
 
+// SASS: local memory (spills); matrix instructions and load widths when there is no PTX.
 void readSass(std::string_view text, StaticFacts& f, bool have_ptx) {
-  f.local_loads = 0;
-  f.local_stores = 0;
-  int mma = 0;
-  std::map<int, int> loads;
-  for (auto line : splitLines(text)) {
-    std::string_view op = sassOpcode(line);
-    if (op.empty()) continue;
-    std::string_view base = op.substr(0, op.find('.'));
-    if (base == "LDL") ++f.local_loads;
-    else if (base == "STL") ++f.local_stores;
-    else if (base == "HGMMA" || base == "HMMA" || base == "IMMA" || base == "QGMMA" || base == "DMMA") ++mma;
-    else if (base == "LDG") {
-      int bits = 32;
-      for (auto part : splitOn(op, '.')) {
-        if (part == "128") bits = 128;
-        else if (part == "64") bits = 64;
-        else if (part == "U16" || part == "S16") bits = 16;
-        else if (part == "U8" || part == "S8") bits = 8;
-      }
-      ++loads[bits];
-    }
-  }
+  InstructionFacts i = factsFromSass(text);
+  f.local_loads = i.local_loads;
+  f.local_stores = i.local_stores;
   if (!have_ptx) {
-    f.mma_instructions = mma;
-    f.global_loads_by_bits = loads;
+    f.mma_instructions = i.mma;
+    f.global_loads_by_bits = i.global_loads;
   }
 }
 

@@ -6,7 +6,6 @@
 
 #include "util/error.h"
 #include "util/fs.h"
-#include "worker/worker_process.h"
 
 namespace tf {
 namespace {
@@ -61,29 +60,7 @@ std::string SourceText::indentOf(int l) const {
   return std::string(v.substr(0, i));
 }
 
-ParsedSource parseSource(WorkerProcess& worker, const std::filesystem::path& path, std::string text) {
-  WorkerReply reply = worker.call("parse", {{"text", text}, {"filename", path.string()}},
-                                  std::chrono::milliseconds(60000));
-  if (reply.status == WorkerReply::Status::kFailed) {
-    int line = reply.result.value("line", 0);
-    int col = reply.result.value("col", 0);
-    if (line > 0) {
-      throw UserError(fmt::format("{}:{}:{}: syntax error: {}", path.string(), line, col, reply.message));
-    }
-    throw UserError(fmt::format("{}: cannot parse: {}", path.string(), reply.message));
-  }
-  if (!reply.ok()) {
-    throw EnvironmentError(fmt::format("cannot parse {}: {}{}", path.string(), reply.message,
-                                       reply.detail.empty() ? "" : " (" + reply.detail + ")"));
-  }
-  ParsedSource out;
-  out.path = path;
-  out.source = SourceText(std::move(text));
-  out.ast = std::move(reply.result["ast"]);
-  return out;
-}
-
-ParsedSource parseFile(WorkerProcess& worker, const std::filesystem::path& path, std::string_view what) {
+std::string readSourceFile(const std::filesystem::path& path, std::string_view what) {
   std::string text = readTextFile(path, what);
   size_t bad = 0;
   if (!isValidUtf8(text, &bad)) {
@@ -92,7 +69,7 @@ ParsedSource parseFile(WorkerProcess& worker, const std::filesystem::path& path,
   }
   bool blank = text.find_first_not_of(" \t\r\n\f") == std::string::npos;
   if (blank) throw UserError(fmt::format("{}: {} is empty", path.string(), what));
-  return parseSource(worker, path, std::move(text));
+  return text;
 }
 
 const std::string& nodeType(const Node& n) {

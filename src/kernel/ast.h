@@ -14,8 +14,6 @@
 
 namespace tf {
 
-class WorkerProcess;
-
 using Node = nlohmann::json;
 
 struct Pos {
@@ -56,13 +54,9 @@ struct ParsedSource {
   Node ast;  // the Module node
 };
 
-// Parses `text` (the contents of `path`) with the worker. Throws UserError
-// "path:line:col: syntax error: ..." on a syntax error, EnvironmentError when the
-// worker cannot run.
-ParsedSource parseSource(WorkerProcess& worker, const std::filesystem::path& path, std::string text);
-
-// Reads, checks (not empty, UTF-8) and parses a file. Throws UserError naming it.
-ParsedSource parseFile(WorkerProcess& worker, const std::filesystem::path& path, std::string_view what);
+// Reads `path` and checks that it can be parsed at all: not empty, UTF-8. Throws UserError
+// naming it and `what` it is ("kernel source", "harness").
+std::string readSourceFile(const std::filesystem::path& path, std::string_view what);
 
 // --- node helpers -----------------------------------------------------------------------
 const std::string& nodeType(const Node& n);

@@ -367,10 +367,10 @@ KernelStaticFacts deriveFacts(const KernelIR& ir) {
     c.kind = "shared_memory";
     c.lhs = f.smem_unpipelined ? sym::add(sym::mul(sym::var("num_stages"), f.smem_per_stage), f.smem_unpipelined)
                                : sym::mul(sym::var("num_stages"), f.smem_per_stage);
-    c.rhs = sym::num(kSm90SharedLimit);
+    c.rhs = sym::num(kSm90SharedPerBlock);
     for (const auto& p : paramsIn(ir, c.lhs)) c.params.push_back(p);
     c.params.push_back("num_stages");
-    c.text = fmt::format("{} <= {}", sym::str(c.lhs), kSm90SharedLimit);
+    c.text = fmt::format("{} <= {}", sym::str(c.lhs), kSm90SharedPerBlock);
     c.why = "dot operands are buffered per pipeline stage in shared memory (num_stages buffers on the wgmma path, "
             "num_stages - 1 on the mma path; 227 KiB per block on sm_90); the check uses num_stages buffers";
     addConstraint(f, c);

@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "kernel/kernel_ir.h"
+#include "worker/target.h"
 
 namespace tf {
 
-inline constexpr int64_t kSm90SharedLimit = 232448;  // bytes per block with opt-in (227 KiB)
 
 struct Coalescing {
   std::string verdict;           // "coalesced", "uncoalesced", "depends", "unknown", "scalar", "tma"
@@ -88,7 +88,7 @@ struct AnalysisConfig {
   std::map<std::string, std::string> types;    // parameter -> Triton type ("*fp16")
   int64_t num_warps = 4, num_stages = 3;
   std::optional<std::array<int64_t, 3>> grid;
-  int64_t smem_limit = kSm90SharedLimit;
+  int64_t smem_limit = kSm90SharedPerBlock;
 };
 
 struct AccessEstimate {
@@ -119,7 +119,7 @@ struct SharedMemoryEstimate {
   std::optional<int64_t> lower;         // when whether an operand is pipelined is unknown: total if it is not
   std::optional<int64_t> epilogue;      // accumulator tile stored through shared memory (at most)
   std::vector<int> unpipelined_operands;  // loads in the loop too narrow for cp.async (< 4 bytes per thread): one buffer
-  int64_t limit = kSm90SharedLimit;
+  int64_t limit = kSm90SharedPerBlock;
   std::optional<bool> fits;
 };
 

@@ -450,4 +450,18 @@ TunableSet discoverTunables(const ModuleIR& ir, const std::string& launcher,
   return Discoverer(ir, launcher, only_kernels).run();
 }
 
+nlohmann::json tunablesJson(const TunableSet& tunables) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& t : tunables.items) {
+    nlohmann::json j = {{"id", t.id},           {"kernel", t.kernel},           {"param", t.param},
+                        {"origin", toString(t.origin)}, {"role", toString(t.role)}, {"tunable", t.tunable}};
+    if (t.value) j["value"] = *t.value;
+    if (!t.expr_text.empty()) j["expression"] = t.expr_text;
+    if (t.covers_dimension) j["covers_dimension"] = true;
+    if (!t.note.empty()) j["note"] = t.note;
+    arr.push_back(j);
+  }
+  return arr;
+}
+
 }  // namespace tf

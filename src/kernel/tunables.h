@@ -73,4 +73,7 @@ struct TunableSet {
 TunableSet discoverTunables(const ModuleIR& ir, const std::string& launcher,
                             const std::vector<std::string>& only_kernels);
 
+// The tunables as result.json and `analyze --json` list them.
+nlohmann::json tunablesJson(const TunableSet& tunables);
+
 }  // namespace tf

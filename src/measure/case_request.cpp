@@ -2,28 +2,20 @@
 
 namespace tf {
 
-nlohmann::json checkArgsOf(const CheckSpec& check) {
-  nlohmann::json c = {{"reference_precision", check.reference_precision}, {"in_place", check.in_place}};
-  if (check.rtol) c["rtol"] = *check.rtol;
-  if (check.atol) c["atol"] = *check.atol;
-  return c;
-}
-
-nlohmann::json seedsOf(const CheckSpec& check) {
-  nlohmann::json seeds = nlohmann::json::array();
-  for (int s = 0; s < check.seeds; ++s) seeds.push_back(s);
-  return seeds;
-}
-
-nlohmann::json caseRequestArgs(const Task& task, const std::filesystem::path& source, const std::string& module_name,
-                               size_t case_index) {
-  return {{"variant", {{"path", source.string()}, {"module_name", module_name}}},
-          {"launcher", task.launcher},
-          {"harness", task.harness.string()},
-          {"search_path", {task.source.parent_path().string(), task.harness.parent_path().string()}},
-          {"case", task.cases.at(case_index)},
-          {"seeds", seedsOf(task.check)},
-          {"check", checkArgsOf(task.check)}};
+RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t case_index) {
+  RunRequest r;
+  r.launch.variant = variant;
+  r.launch.launcher = task.launcher;
+  r.launch.harness = task.harness;
+  r.launch.search_path = {task.source.parent_path(), task.harness.parent_path()};
+  r.case_values = task.cases.at(case_index);
+  r.seeds.clear();
+  for (int s = 0; s < task.check.seeds; ++s) r.seeds.push_back(s);
+  r.check.rtol = task.check.rtol;
+  r.check.atol = task.check.atol;
+  r.check.reference_precision = task.check.reference_precision;
+  r.check.in_place = task.check.in_place;
+  return r;
 }
 
 }  // namespace tf

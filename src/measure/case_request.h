@@ -1,22 +1,16 @@
-// The arguments of the worker's `run` and `profile_launch` ops for one case of a task: the
-// same shape the search's evaluator sends (docs/worker-protocol.md), built from the task.
+// The worker request that runs one case of a task on a variant of its source: the seeds and
+// checks of the task's [check], its launcher and harness. The search's evaluator, `profile`
+// and the Nsight Compute runner all start from it.
 #pragma once
 
-#include <filesystem>
-#include <nlohmann/json.hpp>
-#include <string>
+#include <cstddef>
 
 #include "task/task.h"
+#include "worker/worker_client.h"
 
 namespace tf {
 
-// `source`: the file to load as the variant (the task's own source to profile it as written);
-// `module_name`: the name to import it under.
-nlohmann::json caseRequestArgs(const Task& task, const std::filesystem::path& source, const std::string& module_name,
-                               size_t case_index);
-// The "check" object: tolerances (only those the task sets), precision, in-place outputs.
-nlohmann::json checkArgsOf(const CheckSpec& check);
-// Seeds 0 .. check.seeds - 1.
-nlohmann::json seedsOf(const CheckSpec& check);
+// Untimed, without compiled texts: callers set `timing` and `asm_texts` as they need.
+RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t case_index);
 
 }  // namespace tf

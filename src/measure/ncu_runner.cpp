@@ -60,7 +60,7 @@ std::string kernelNameFilter(const std::vector<std::string>& names) {
   return "regex:^(" + alt + ")$";
 }
 
-NcuRunResult profileCaseWithNcu(const NcuOptions& options, const WorkerOptions& worker, const nlohmann::json& run_args,
+NcuRunResult profileCaseWithNcu(const NcuOptions& options, const WorkerOptions& worker, const RunRequest& run_request,
                                 const std::vector<std::string>& kernel_names, const fs::path& work_dir) {
   NcuRunResult r;
   std::string ncu = findNcu(options.ncu);
@@ -75,10 +75,7 @@ NcuRunResult profileCaseWithNcu(const NcuOptions& options, const WorkerOptions& 
   fs::path reply = work_dir / "reply.json";
   r.report = work_dir / "report.ncu-rep";
   r.csv = work_dir / "report.csv";
-  nlohmann::json args = run_args;
-  args["warmup"] = options.warmup;
-  if (args.contains("seeds") && args["seeds"].is_array() && !args["seeds"].empty()) args["seed"] = args["seeds"][0];
-  writeFileAtomic(request, nlohmann::json{{"op", "profile_launch"}, {"args", args}}.dump(2) + "\n");
+  writeFileAtomic(request, profileLaunchRequest(run_request, options.warmup).dump(2) + "\n");
   std::error_code ec;
   fs::remove(reply, ec);
   fs::remove(r.report, ec);

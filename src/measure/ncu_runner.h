@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "measure/ncu_metrics.h"
+#include "worker/worker_client.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -49,9 +50,9 @@ struct NcuRunResult {
 // The ncu executable to use, or "" when there is none.
 std::string findNcu(const std::string& preferred);
 
-// `run_args`: the `run` arguments of the case (case_request.h); `kernel_names`: the Triton
-// kernels to profile (none: every kernel the profiled call launches). Files go to `work_dir`.
-NcuRunResult profileCaseWithNcu(const NcuOptions& options, const WorkerOptions& worker, const nlohmann::json& run_args,
+// `run`: the case's request (case_request.h); `kernel_names`: the Triton kernels to profile
+// (none: every kernel the profiled call launches). Files go to `work_dir`.
+NcuRunResult profileCaseWithNcu(const NcuOptions& options, const WorkerOptions& worker, const RunRequest& run,
                                 const std::vector<std::string>& kernel_names, const std::filesystem::path& work_dir);
 
 // The regex ncu's --kernel-name gets for these names: "regex:^(a|b)$" (special characters escaped).

@@ -6,24 +6,16 @@
 #include <cctype>
 #include <ctime>
 
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/paths.h"
-#include "worker/worker_process.h"
+#include "worker/worker_client.h"
 
 namespace tf {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string sanitize(const std::string& s) {
   std::string out;
@@ -81,8 +73,8 @@ std::string gpuKey(const nlohmann::json& gpu) {
 
 fs::path ceilingsCachePath(const nlohmann::json& gpu) { return userCacheDir() / "ceilings" / (gpuKey(gpu) + ".json"); }
 
-std::optional<Ceilings> loadOrMeasureCeilings(WorkerProcess& worker, const nlohmann::json& gpu, bool remeasure,
-                                              std::string* why, std::chrono::milliseconds timeout) {
+std::optional<Ceilings> loadOrMeasureCeilings(WorkerClient& worker, const nlohmann::json& gpu, bool remeasure,
+                                              std::string* why, std::optional<std::chrono::milliseconds> timeout) {
   fs::path path = ceilingsCachePath(gpu);
   std::error_code ec;
   if (!remeasure && fs::exists(path, ec)) {
@@ -97,21 +89,17 @@ std::optional<Ceilings> loadOrMeasureCeilings(WorkerProcess& worker, const nlohm
       // A damaged cache file is measured again and overwritten.
     }
   }
-  WorkerReply r = worker.call("ceilings", nlohmann::json::object(), timeout);
-  if (!r.ok()) {
+  CeilingsReply r = worker.ceilings(timeout);
+  if (!r.ok) {
     if (why) *why = fmt::format("measuring the GPU's ceilings failed: {}", r.message);
     return std::nullopt;
   }
   Ceilings c;
   c.gpu_key = gpuKey(gpu);
-  c.gpu_name = gpu.is_object() ? gpu.value("name", std::string()) : "";
-  c.dram_bytes_per_s = r.result.value("dram_bytes_per_s", 0.0);
-  if (r.result.contains("flops_per_s") && r.result["flops_per_s"].is_object()) {
-    for (const auto& [k, v] : r.result["flops_per_s"].items()) {
-      if (v.is_number()) c.flops_per_s[k] = v.get<double>();
-    }
-  }
-  c.measured_at = nowUtc();
+  c.gpu_name = gpu.is_object() && gpu.contains("name") && gpu["name"].is_string() ? gpu["name"].get<std::string>() : "";
+  c.dram_bytes_per_s = r.dram_bytes_per_s;
+  c.flops_per_s = r.flops_per_s;
+  c.measured_at = utcTimestamp();
   if (c.dram_bytes_per_s <= 0) {
     if (why) *why = "the worker's ceilings reply has no DRAM bandwidth";
     return std::nullopt;

@@ -19,7 +19,7 @@
 
 namespace tf {
 
-class WorkerProcess;
+class WorkerClient;
 
 struct Ceilings {
   std::string gpu_key;                      // "NVIDIA-H200-132sm-143GB-drv580.159.04"
@@ -44,9 +44,9 @@ std::filesystem::path ceilingsCachePath(const nlohmann::json& gpu);
 // The cached ceilings of this GPU, or measures them with `worker` (its `ceilings` op, which
 // needs the GPU for a few seconds) and caches them. `remeasure` ignores the cache. Returns
 // nullopt with `why` set when the worker could not measure.
-std::optional<Ceilings> loadOrMeasureCeilings(WorkerProcess& worker, const nlohmann::json& gpu, bool remeasure,
+std::optional<Ceilings> loadOrMeasureCeilings(WorkerClient& worker, const nlohmann::json& gpu, bool remeasure,
                                               std::string* why,
-                                              std::chrono::milliseconds timeout = std::chrono::milliseconds(180000));
+                                              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 // Where one timed case sits under the roofline.
 struct RooflinePoint {

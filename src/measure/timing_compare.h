@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "measure/measurement.h"
+#include "worker/measurement.h"
 
 namespace tf {
 

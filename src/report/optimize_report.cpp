@@ -8,35 +8,13 @@
 #include <sstream>
 
 #include "report/diff.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "worker/protocol.h"
 
 namespace tf {
 namespace fs = std::filesystem;
-
-std::string utcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-nlohmann::json tunablesJson(const TunableSet& tunables) {
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& t : tunables.items) {
-    nlohmann::json j = {{"id", t.id},           {"kernel", t.kernel},           {"param", t.param},
-                        {"origin", toString(t.origin)}, {"role", toString(t.role)}, {"tunable", t.tunable}};
-    if (t.value) j["value"] = *t.value;
-    if (!t.expr_text.empty()) j["expression"] = t.expr_text;
-    if (t.covers_dimension) j["covers_dimension"] = true;
-    if (!t.note.empty()) j["note"] = t.note;
-    arr.push_back(j);
-  }
-  return arr;
-}
 
 namespace {
 
@@ -75,7 +53,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   nlohmann::json j;
   j["schema"] = kResultSchema;
   j["tool"] = {{"name", "tritonforge"}, {"version", TRITONFORGE_VERSION}, {"worker_protocol", kWorkerProtocolVersion}};
-  j["date"] = utcNow();
+  j["date"] = utcTimestamp();
   j["task"] = task.toJson();
   j["environment"] = environmentJson(r);
   j["tunables"] = tunablesJson(tunables);

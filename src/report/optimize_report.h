@@ -12,8 +12,6 @@ namespace tf {
 
 inline constexpr const char* kResultSchema = "tritonforge.optimize/1";
 
-nlohmann::json tunablesJson(const TunableSet& tunables);
-
 nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, const OptimizeResult& result,
                                   const OptimizeOptions& options, const std::filesystem::path& out_dir);
 
@@ -31,7 +29,5 @@ std::filesystem::path writeOptimizeOutputs(const Task& task, const TunableSet& t
 std::string optimizeSummary(const Task& task, const TunableSet& tunables, const OptimizeResult& result,
                             const std::filesystem::path& out_dir);
 
-// The current UTC time, ISO 8601.
-std::string utcNow();
 
 }  // namespace tf

@@ -8,40 +8,59 @@
 
 #include "util/error.h"
 #include "util/subprocess.h"
+#include "variant/config.h"
 
 namespace tf {
 
 namespace {
 
-nlohmann::json configJson(const Config& c) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : c) j[k] = v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v);
-  return j;
+std::string str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
 
 nlohmann::json EngineFinding::toJson() const {
-  nlohmann::json j = {{"kind", kind},         {"kernel", kernel},     {"severity", severity},
-                      {"source", source},     {"summary", summary},   {"evidence", evidence},
-                      {"suggestions", suggestions}};
+  nlohmann::json sugg = nlohmann::json::array();
+  for (PassName p : suggestions) sugg.push_back(toString(p));
+  nlohmann::json j = {{"kind", toString(kind)}, {"kernel", kernel},   {"severity", severity},
+                      {"source", source},       {"summary", summary}, {"evidence", evidence},
+                      {"suggestions", sugg}};
+  if (limiter) j["limiter"] = toString(*limiter);
   if (!id.empty()) j["id"] = id;
   return j;
 }
 
-EngineFinding EngineFinding::fromJson(const nlohmann::json& j) {
+EngineFinding EngineFinding::fromJson(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_object()) throw UserError(fmt::format("{}: a finding must be a JSON object", what));
   EngineFinding f;
-  f.id = j.value("id", "");
-  f.kind = j.value("kind", "");
-  f.kernel = j.value("kernel", "");
-  f.severity = std::clamp(j.value("severity", 0.5), 0.0, 1.0);
-  f.source = j.value("source", "");
-  f.summary = j.value("summary", "");
-  if (j.contains("evidence")) f.evidence = j["evidence"];
+  std::string kind = str(j, "kind");
+  auto k = findingKindFromString(kind);
+  if (!k) {
+    std::string known;
+    for (FindingKind x : allFindingKinds()) known += (known.empty() ? "" : ", ") + std::string(toString(x));
+    throw UserError(fmt::format("{}: '{}' is not a finding kind (kinds: {})", what, kind, known));
+  }
+  f.kind = *k;
+  f.id = str(j, "id");
+  f.kernel = str(j, "kernel");
+  auto sev = j.find("severity");
+  f.severity = sev != j.end() && sev->is_number() ? std::clamp(sev->get<double>(), 0.0, 1.0) : 0.5;
+  f.source = str(j, "source");
+  f.summary = str(j, "summary");
+  if (j.contains("evidence") && j["evidence"].is_object()) f.evidence = j["evidence"];
+  if (j.contains("limiter")) {
+    std::string l = str(j, "limiter");
+    f.limiter = limiterFromString(l);
+    if (!f.limiter) throw UserError(fmt::format("{}: '{}' is not an occupancy limiter", what, l));
+  }
   if (j.contains("suggestions") && j["suggestions"].is_array()) {
     for (const auto& s : j["suggestions"]) {
-      if (s.is_string()) f.suggestions.push_back(s.get<std::string>());
-      else if (s.is_object() && s.contains("pass")) f.suggestions.push_back(s["pass"].get<std::string>());
+      std::string name = s.is_string() ? s.get<std::string>() : s.is_object() ? str(s, "pass") : "";
+      auto p = passNameFromString(name);
+      if (!p) throw UserError(fmt::format("{}: suggestion '{}' is not a pass", what, name));
+      f.suggestions.push_back(*p);
     }
   }
   return f;
@@ -50,16 +69,23 @@ EngineFinding EngineFinding::fromJson(const nlohmann::json& j) {
 nlohmann::json EngineDiagnosis::toJson() const {
   nlohmann::json fs = nlohmann::json::array();
   for (const auto& f : findings) fs.push_back(f.toJson());
-  return {{"kernel", kernel}, {"bottleneck", bottleneck}, {"findings", fs}};
+  return {{"kernel", kernel}, {"bottleneck", toString(bottleneck)}, {"findings", fs}};
 }
 
-EngineDiagnosis EngineDiagnosis::fromJson(const nlohmann::json& j) {
+EngineDiagnosis EngineDiagnosis::fromJson(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_object()) throw UserError(fmt::format("{}: a diagnosis must be a JSON object", what));
   EngineDiagnosis d;
-  d.kernel = j.value("kernel", j.value("name", ""));
-  d.bottleneck = j.value("bottleneck", "");
+  d.kernel = str(j, "kernel");
+  if (d.kernel.empty()) d.kernel = str(j, "name");
+  std::string b = str(j, "bottleneck");
+  if (!b.empty()) {
+    auto parsed = bottleneckFromString(b);
+    if (!parsed) throw UserError(fmt::format("{}: '{}' is not a bottleneck", what, b));
+    d.bottleneck = *parsed;
+  }
   if (j.contains("findings") && j["findings"].is_array()) {
     for (const auto& f : j["findings"]) {
-      EngineFinding x = EngineFinding::fromJson(f);
+      EngineFinding x = EngineFinding::fromJson(f, what);
       if (x.kernel.empty()) x.kernel = d.kernel;
       if (x.source.empty()) x.source = "diagnosis";
       d.findings.push_back(std::move(x));
@@ -192,7 +218,7 @@ EngineOutput EngineOutput::fromJson(const nlohmann::json& j, const std::string& 
   EngineOutput out;
   if (j.contains("findings")) {
     if (!j["findings"].is_array()) throw UserError(fmt::format("{}: 'findings' must be a list", what));
-    for (const auto& f : j["findings"]) out.findings.push_back(EngineFinding::fromJson(f));
+    for (const auto& f : j["findings"]) out.findings.push_back(EngineFinding::fromJson(f, what));
   }
   if (j.contains("proposals")) {
     if (!j["proposals"].is_array()) throw UserError(fmt::format("{}: 'proposals' must be a list", what));
@@ -234,14 +260,17 @@ class ExternalEngine final : public ReasoningEngine {
     SpawnOptions o;
     o.argv = {"/bin/sh", "-c", command_};
     CommandResult r;
+    // At most a minute, and never past what is left of the search's budget.
+    double limit_s = std::clamp(input.budget_left_s, 1.0, 60.0);
+    if (input.budget_left_s == 0) limit_s = 60.0;  // no budget given (a direct call)
     try {
-      r = runCommand(o, std::chrono::milliseconds(60000), input.toJson().dump() + "\n");
+      r = runCommand(o, std::chrono::milliseconds(static_cast<int64_t>(limit_s * 1000)), input.toJson().dump() + "\n");
     } catch (const std::exception& e) {
       out.error = fmt::format("the engine '{}' did not start: {}", command_, e.what());
       return out;
     }
     if (r.timed_out) {
-      out.error = fmt::format("the engine '{}' gave no answer within 60 s", command_);
+      out.error = fmt::format("the engine '{}' gave no answer within {:.0f} s", command_, limit_s);
       return out;
     }
     if (!r.ok()) {

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/diagnosis.h"
+#include "diagnose/vocabulary.h"
 #include "search/space.h"
 #include "search/strategy.h"
 
@@ -26,27 +28,30 @@ namespace tf {
 
 inline constexpr const char* kEngineProtocol = "tritonforge.engine/1";
 
-// One thing that holds a kernel back, with its evidence.
+// One thing that holds a kernel back, with its evidence. Kinds, limiters and suggested
+// passes are diagnose/vocabulary.h's.
 struct EngineFinding {
   std::string id;                          // "F3": set by the loop, unique within a run
-  std::string kind;                        // register-spills, small-grid, low-occupancy, ... (docs/engine.md)
+  FindingKind kind = FindingKind::kLatencyBound;
   std::string kernel;
   double severity = 0.5;                   // [0, 1]
   std::string source;                      // "diagnosis", "measurement", "static", or an engine's name
   std::string summary;                     // one line
+  std::optional<Limiter> limiter;          // low-occupancy: what limits it
   nlohmann::json evidence = nlohmann::json::object();
-  std::vector<std::string> suggestions;    // pass names a diagnosis suggests
+  std::vector<PassName> suggestions;       // passes the diagnosis suggests
   nlohmann::json toJson() const;
-  static EngineFinding fromJson(const nlohmann::json& j);
+  // Throws UserError naming `what` for a kind, limiter or pass outside the vocabulary.
+  static EngineFinding fromJson(const nlohmann::json& j, const std::string& what = "finding");
 };
 
 // What the diagnosis stage (src/diagnose/) hands the loop for one kernel.
 struct EngineDiagnosis {
   std::string kernel;
-  std::string bottleneck;                  // memory-bound, compute-bound, latency-bound, balanced
+  Bottleneck bottleneck = Bottleneck::kUnknown;
   std::vector<EngineFinding> findings;
   nlohmann::json toJson() const;
-  static EngineDiagnosis fromJson(const nlohmann::json& j);
+  static EngineDiagnosis fromJson(const nlohmann::json& j, const std::string& what = "diagnosis");
 };
 
 struct EngineInput {
@@ -59,7 +64,7 @@ struct EngineInput {
   std::optional<double> best_objective;    // geomean over cases of time / time as written
   nlohmann::json best_kernels = nlohmann::json::array();   // compiled facts of the best: regs, smem, spills
   std::vector<Observation> history;        // this base's measurements
-  std::vector<std::string> passes;         // passes the loop can apply now
+  std::vector<std::string> passes;         // passes the loop can apply now (PassApplier::enabled)
   double budget_left_s = 0;
   nlohmann::json toJson() const;
 };
@@ -103,24 +108,6 @@ class ReasoningEngine {
 // "rules" (default), "none", or "cmd:PROGRAM [ARGS...]". Throws UserError otherwise.
 std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec);
 std::unique_ptr<ReasoningEngine> makeRuleEngine();
-
-// --- transformation passes (src/transform/ provides them; the loop only calls this hook)
-struct PassApplication {
-  bool applied = false;
-  std::string source;                      // the rewritten source when applied
-  std::string message;                     // why not, when not applied
-};
-
-class PassApplier {
- public:
-  virtual ~PassApplier() = default;
-  // The passes this applier knows.
-  virtual std::vector<std::string> available() const = 0;
-  // Applies one pass to `kernel` of `source`. A pass whose preconditions fail returns
-  // applied = false with the reason: an expected outcome, not an exception.
-  virtual PassApplication apply(const std::string& source, const std::string& kernel, const std::string& pass,
-                            const nlohmann::json& params) = 0;
-};
 
 // Helpers for engines: the values of a dimension of `space` that satisfy `keep`.
 std::vector<int64_t> valuesWhere(const Space& space, const std::string& tunable_id,

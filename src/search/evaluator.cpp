@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "measure/case_request.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -9,20 +10,27 @@
 namespace tf {
 namespace fs = std::filesystem;
 
-nlohmann::json CompileOutcome::toJson() const {
-  nlohmann::json j = {{"status", toString(status)}, {"seconds", seconds}};
-  if (!message.empty()) j["message"] = message;
-  if (!detail.empty()) j["detail"] = detail;
-  if (!kernels.empty()) j["kernels"] = kernels;
-  return j;
+namespace {
+
+CaseMeasurement stoppedAtDeadline() {
+  CaseMeasurement m;
+  m.status = CandidateStatus::kNotRun;
+  m.message = "the budget ran out before it was measured";
+  return m;
 }
 
+}  // namespace
+
 Evaluator::Evaluator(const Task& task, EvaluatorOptions options, fs::path work_dir)
-    : task_(task), options_(std::move(options)), work_dir_(std::move(work_dir)) {
-  WorkerOptions w = options_.worker;
-  w.name = "measurement worker";
-  main_ = std::make_unique<WorkerProcess>(w);
-}
+    : task_(task),
+      options_(std::move(options)),
+      work_dir_(std::move(work_dir)),
+      main_([this] {
+        WorkerOptions w = options_.worker;
+        w.name = "measurement worker";
+        return std::make_unique<WorkerProcess>(w);
+      }()),
+      client_(*main_, options_.timeouts) {}
 
 Evaluator::~Evaluator() {
   pool_.reset();
@@ -42,7 +50,9 @@ bool Evaluator::hasGpu() const { return hello_.contains("gpu") && hello_["gpu"].
 
 std::string Evaluator::noGpuReason() const {
   if (hasGpu()) return "";
-  std::string why = hello_.value("gpu_reason", std::string());
+  std::string why = hello_.contains("gpu_reason") && hello_["gpu_reason"].is_string()
+                        ? hello_["gpu_reason"].get<std::string>()
+                        : std::string();
   return why.empty() ? "no CUDA GPU is visible" : why;
 }
 
@@ -50,11 +60,29 @@ int Evaluator::startCompilePool(int n) {
   if (n <= 0) return 0;
   WorkerOptions w = options_.worker;
   w.name = "compile worker";
+  auto limit = timeLeft(compile_deadline_, w.start_timeout);
+  if (!limit) return 0;
+  w.start_timeout = *limit;
   pool_ = std::make_unique<WorkerPool>(w, n);
   int ok = 0;
   for (const auto& r : pool_->startAll()) ok += r.ok() ? 1 : 0;
   if (ok == 0) pool_.reset();
   return ok;
+}
+
+void Evaluator::setDeadlines(std::optional<Clock::time_point> compile, std::optional<Clock::time_point> run) {
+  std::lock_guard<std::mutex> lock(deadline_mu_);
+  compile_deadline_ = compile;
+  run_deadline_ = run;
+}
+
+std::optional<std::chrono::milliseconds> Evaluator::timeLeft(const std::optional<Clock::time_point>& deadline,
+                                                             std::chrono::milliseconds limit) const {
+  std::lock_guard<std::mutex> lock(deadline_mu_);
+  if (!deadline) return limit;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+  if (left.count() <= 0) return std::nullopt;
+  return std::min(limit, left);
 }
 
 Variant Evaluator::materialize(const std::string& source) {
@@ -70,37 +98,30 @@ Variant Evaluator::materialize(const std::string& source) {
   return v;
 }
 
-nlohmann::json Evaluator::baseArgs(const Variant& v) const {
-  return {{"variant", {{"path", v.path.string()}, {"module_name", v.module_name}}},
-          {"launcher", task_.launcher},
-          {"harness", task_.harness.string()},
-          {"search_path", {task_.source.parent_path().string(), task_.harness.parent_path().string()}}};
+LaunchSpec Evaluator::launchOf(const Variant& v) const {
+  return caseRunRequest(task_, {v.path, v.module_name}, 0).launch;
 }
 
-nlohmann::json Evaluator::checkArgs() const {
-  nlohmann::json c = {{"reference_precision", task_.check.reference_precision}, {"in_place", task_.check.in_place}};
-  if (task_.check.rtol) c["rtol"] = *task_.check.rtol;
-  if (task_.check.atol) c["atol"] = *task_.check.atol;
-  return c;
+RunRequest Evaluator::runRequest(const Variant& v, size_t case_index) const {
+  return caseRunRequest(task_, {v.path, v.module_name}, case_index);
 }
 
 CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
-  nlohmann::json args = baseArgs(v);
-  args["cases"] = task_.cases;
-  WorkerReply r = w.call("warm", args, options_.compile_timeout);
-  CompileOutcome out;
-  out.seconds = r.seconds;
-  CaseMeasurement m = measurementFromReply(r);
-  out.status = m.status;
-  out.message = m.message;
-  out.detail = m.detail;
-  if (r.ok()) {
-    out.status = candidateStatusFromString(r.result.value("status", "runtime-error"));
-    out.message = r.result.value("message", std::string());
-    if (r.result.contains("kernels")) out.kernels = r.result["kernels"];
+  auto limit = timeLeft(compile_deadline_, options_.timeouts.warm);
+  if (!limit) {
+    CompileOutcome out;
+    out.status = CandidateStatus::kNotRun;
+    out.message = "the budget ran out before it was compiled";
+    return out;
   }
-  if (out.status == CandidateStatus::kTimeout) {
-    out.message = fmt::format("compiling took longer than {} s", options_.compile_timeout.count() / 1000);
+  WarmRequest req;
+  req.launch = launchOf(v);
+  req.cases = task_.cases;
+  CompileOutcome out = WorkerClient(w, options_.timeouts).warm(req, *limit);
+  // Stopped by the deadline, not by its own slowness: not the variant's failure.
+  if (out.status == CandidateStatus::kTimeout && *limit < options_.timeouts.warm) {
+    out.status = CandidateStatus::kNotRun;
+    out.message = "the budget ran out while it compiled";
   }
   return out;
 }
@@ -121,32 +142,23 @@ std::shared_future<CompileOutcome> Evaluator::compileAsync(const Variant& v) {
 }
 
 CaseMeasurement Evaluator::measure(const Variant& v, size_t case_index, const TimingOptions& timing) {
-  nlohmann::json args = baseArgs(v);
-  args["case"] = task_.cases.at(case_index);
-  nlohmann::json seeds = nlohmann::json::array();
-  for (int s = 0; s < task_.check.seeds; ++s) seeds.push_back(s);
-  args["seeds"] = seeds;
-  args["check"] = checkArgs();
-  args["timing"] = {{"budget_ms", timing.budget_ms}, {"min_reps", timing.min_reps}, {"max_reps", timing.max_reps},
-                    {"flush", timing.flush_l2},      {"method", timing.method}};
-  WorkerReply r = main_->call("run", args, options_.run_timeout);
-  CaseMeasurement m = measurementFromReply(r);
-  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
-  if (r.status == WorkerReply::Status::kTimeout) {
-    m.message = fmt::format("no result within {} s (a hang?); the worker was replaced",
-                            options_.run_timeout.count() / 1000);
-  }
+  auto limit = timeLeft(run_deadline_, options_.timeouts.run);
+  if (!limit) return stoppedAtDeadline();
+  RunRequest req = runRequest(v, case_index);
+  req.timing = timing;
+  CaseMeasurement m = client_.run(req, *limit);
+  if (m.status == CandidateStatus::kTimeout && *limit < options_.timeouts.run) return stoppedAtDeadline();
   return m;
 }
 
 CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index) {
-  nlohmann::json args = baseArgs(v);
-  args["case"] = task_.cases.at(case_index);
-  args["seeds"] = {0};
-  args["check"] = checkArgs();
-  args["timing"] = {{"enabled", false}};
-  args["asm"] = {"ttgir", "ptx"};
-  return measurementFromReply(main_->call("run", args, options_.run_timeout));
+  auto limit = timeLeft(run_deadline_, options_.timeouts.run);
+  if (!limit) return stoppedAtDeadline();
+  RunRequest req = runRequest(v, case_index);
+  req.seeds = {0};
+  req.timing.reset();
+  req.asm_texts = {"ttgir", "ptx"};
+  return client_.run(req, *limit);
 }
 
 }  // namespace tf

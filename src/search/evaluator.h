@@ -5,6 +5,11 @@
 // in parallel on the CPU cores, filling Triton's on-disk cache, so that the measurement
 // worker only loads binaries. Variants are files in a private work folder; equal sources
 // share one file and one result.
+//
+// Deadlines bound every request: a compile never runs past the compile deadline (the end of
+// the search: nothing compiled later would be measured), a measurement never past the run
+// deadline (the end of the budget). A request that a deadline stops is kNotRun, not a failure
+// of the variant ("the budget ran out"), so that nothing is stored or held against it.
 #pragma once
 
 #include <chrono>
@@ -12,10 +17,13 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
-#include "measure/measurement.h"
 #include "task/task.h"
+#include "worker/measurement.h"
+#include "worker/worker_client.h"
 #include "worker/worker_pool.h"
 #include "worker/worker_process.h"
 
@@ -27,31 +35,14 @@ struct Variant {
   std::string module_name;
 };
 
-struct CompileOutcome {
-  CandidateStatus status = CandidateStatus::kOk;
-  std::string message;
-  std::string detail;
-  nlohmann::json kernels = nlohmann::json::array();
-  double seconds = 0;
-  nlohmann::json toJson() const;
-};
-
-struct TimingOptions {
-  double budget_ms = 250;
-  int min_reps = 10;
-  int max_reps = 2000;
-  bool flush_l2 = true;
-  std::string method = "auto";       // auto | events | graph
-};
-
 struct EvaluatorOptions {
   WorkerOptions worker;
-  std::chrono::milliseconds compile_timeout{180000};
-  std::chrono::milliseconds run_timeout{120000};
+  OpTimeouts timeouts;               // compile (warm) and run limits per request
 };
 
 class Evaluator {
  public:
+  using Clock = std::chrono::steady_clock;
   Evaluator(const Task& task, EvaluatorOptions options, std::filesystem::path work_dir);
   ~Evaluator();
 
@@ -60,9 +51,14 @@ class Evaluator {
   const nlohmann::json& start();
   bool hasGpu() const;
   std::string noGpuReason() const;
-  // Starts `n` compile workers (in parallel); returns how many answered.
+  // Starts `n` compile workers (in parallel) and waits for them, at most until the compile
+  // deadline; returns how many answered (those that did not are stopped).
   int startCompilePool(int n);
   int compileWorkers() const { return pool_ ? pool_->size() : 0; }
+
+  // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own
+  // timeouts).
+  void setDeadlines(std::optional<Clock::time_point> compile, std::optional<Clock::time_point> run);
 
   Variant materialize(const std::string& source);
   // Compiles every kernel the launcher launches for every case, on a compile worker
@@ -73,21 +69,30 @@ class Evaluator {
   // their compiled texts (TTGIR, PTX): the static facts of a diagnosis.
   CaseMeasurement inspect(const Variant& v, size_t case_index);
   WorkerProcess& mainWorker() { return *main_; }
+  WorkerClient& client() { return client_; }
   const std::filesystem::path& workDir() const { return work_dir_; }
 
+  // The request for case `case_index` of `v` (seeds and checks from the task).
+  RunRequest runRequest(const Variant& v, size_t case_index) const;
+
  private:
-  nlohmann::json baseArgs(const Variant& v) const;
-  nlohmann::json checkArgs() const;
+  LaunchSpec launchOf(const Variant& v) const;
   CompileOutcome compileOn(WorkerProcess& w, const Variant& v);
+  // What is left before `deadline`, capped at `limit`; nullopt when nothing is left.
+  std::optional<std::chrono::milliseconds> timeLeft(const std::optional<Clock::time_point>& deadline,
+                                                    std::chrono::milliseconds limit) const;
 
   const Task& task_;
   EvaluatorOptions options_;
   std::filesystem::path work_dir_;
   std::unique_ptr<WorkerProcess> main_;
+  WorkerClient client_;
   std::unique_ptr<WorkerPool> pool_;
   std::map<std::string, Variant> variants_;
   std::map<std::string, std::shared_future<CompileOutcome>> compiles_;
   nlohmann::json hello_;
+  mutable std::mutex deadline_mu_;   // compile jobs read the deadline on the pool's threads
+  std::optional<Clock::time_point> compile_deadline_, run_deadline_;
 };
 
 }  // namespace tf

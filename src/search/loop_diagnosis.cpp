@@ -4,7 +4,7 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/static_facts.h"
-#include "measure/occupancy.h"
+#include "diagnose/occupancy.h"
 
 namespace tf {
 namespace {
@@ -22,6 +22,26 @@ std::optional<StaticFacts> factsOf(const nlohmann::json& kernel) {
 }
 
 }  // namespace
+
+EngineDiagnosis toEngineDiagnosis(const Diagnosis& d) {
+  EngineDiagnosis e;
+  e.kernel = d.kernel;
+  e.bottleneck = d.bottleneck;
+  for (const auto& f : d.findings) {
+    EngineFinding ef;
+    ef.kind = f.kind;
+    ef.kernel = d.kernel;
+    ef.severity = f.severity;
+    ef.source = "diagnosis";
+    ef.summary = f.summary;
+    ef.limiter = f.limiter;
+    ef.evidence = f.evidence;
+    if (!f.detail.empty()) ef.evidence["detail"] = f.detail;
+    ef.suggestions = f.suggestions;
+    e.findings.push_back(std::move(ef));
+  }
+  return e;
+}
 
 std::string computeClassOfKernels(const CaseMeasurement& inspected) {
   std::string cls = "fp32";
@@ -67,22 +87,7 @@ std::vector<EngineDiagnosis> diagnoseForEngine(const CaseMeasurement& inspected,
       in.roofline = roof;
       if (auto b = numberAt(timed.work, "bytes")) in.expected_bytes = *b;
     }
-    Diagnosis d = diagnose(in);
-    EngineDiagnosis e;
-    e.kernel = d.kernel;
-    e.bottleneck = d.bottleneck == Bottleneck::kUnknown ? "" : toString(d.bottleneck);
-    for (const auto& f : d.findings) {
-      EngineFinding ef;
-      ef.kind = f.kind;
-      ef.kernel = d.kernel;
-      ef.severity = f.severity;
-      ef.source = "diagnosis";
-      ef.summary = f.summary;
-      ef.evidence = f.evidence;
-      if (!f.detail.empty()) ef.evidence["detail"] = f.detail;
-      ef.suggestions = f.suggestions;
-      e.findings.push_back(std::move(ef));
-    }
+    EngineDiagnosis e = toEngineDiagnosis(diagnose(in));
     out.push_back(std::move(e));
   }
   return out;

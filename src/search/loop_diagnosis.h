@@ -6,14 +6,15 @@
 // registers, shared memory: occupancy, small grids, tails) and the case's place under the
 // roofline, through the rules of src/diagnose/.
 //
-// Entry points: diagnoseForEngine, rooflineTimeMs, computeClassOfKernels.
+// Entry points: diagnoseForEngine, toEngineDiagnosis, rooflineTimeMs, computeClassOfKernels.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "measure/measurement.h"
+#include "worker/measurement.h"
+#include "diagnose/diagnosis.h"
 #include "measure/roofline.h"
 #include "search/engine.h"
 
@@ -28,6 +29,9 @@ std::string computeClassOfKernels(const CaseMeasurement& inspected);
 // harness gives neither flops(case) nor bytes(case).
 std::optional<double> rooflineTimeMs(const nlohmann::json& work, const Ceilings& ceilings,
                                      const std::string& compute_class);
+
+// A diagnosis (src/diagnose/) in the engine's terms.
+EngineDiagnosis toEngineDiagnosis(const Diagnosis& d);
 
 // `inspected`: a run of case 0 with the compiled texts; `timed`: its timed measurement
 // (work and time, for the roofline). `gpu`: the worker's hello "gpu" object.

@@ -3,18 +3,26 @@
 // GPU measures), let the reasoning engine steer part of each round toward what the
 // findings suggest, apply transformation passes when an applier is plugged in (a pass
 // that wins becomes the new base whose parameters are searched next), verify every
-// candidate on every case, keep the fastest verified one, and confirm it against the
-// original in an interleaved re-measurement. Every decision goes to the trace; every
-// measurement to the results database, from which a later run reuses it.
+// candidate on every case, keep the fastest verified one that is slower on no case, and
+// confirm it against the original in an interleaved re-measurement. Every decision goes
+// to the trace; every measurement to the results database, from which a later run reuses it.
 //
-// Objective of a candidate: the geometric mean over the task's cases of its time divided
-// by the original's time on that case (lower is better; docs/search.md says why). A
-// candidate that fails any case is out.
+// The loop's stages, one concept per file (src/search/):
+//   loop.cpp               optimize(): the run, rounds, bases
+//   baseline.cpp           the kernel as written, and what it tells the space
+//   batch_evaluation.cpp   a round's candidates: prune, reuse, compile in parallel, measure
+//   scoring.cpp            objective and per-case acceptance
+//   stop_conditions.cpp    budget (one formula), candidate cap, stall, roofline target
+//   measure_callbacks.cpp  after each measurement: database, trace, strategy, progress
+//   stored_measurements.cpp  what the results database already knows
+//   engine_round.cpp       findings and proposals of the reasoning engine
+//   pass_trials.cpp        passes on the best configuration, and switching base
+//   confirmation.cpp       interleaved re-measurement of the best against the original
+// They share a plain RunState (run_state.h) that each takes and hands on.
 //
-// Stops when the first of these holds: the wall-clock budget ends, --max-candidates were
-// evaluated, `stall_rounds` rounds in a row bring no gain beyond the noise, the best is
-// within `within_roofline_pct` of the roofline (when one is known), or the space is
-// exhausted.
+// The budget is a promise: no request to a worker runs past the budget (compiles stop at
+// the end of the search, measurements at the end of the budget), and the search ends early
+// enough for the confirmation to fit.
 #pragma once
 
 #include <chrono>
@@ -22,21 +30,18 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "kernel/tunables.h"
-#include "measure/measurement.h"
+#include "search/candidate.h"
 #include "search/engine.h"
 #include "search/evaluator.h"
 #include "search/space.h"
 #include "task/task_sources.h"
-#include "transform/apply_config.h"
+#include "variant/pass_applier.h"
 
 namespace tf {
-
-struct CandidateRecord;
 
 struct OptimizeOptions {
   double budget_s = 60;              // wall time for the whole run, start-up included
@@ -50,6 +55,7 @@ struct OptimizeOptions {
   int stall_rounds = 3;              // stop after this many rounds without a gain; 0: never
   int batch = 0;                     // configurations per round; 0: max(8, compile workers)
   double timing_budget_ms = 250;     // per case and candidate during the search
+  double confirm_timing_ms = 600;    // per case and repetition in the confirmation
   Region only;                       // limit the search to these values (tunable id -> values)
   EvaluatorOptions evaluator;
   bool keep_work = false;
@@ -57,9 +63,9 @@ struct OptimizeOptions {
   // The reasoning engine: "rules", "none", "cmd:PROGRAM". `engine_impl` overrides it.
   std::string engine = "rules";
   std::shared_ptr<ReasoningEngine> engine_impl;
-  // Transformation passes (src/transform/): null until an applier is plugged in.
+  // Transformation passes (src/transform/, or a fake in tests); null: parameters only. The
+  // applier knows which passes are switched off.
   std::shared_ptr<PassApplier> passes;
-  std::set<std::string> disabled_passes;
   // Diagnosis of a variant (src/diagnose/), in the engine's terms: called for the original and for each new best.
   std::function<std::vector<EngineDiagnosis>(const std::string& source, const CandidateRecord& measured)> diagnose;
   // The roofline time of each case, when known (flops and bytes of the case and the GPU's
@@ -76,24 +82,6 @@ struct OptimizeOptions {
   // The results database; empty: none (nothing is stored or reused).
   std::filesystem::path db_path;
   bool reuse = true;                 // reuse measurements found in the database
-};
-
-struct CandidateRecord {
-  int id = 0;
-  int round = 0;
-  int base = 0;                      // the source the configuration applies to (0: as written)
-  std::string origin;                // "baseline", "autotune config 2", "bayes", "database (run 3)" ...
-  std::string proposal;              // the engine proposal it came from ("P2"), if any
-  Config config;
-  std::string config_text;
-  std::string source_hash;
-  CandidateStatus status = CandidateStatus::kNotRun;
-  std::string message;
-  CompileOutcome compile;
-  std::vector<CaseMeasurement> cases;
-  std::optional<double> objective;   // geomean(time / baseline time); lower is better
-  bool reused = false;               // from the results database, not measured in this run
-  nlohmann::json toJson() const;
 };
 
 struct OptimizeResult {
@@ -114,6 +102,8 @@ struct OptimizeResult {
   int reused = 0;                    // of those, taken from the database
   int preloaded = 0;                 // database rows loaded into the search's history
   double elapsed_s = 0;
+  double budget_s = 0;
+  double reserve_s = 0;              // kept back for the confirmation
   std::string stop_reason;
   nlohmann::json compile_checks = nlohmann::json::array();  // without a GPU: ahead-of-time compiles
   std::vector<std::string> notes;
@@ -149,9 +139,5 @@ nlohmann::json compileChecks(const Task& task, const TaskSources& sources, const
 // The identity of a task in the results database: its source, harness, launcher, kernels
 // and check settings.
 std::string taskHash(const Task& task, const TaskSources& sources);
-// A configuration as canonical JSON text (the database's `params`).
-std::string configKey(const Config& config);
-// Parses configKey's text back; nullopt when it is not a configuration.
-std::optional<Config> configFromKey(const std::string& text);
 
 }  // namespace tf

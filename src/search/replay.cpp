@@ -10,6 +10,7 @@
 
 #include "search/strategy.h"
 #include "search/trace.h"
+#include "search/stop_conditions.h"
 #include "search/tuner.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -347,17 +348,23 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
   res.strategy = choice.name;
   res.strategy_why = choice.why;
   auto strategy = makeStrategy(choice.name, options.seed);
-  StopRules rules;
-  rules.max_evals = options.max_evals;
-  rules.stall_rounds = options.stall_rounds;
+  StopSettings settings;
+  settings.max_candidates = options.max_evals;
+  settings.stall_rounds = options.stall_rounds;
+  // The budget as `optimize` plans it, each evaluation taking `seconds_per_candidate` of
+  // simulated time (and so does each case of the confirmation's measurements).
+  if (options.budget_s) {
+    settings.budget = BudgetPlan::of(*options.budget_s, {options.seconds_per_candidate}, 600);
+  }
   if (options.within_roofline_pct) {
     auto it = sweep.meta.find("roofline_ms");
     if (it == sweep.meta.end()) {
       throw UserError(fmt::format("{}: --within-roofline needs a roofline_ms in the file's metadata",
                                   sweep.path.string()));
     }
-    rules.target = std::stod(it->second) * (1.0 + *options.within_roofline_pct / 100.0);
+    settings.target_objective = std::stod(it->second) * (1.0 + *options.within_roofline_pct / 100.0);
   }
+  StopConditions stop = makeStopConditions(settings);
   Trace trace;
   trace.add("replay", {{"file", sweep.path.string()},
                        {"strategy", choice.name},
@@ -365,7 +372,7 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
                        {"seed", options.seed},
                        {"rows", res.rows},
                        {"reachable", reachable}});
-  Tuner tuner(space, *strategy, rules, &trace);
+  Tuner tuner(space, *strategy, 0.005, &trace);
   if (sweep.meta.count("baseline")) {
     Config base = full.baseline();
     auto it = row_of.find(full.key(base));
@@ -375,9 +382,24 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
       if (res.best_time) res.best_row = it->second;
     }
   }
-  while (tuner.stopReason().empty()) {
-    std::vector<TunerProposal> round = tuner.nextRound(std::max(1, options.batch));
-    if (round.empty()) break;
+  auto progress = [&] {
+    SearchProgress p;
+    p.evaluated = tuner.evaluations();
+    p.elapsed_s = (tuner.evaluations() + 1) * options.seconds_per_candidate;  // the baseline's too
+    p.stalled_rounds = tuner.stalledRounds();
+    if (auto b = tuner.best()) p.best_objective = b->objective;
+    return p;
+  };
+  while (true) {
+    res.stop_reason = stop.check(progress());
+    if (!res.stop_reason.empty()) break;
+    int n = std::max(1, options.batch);
+    if (options.max_evals > 0) n = std::min(n, options.max_evals - tuner.evaluations());
+    std::vector<TunerProposal> round = tuner.nextRound(n);
+    if (round.empty()) {
+      res.stop_reason = "space exhausted";
+      break;
+    }
     for (const auto& p : round) {
       auto it = row_of.find(space.key(p.config));
       if (it == row_of.end()) {
@@ -399,7 +421,6 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
   }
   res.evaluations = tuner.evaluations();
   res.rounds = tuner.rounds();
-  res.stop_reason = tuner.stopReason().empty() ? "done" : tuner.stopReason();
   trace.add("stop", {{"reason", res.stop_reason}, {"evaluations", res.evaluations}});
   res.trace = trace.toJson();
   return res;

@@ -50,6 +50,10 @@ struct ReplayOptions {
   int batch = 8;                     // configurations per round
   int stall_rounds = 0;              // 0: never stop for lack of gain
   std::optional<double> within_roofline_pct;   // with a roofline_ms in the file: stop within this %
+  // A wall-clock budget as `optimize` has, on a simulated clock: each evaluation costs
+  // `seconds_per_candidate` (compile and measurement).
+  std::optional<double> budget_s;
+  double seconds_per_candidate = 0.5;
 };
 
 struct ReplayEvaluation {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "diagnose/vocabulary.h"
 #include "search/engine.h"
 
 namespace tf {
@@ -31,13 +32,13 @@ class RuleEngine final : public ReasoningEngine {
     if (!in.space || !in.tunables || !in.best) return out;
     std::vector<EngineFinding> findings;
     for (const auto& d : in.diagnosis) {
-      if (!d.bottleneck.empty() && d.bottleneck != "balanced") {
+      if (auto kind = findingOf(d.bottleneck)) {
         EngineFinding b;
-        b.kind = d.bottleneck;
+        b.kind = *kind;
         b.kernel = d.kernel;
         b.source = "diagnosis";
         b.severity = 0.5;
-        b.summary = fmt::format("{} is {}", d.kernel, d.bottleneck);
+        b.summary = fmt::format("{} is {}", d.kernel, toString(*kind));
         findings.push_back(b);
       }
       for (const auto& f : d.findings) findings.push_back(f);
@@ -46,9 +47,9 @@ class RuleEngine final : public ReasoningEngine {
     for (const auto& k : in.best_kernels) {
       if (!k.is_object()) continue;
       int spills = k.contains("spills") && k["spills"].is_number() ? k["spills"].get<int>() : 0;
-      if (spills > 0 && !hasKind(findings, "register-spills", k.value("name", ""))) {
+      if (spills > 0 && !hasKind(findings, FindingKind::kRegisterSpills, k.value("name", ""))) {
         EngineFinding f;
-        f.kind = "register-spills";
+        f.kind = FindingKind::kRegisterSpills;
         f.kernel = k.value("name", "");
         f.source = "measurement";
         f.severity = std::min(1.0, 0.3 + spills / 256.0);
@@ -69,7 +70,7 @@ class RuleEngine final : public ReasoningEngine {
   }
 
  private:
-  static bool hasKind(const std::vector<EngineFinding>& fs, const std::string& kind, const std::string& kernel) {
+  static bool hasKind(const std::vector<EngineFinding>& fs, FindingKind kind, const std::string& kernel) {
     for (const auto& f : fs) if (f.kind == kind && (f.kernel.empty() || f.kernel == kernel)) return true;
     return false;
   }
@@ -105,32 +106,38 @@ class RuleEngine final : public ReasoningEngine {
     Proposal p;
     p.kind = Proposal::Kind::kRegion;
     p.region = std::move(region);
-    p.findings = {f.id.empty() ? f.kind + "@" + f.kernel : f.id};
+    p.findings = {findingRef(f)};
     p.share = 0.1 + 0.3 * std::clamp(f.severity, 0.0, 1.0);
     p.rationale = why;
     out->proposals.push_back(std::move(p));
   }
 
-  static void addPass(const EngineInput& in, EngineOutput* out, const EngineFinding& f, const std::string& pass,
+  // How a proposal cites a finding that has no id yet ("kind@kernel"; the loop resolves it).
+  static std::string findingRef(const EngineFinding& f) {
+    return f.id.empty() ? std::string(toString(f.kind)) + "@" + f.kernel : f.id;
+  }
+
+  static void addPass(const EngineInput& in, EngineOutput* out, const EngineFinding& f, PassName pass,
                       const std::string& why, nlohmann::json params = nlohmann::json::object()) {
     // retile, launch and autotune are parameter moves: the search's regions make them.
-    if (pass == "retile" || pass == "launch" || pass == "autotune") return;
+    if (pass == PassName::kRetile || pass == PassName::kLaunch || pass == PassName::kAutotune) return;
+    // Only passes the loop can apply now (none switched off).
+    if (std::find(in.passes.begin(), in.passes.end(), toString(pass)) == in.passes.end()) return;
     Proposal p;
     p.kind = Proposal::Kind::kPass;
-    p.pass = pass;
+    p.pass = toString(pass);
     // The two-stage reduction sums the K splits in fp32: safe whatever the output's type
     // (atomic adds into an fp16 output round every partial sum; measured on the H200, the
     // example matmul failed verification that way).
     p.params = std::move(params);
-    if (pass == "split-k") p.params = {{"mode", "two-stage"}};
+    if (pass == PassName::kSplitK) p.params = {{"mode", "two-stage"}};
     p.kernel = f.kernel;
-    p.findings = {f.id.empty() ? f.kind + "@" + f.kernel : f.id};
+    p.findings = {findingRef(f)};
     p.rationale = why;
     for (const auto& q : out->proposals) {
-      if (q.kind == Proposal::Kind::kPass && q.pass == pass && q.kernel == f.kernel) return;
+      if (q.kind == Proposal::Kind::kPass && q.pass == p.pass && q.kernel == f.kernel) return;
     }
     out->proposals.push_back(std::move(p));
-    (void)in;
   }
 
   void rules(const EngineInput& in, const EngineFinding& f, EngineOutput* out) const {
@@ -140,35 +147,36 @@ class RuleEngine final : public ReasoningEngine {
       if ((f.kernel.empty() || k == f.kernel) && !facts.dots.empty()) dots = true;
     }
     using R = TunableRole;
-    const std::string& k = f.kind;
-    std::string limiter = f.evidence.is_object() ? f.evidence.value("limiter", "") : "";
-    if (k == "register-spills" || (k == "low-occupancy" && limiter == "registers")) {
+    using K = FindingKind;
+    const K k = f.kind;
+    const Limiter limiter = f.limiter.value_or(Limiter::kUnknown);
+    if (k == K::kRegisterSpills || (k == K::kLowOccupancy && limiter == Limiter::kRegisters)) {
       // Fewer live values per thread: smaller tiles, fewer stages, more warps to share them.
       Region r = regionOf(in, cur, {R::kTileM, R::kTileN, R::kBlock, R::kNumStages},
                           [](int64_t v, int64_t now) { return v <= now; });
       Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v >= now; });
       r.insert(w.begin(), w.end());
       addRegion(out, f, r, "fewer registers per thread: tiles and stages no larger, warps no fewer");
-    } else if (k == "low-occupancy" && (limiter == "shared-memory" || limiter == "shared_mem" || limiter == "smem")) {
+    } else if (k == K::kLowOccupancy && limiter == Limiter::kSharedMemory) {
       addRegion(out, f,
-                regionOf(in, cur, {R::kNumStages, R::kTileK}, [](int64_t v, int64_t now) { return v <= now; }),
+                regionOf(in, cur, {R::kNumStages, R::kTileK}, [](int64_t v, int64_t now) { return v < now; }),
                 "less shared memory per program: fewer stages, a shorter K tile");
-    } else if (k == "low-occupancy" || k == "small-grid" || k == "tail-effect") {
+    } else if (k == K::kLowOccupancy || k == K::kSmallGrid || k == K::kTailEffect) {
       // More, smaller programs fill the SMs (and even out the last wave).
       addRegion(out, f,
                 regionOf(in, cur, {R::kTileM, R::kTileN, R::kBlock}, [](int64_t v, int64_t now) { return v < now; }),
                 "more programs: smaller tiles");
-    } else if (k == "no-tensor-cores") {
+    } else if (k == K::kNoTensorCores) {
       Region r = regionOf(in, cur, {R::kTileM}, [](int64_t v, int64_t) { return v >= 64; });
       Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v == 4 || v == 8; });
       r.insert(w.begin(), w.end());
       addRegion(out, f, r, "tensor-core (wgmma) tiles: 64 rows or more per warp group of 4 warps");
-      addPass(in, out, f, "tensor-cores", "the dot did not use tensor cores");
-    } else if (k == "latency-bound" || k == "long-stalls") {
+      addPass(in, out, f, PassName::kTensorCores, "the dot did not use tensor cores");
+    } else if (k == K::kLatencyBound || k == K::kLongStalls) {
       Region r = regionOf(in, cur, {R::kNumStages}, [](int64_t v, int64_t now) { return v > now; });
       if (r.empty()) r = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v > now; });
       addRegion(out, f, r, "more memory operations in flight: deeper pipelining or more warps");
-    } else if (k == "memory-bound") {
+    } else if (k == K::kMemoryBound) {
       if (dots) {
         addRegion(out, f,
                   regionOf(in, cur, {R::kTileM, R::kTileN}, [](int64_t v, int64_t now) { return v >= now; }),
@@ -179,7 +187,7 @@ class RuleEngine final : public ReasoningEngine {
         r.insert(w.begin(), w.end());
         addRegion(out, f, r, "wider accesses and more bytes in flight: larger blocks, 4 to 8 warps");
       }
-    } else if (k == "compute-bound" && dots) {
+    } else if (k == K::kComputeBound && dots) {
       Region r = regionOf(in, cur, {R::kTileM, R::kTileN}, [](int64_t v, int64_t) { return v >= 64; });
       Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v == 4 || v == 8; });
       r.insert(w.begin(), w.end());
@@ -187,21 +195,32 @@ class RuleEngine final : public ReasoningEngine {
       // Measured on the H200 (docs/transforms-h200.md, 8192^3 fp16): a grouped program order
       // 1.11x and TMA descriptor loads 1.19x on a tuned 128x128 matmul. Both are tried on the
       // best configuration, and kept only when the measurement says so.
-      addPass(in, out, f, "grouped-order", "grouped program order: neighbouring programs share A and B tiles in L2");
-      addPass(in, out, f, "tensor-cores", "TMA descriptor loads feed the tensor cores with fewer instructions",
+      addPass(in, out, f, PassName::kGroupedOrder,
+              "grouped program order: neighbouring programs share A and B tiles in L2");
+      addPass(in, out, f, PassName::kTensorCores, "TMA descriptor loads feed the tensor cores with fewer instructions",
               {{"loads", "descriptor"}});
-    } else if (k == "uncoalesced-access") {
-      addPass(in, out, f, "memory-hints", "tell the compiler the offsets are contiguous and aligned");
-    } else if (k == "poor-l2-reuse") {
+    } else if (k == K::kComputeBound) {
+      // Without a dot the math is elementwise: more independent work per program and more
+      // warps to hide the pipes' latency.
+      Region r = regionOf(in, cur, {R::kBlock}, [](int64_t v, int64_t now) { return v >= now; });
+      Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v >= now; });
+      r.insert(w.begin(), w.end());
+      addRegion(out, f, r, "more independent work per program, more warps");
+    } else if (k == K::kSharedBankConflicts) {
+      // Conflicts follow the shape of what is staged in shared memory (dot tiles, or the
+      // blocks a layout conversion moves) and how warps read it: try other shapes and warps.
+      addRegion(out, f,
+                regionOf(in, cur, {R::kTileK, R::kTileN, R::kBlock, R::kNumWarps},
+                         [](int64_t v, int64_t now) { return v != now; }),
+                "other shapes in shared memory: a different K, N or block size, other warps");
+    } else if (k == K::kUncoalescedAccess) {
+      addPass(in, out, f, PassName::kMemoryHints, "tell the compiler the offsets are contiguous and aligned");
+    } else if (k == K::kPoorL2Reuse) {
       addRegion(out, f, regionOf(in, cur, {R::kGroup}, [](int64_t v, int64_t) { return v >= 4; }),
                 "larger program groups reuse tiles in L2");
-      if (dots) addPass(in, out, f, "grouped-order", "grouped program order for L2 reuse");
+      if (dots) addPass(in, out, f, PassName::kGroupedOrder, "grouped program order for L2 reuse");
     }
-    for (const auto& s : f.suggestions) {
-      if (std::find(in.passes.begin(), in.passes.end(), s) != in.passes.end()) {
-        addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", s));
-      }
-    }
+    for (PassName s : f.suggestions) addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", toString(s)));
   }
 };
 

@@ -16,13 +16,14 @@
 
 #include "kernel/tunables.h"
 #include "transform/apply_config.h"
+#include "worker/target.h"
 
 namespace tf {
 
 struct SpaceHints {
   std::map<std::string, int> elem_bytes;                 // kernel -> widest pointer element (bytes)
   std::map<std::string, std::vector<int64_t>> observed;  // tunable id -> values seen at run time
-  int64_t smem_limit = 232448;                           // bytes per block (sm_90: 227 KiB)
+  int64_t smem_limit = kSm90SharedPerBlock;              // bytes per block (from the GPU when known)
   int sms = 132;
   // tunable id -> its domain, replacing the one its role gives (replay: the recorded values).
   std::map<std::string, std::vector<int64_t>> domains;

@@ -7,8 +7,8 @@
 
 namespace tf {
 
-Tuner::Tuner(const Space& space, SearchStrategy& strategy, StopRules rules, Trace* trace)
-    : space_(space), strategy_(strategy), rules_(rules), trace_(trace) {}
+Tuner::Tuner(const Space& space, SearchStrategy& strategy, double min_gain, Trace* trace)
+    : space_(space), strategy_(strategy), min_gain_(min_gain), trace_(trace) {}
 
 void Tuner::preload(const Config& config, std::optional<double> objective, const std::string& origin) {
   history_.push_back({config, objective});
@@ -22,18 +22,7 @@ std::optional<Observation> Tuner::best() const {
   return b;
 }
 
-std::string Tuner::stopReason() const {
-  if (!stop_.empty()) return stop_;
-  if (rules_.max_evals > 0 && evals_ >= rules_.max_evals) return fmt::format("{} evaluations", evals_);
-  if (rules_.target) {
-    auto b = best();
-    if (b && *b->objective <= *rules_.target) return "within the target of the roofline";
-  }
-  return "";
-}
-
 std::vector<TunerProposal> Tuner::nextRound(int n, const std::vector<RegionRequest>& regions) {
-  if (rules_.max_evals > 0) n = std::min(n, rules_.max_evals - evals_);
   if (n <= 0) return {};
   auto b = best();
   have_best_ = b.has_value();
@@ -72,7 +61,7 @@ std::vector<TunerProposal> Tuner::nextRound(int n, const std::vector<RegionReque
   if (left > 0) add(strategy_.propose(space_, seen, left), strategy_.name(), "");
   if (out.empty()) {
     --round_;
-    stop_ = "space exhausted";
+    exhausted_ = true;
   }
   return out;
 }
@@ -87,9 +76,9 @@ void Tuner::observe(const TunerProposal& p, std::optional<double> objective) {
   else if (!o.best || *objective < *o.best) o.best = objective;
 }
 
-std::string Tuner::endRound(double noise) {
+bool Tuner::endRound(double noise) {
   auto b = best();
-  double threshold = std::max(rules_.min_gain, noise);
+  double threshold = std::max(min_gain_, noise);
   bool gained = b && (!have_best_ || *b->objective < best_at_round_start_ * (1.0 - threshold));
   if (trace_) {
     nlohmann::json per = nlohmann::json::array();
@@ -115,10 +104,7 @@ std::string Tuner::endRound(double noise) {
   }
   if (gained) stall_ = 0;
   else ++stall_;
-  if (rules_.stall_rounds > 0 && stall_ >= rules_.stall_rounds) {
-    stop_ = fmt::format("no gain in {} rounds", stall_);
-  }
-  return stopReason();
+  return gained;
 }
 
 }  // namespace tf

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "store/sqlite.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/paths.h"
 
@@ -68,15 +69,6 @@ CREATE TABLE IF NOT EXISTS trace (
   PRIMARY KEY (run_id, seq)
 );
 )sql";
-
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 nlohmann::json parseJson(const std::string& text) {
   if (text.empty()) return nullptr;
@@ -190,7 +182,7 @@ void ResultsDb::putMeasurement(const MeasurementKey& key, const std::string& sta
   s.bind(10, std::string(TRITONFORGE_VERSION)).bind(11, status).bind(12, time_ms).bind(13, data.dump());
   if (run_id > 0) s.bind(14, run_id);
   else s.bindNull(14);
-  s.bind(15, nowUtc());
+  s.bind(15, utcTimestamp());
   s.run();
 }
 
@@ -232,7 +224,7 @@ int64_t ResultsDb::beginRun(const RunInfo& info) {
                     "INSERT INTO runs (started_at, status, task_name, task_path, task_hash, source_hash, gpu, driver, "
                     "triton, worker_protocol, tool_version, strategy, seed, options, resumed_from) "
                     "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
-  s.bind(1, nowUtc()).bind(2, info.task_name).bind(3, info.task_path).bind(4, info.task_hash);
+  s.bind(1, utcTimestamp()).bind(2, info.task_name).bind(3, info.task_path).bind(4, info.task_hash);
   s.bind(5, info.source_hash);
   bindEnv(s, 6, info.env);
   s.bind(10, std::string(TRITONFORGE_VERSION)).bind(11, info.strategy);
@@ -245,7 +237,7 @@ int64_t ResultsDb::beginRun(const RunInfo& info) {
 
 void ResultsDb::finishRun(int64_t run_id, const std::string& status, const nlohmann::json& summary) {
   SqliteStatement s(*db_, "UPDATE runs SET finished_at = ?1, status = ?2, summary = ?3 WHERE id = ?4");
-  s.bind(1, nowUtc()).bind(2, status).bind(3, summary.dump()).bind(4, run_id);
+  s.bind(1, utcTimestamp()).bind(2, status).bind(3, summary.dump()).bind(4, run_id);
   s.run();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "task/source_parser.h"
 
 namespace tf {
 

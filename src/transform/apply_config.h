@@ -7,11 +7,9 @@
 #include <string>
 
 #include "kernel/tunables.h"
+#include "variant/config.h"
 
 namespace tf {
-
-// tunable id -> value (kKeep: as written).
-using Config = std::map<std::string, int64_t>;
 
 // The source with `config` applied. Tunables missing from `config` stay as written.
 std::string applyConfig(const ModuleIR& ir, const TunableSet& tunables, const Config& config);

@@ -58,19 +58,19 @@ std::vector<std::string> splitNames(const std::string& v) {
 
 std::string kindText(const ParamSpec& p) {
   switch (p.kind) {
-    case ParamKind::kInt: {
+    case PassParamKind::kInt: {
       std::string s = fmt::format("integer {}..{}", p.min, p.max);
       if (p.power_of_two) s += ", a power of two";
       return s;
     }
-    case ParamKind::kChoice: {
+    case PassParamKind::kChoice: {
       std::string s;
       for (const auto& c : p.choices) s += (s.empty() ? "" : "|") + c;
       return s;
     }
-    case ParamKind::kNames:
+    case PassParamKind::kNames:
       return "names, a+b or [a,b]";
-    case ParamKind::kText:
+    case PassParamKind::kText:
       return "text";
   }
   return "";
@@ -186,7 +186,7 @@ PassArgs validateArgs(const Pass& pass, const PassSpec& spec) {
     }
     if (value.empty()) throw UserError(fmt::format("pass '{}': parameter '{}' has no value", info.name, key));
     switch (p->kind) {
-      case ParamKind::kInt: {
+      case PassParamKind::kInt: {
         auto v = parseInt(value);
         if (!v) throw UserError(fmt::format("pass '{}': {}={} is not an integer", info.name, key, value));
         if (*v < p->min || *v > p->max) {
@@ -197,13 +197,13 @@ PassArgs validateArgs(const Pass& pass, const PassSpec& spec) {
         }
         break;
       }
-      case ParamKind::kChoice: {
+      case PassParamKind::kChoice: {
         bool ok = false;
         for (const auto& c : p->choices) ok = ok || c == value;
         if (!ok) throw UserError(fmt::format("pass '{}': {}={} is not one of {}", info.name, key, value, kindText(*p)));
         break;
       }
-      case ParamKind::kNames: {
+      case PassParamKind::kNames: {
         auto names = splitNames(value);
         if (names.empty()) throw UserError(fmt::format("pass '{}': {} names nothing", info.name, key));
         for (const auto& n : names) {
@@ -211,7 +211,7 @@ PassArgs validateArgs(const Pass& pass, const PassSpec& spec) {
         }
         break;
       }
-      case ParamKind::kText:
+      case PassParamKind::kText:
         break;
     }
     values[key] = value;
@@ -229,7 +229,7 @@ void PassFilter::disable(std::string_view names) {
     if (!findPass(n)) {
       std::string known;
       for (const auto& p : allPasses()) known += (known.empty() ? "" : ", ") + p->info().name;
-      throw UserError(fmt::format("--disable-pass: no pass named '{}' (passes: {})", n, known));
+      throw UserError(fmt::format("--no-pass: no pass named '{}' (passes: {})", n, known));
     }
     disabled_.insert(n);
   }

@@ -23,7 +23,7 @@ namespace tf {
 
 struct PassContext;
 
-enum class ParamKind {
+enum class PassParamKind {
   kInt,     // an integer within [min, max], optionally a power of two
   kChoice,  // one of `choices`
   kNames,   // identifiers separated by '+' or given as [a,b,c]
@@ -32,7 +32,7 @@ enum class ParamKind {
 
 struct ParamSpec {
   std::string name;
-  ParamKind kind = ParamKind::kInt;
+  PassParamKind kind = PassParamKind::kInt;
   std::string default_value;            // "" : no default (optional unless `required`)
   bool required = false;
   int64_t min = 0, max = 0;             // for kInt
@@ -105,7 +105,7 @@ PassSpec parsePassSpec(std::string_view spec);
 // UserError("pass 'x': ...") naming the parameter and what is allowed.
 PassArgs validateArgs(const Pass& pass, const PassSpec& spec);
 
-// Passes switched off by name (from the CLI: --disable-pass a,b). Unknown names are
+// Passes switched off by name (from the CLI: --no-pass a,b). Unknown names are
 // errors (a misspelt name must not silently leave a pass on).
 class PassFilter {
  public:

@@ -1,31 +1,51 @@
-// The transformation passes, as the optimization loop's PassApplier: each application is
-// checked like `tritonforge transform` checks it (the result parses and, when the task gives
-// parameter types, compiles ahead of time for sm_90), with the task's tolerances for the
-// passes that trade precision.
+// The transformation passes of transform/passes/ behind variant/'s PassApplier: the rewrite
+// runs a pass on the parsed source, the check parses the result and, when the parameter
+// types are known (the task's [signature], or --signature), compiles it ahead of time for
+// sm_90. The optimization loop and `tritonforge transform` both apply passes through it.
 #pragma once
 
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
-#include "search/engine.h"
-#include "task/task.h"
+#include "variant/pass_applier.h"
 #include "worker/worker_process.h"
 
 namespace tf {
 
+// What the check needs beyond the source.
+struct TransformSettings {
+  std::filesystem::path source_path;       // where the source lives: its imports, messages
+  // kernel -> parameter -> Triton type ("*fp16", "i32") or a constexpr's value.
+  std::map<std::string, std::map<std::string, nlohmann::json>> signatures;
+  std::optional<double> rtol, atol;        // the tolerances a lossy pass must stay within
+  bool compile = true;                     // the sm_90 compile check, when types are known
+};
+
 class TransformPassApplier final : public PassApplier {
  public:
-  // `worker_options`: a worker for parsing and compiling (no GPU needed); started lazily.
-  TransformPassApplier(const Task& task, WorkerOptions worker_options, std::set<std::string> disabled);
-  std::vector<std::string> available() const override;
-  PassApplication apply(const std::string& source, const std::string& kernel, const std::string& pass,
-                    const nlohmann::json& params) override;
+  // Uses `worker` (borrowed) to parse and compile.
+  TransformPassApplier(WorkerProcess& worker, TransformSettings settings, std::set<std::string> switched_off);
+  // Starts its own worker (no GPU needed) the first time it is used.
+  TransformPassApplier(WorkerOptions worker_options, TransformSettings settings, std::set<std::string> switched_off);
+  ~TransformPassApplier() override;
+
+ protected:
+  std::vector<std::string> known() const override;
+  PassApplication rewrite(const PassRequest& request) override;
+  PassApplication check(const PassRequest& request, PassApplication applied) override;
 
  private:
-  const Task& task_;
-  std::unique_ptr<WorkerProcess> worker_;
-  std::set<std::string> disabled_;
+  std::unique_ptr<WorkerProcess> own_worker_;
+  WorkerProcess& worker_;
+  TransformSettings settings_;
+  // What the last rewrite added to the kernel's signature (the check compiles with it).
+  std::map<std::string, std::string> added_types_;
+  std::map<std::string, nlohmann::json> signature_;
 };
 
 // "split-k" + {"split": 16, "mode": "atomic"} -> "split-k:mode=atomic,split=16".

@@ -12,7 +12,9 @@
 #include "transform/pass_context.h"
 #include "util/error.h"
 #include "util/fs.h"
-#include "worker/worker_process.h"
+#include "transform/pass_applier.h"
+#include "worker/worker_client.h"
+#include "task/source_parser.h"
 
 namespace tf {
 namespace fs = std::filesystem;
@@ -39,7 +41,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
                             const ModuleIR& ir, const std::string& kernel,
                             const std::map<std::string, nlohmann::json>& signature,
                             const std::map<std::string, std::string>& added) {
-  nlohmann::json check = {{"target", "cuda:90"}};
+  nlohmann::json check = {{"target", kSm90Target.label()}};
   const Kernel* k = ir.kernel(kernel);
   nlohmann::json sig = nlohmann::json::object(), constexprs = nlohmann::json::object();
   for (const auto& [p, v] : signature) {
@@ -102,35 +104,37 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   fs::create_directories(dir);
   fs::path file = dir / original.filename();
   writeFileAtomic(file, text);
-  nlohmann::json args = {{"path", file.string()},
-                         {"kernel", kernel},
-                         {"module_name", fmt::format("tf_transform_{}_{}", getpid(), counter)},
-                         {"search_path", {fs::absolute(original).parent_path().string()}},
-                         {"signature", sig},
-                         {"constexprs", constexprs},
-                         {"options", options},
-                         {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}}};
-  WorkerReply r = worker.call("compile", args, std::chrono::milliseconds(300000));
+  CompileRequest req;
+  req.path = file;
+  req.kernel = kernel;
+  req.module_name = fmt::format("tf_transform_{}_{}", getpid(), counter);
+  req.search_path = {fs::absolute(original).parent_path()};
+  for (const auto& [p, t] : sig.items()) req.signature[p] = t.get<std::string>();
+  req.constexprs = constexprs;
+  for (const auto& [k, v] : options.items()) req.options[k] = v.get<int64_t>();
+  CompileReply r = WorkerClient(worker).compile(req);
   std::error_code ec;
   fs::remove_all(dir, ec);
   check["constexprs"] = constexprs;
   check["options"] = options;
-  // sm_90 gives a program at most 227 KiB of shared memory; the compile does not check.
-  constexpr int64_t kSm90SharedLimit = 232448;
-  if (r.ok() && r.result.value("shared_bytes", int64_t{0}) > kSm90SharedLimit) {
+  check["target"] = req.target.label();
+  // A program may use at most the GPU's shared memory per block; the compile does not check.
+  const int64_t limit = GpuLimits{}.sharedPerBlock();
+  if (r.ok() && r.shared_bytes.value_or(0) > limit) {
     check["status"] = "out-of-resources";
-    check["reason"] = fmt::format("{} bytes of shared memory; sm_90 allows {}", r.result.value("shared_bytes", int64_t{0}),
-                                  kSm90SharedLimit);
+    check["reason"] = fmt::format("{} bytes of shared memory; {} allows {}", *r.shared_bytes, req.target.label(), limit);
     return check;
   }
   if (r.ok()) {
     check["status"] = "ok";
-    check["shared_bytes"] = r.result.value("shared_bytes", nlohmann::json());
-    if (r.result.contains("cubin")) check["registers"] = r.result["cubin"].value("registers", nlohmann::json());
-    check["seconds"] = r.result.value("compile_seconds", 0.0);
+    check["shared_bytes"] = r.shared_bytes ? nlohmann::json(*r.shared_bytes) : nlohmann::json();
+    check["registers"] = r.registers ? nlohmann::json(*r.registers) : nlohmann::json();
+    check["seconds"] = r.result.contains("compile_seconds") && r.result["compile_seconds"].is_number()
+                           ? r.result["compile_seconds"].get<double>()
+                           : 0.0;
     return check;
   }
-  if (r.status != WorkerReply::Status::kFailed) {
+  if (r.worker != WorkerReply::Status::kFailed) {
     throw EnvironmentError(fmt::format("the compile worker failed: {}", r.message));
   }
   if (r.error_type == "ModuleNotFoundError" && r.message.find("'triton'") != std::string::npos) {
@@ -138,8 +142,8 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
                                        "(set TRITONFORGE_PYTHON, or pass --no-compile)",
                                        worker.options().python));
   }
-  check["status"] = r.result.is_object() ? r.result.value("status", "compile-error") : "compile-error";
-  std::string msg = r.error_type.empty() ? r.message : r.error_type + ": " + r.message;
+  check["status"] = r.status;
+  std::string msg = r.message;
   if (msg.size() > 600) msg = msg.substr(0, 600) + "...";
   check["reason"] = msg;
   return check;
@@ -168,6 +172,105 @@ std::map<std::string, nlohmann::json> parseSignature(const std::string& spec) {
   return out;
 }
 
+std::string passSpecText(const std::string& pass, const nlohmann::json& params) {
+  std::string out = pass;
+  if (!params.is_object() || params.empty()) return out;
+  std::string args;
+  for (const auto& [k, v] : params.items()) {
+    std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+    args += fmt::format("{}{}={}", args.empty() ? "" : ",", k, value);
+  }
+  return out + ":" + args;
+}
+
+TransformPassApplier::TransformPassApplier(WorkerProcess& worker, TransformSettings settings,
+                                           std::set<std::string> switched_off)
+    : PassApplier(std::move(switched_off)), worker_(worker), settings_(std::move(settings)) {}
+
+TransformPassApplier::TransformPassApplier(WorkerOptions worker_options, TransformSettings settings,
+                                           std::set<std::string> switched_off)
+    : PassApplier(std::move(switched_off)),
+      own_worker_([&] {
+        worker_options.name = "pass worker";
+        return std::make_unique<WorkerProcess>(std::move(worker_options));
+      }()),
+      worker_(*own_worker_),
+      settings_(std::move(settings)) {}
+
+TransformPassApplier::~TransformPassApplier() = default;
+
+std::vector<std::string> TransformPassApplier::known() const {
+  std::vector<std::string> out;
+  for (const auto& p : allPasses()) out.push_back(p->info().name);
+  return out;
+}
+
+PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
+  PassApplication out;
+  out.status = PassApplication::Status::kRefused;
+  const Pass* pass = findPass(request.pass);
+  try {
+    PassArgs args = validateArgs(*pass, parsePassSpec(passSpecText(request.pass, request.params)));
+    ParsedSource src = parseSource(worker_, settings_.source_path, request.source);
+    ModuleIR ir = buildModuleIR(src);
+    const Kernel* k = ir.kernel(request.kernel);
+    if (!k) {
+      out.message = fmt::format("the source has no @triton.jit kernel named '{}'", request.kernel);
+      return out;
+    }
+    PassContext ctx = PassContext::make(ir, *k);
+    if (auto it = settings_.signatures.find(request.kernel); it != settings_.signatures.end()) ctx.signature = it->second;
+    ctx.rtol = settings_.rtol;
+    ctx.atol = settings_.atol;
+    PassOutcome o = pass->run(ctx, args);
+    if (!o.applied) {
+      out.message = o.reason;
+      return out;
+    }
+    out.status = PassApplication::Status::kApplied;
+    out.source = std::move(o.source);
+    out.notes = std::move(o.notes);
+    added_types_ = std::move(o.param_types);
+    signature_ = ctx.signature;
+  } catch (const UserError& e) {
+    // Bad parameters from an engine, a source that does not parse: the pass cannot run.
+    out.message = e.what();
+  }
+  return out;
+}
+
+PassApplication TransformPassApplier::check(const PassRequest& request, PassApplication applied) {
+  // The result must parse; a pass that writes broken Python is a bug, reported as such.
+  ParsedSource out_src;
+  try {
+    out_src = parseSource(worker_, settings_.source_path, applied.source);
+  } catch (const UserError& e) {
+    applied.status = PassApplication::Status::kBroken;
+    applied.message = fmt::format("the rewritten source does not parse ({}); this is a bug of the pass '{}'",
+                                  e.what(), request.pass);
+    return applied;
+  }
+  ModuleIR out_ir = buildModuleIR(out_src);
+  if (!out_ir.kernel(request.kernel)) {
+    applied.status = PassApplication::Status::kBroken;
+    applied.message = fmt::format("the rewritten source has no kernel '{}'", request.kernel);
+    return applied;
+  }
+  if (!settings_.compile) {
+    applied.check = {{"status", "skipped"}, {"reason", "--no-compile"}};
+    return applied;
+  }
+  applied.check = compileCheck(worker_, settings_.source_path, applied.source, out_ir, request.kernel, signature_,
+                               added_types_);
+  std::string status = applied.check.value("status", "");
+  if (status != "ok" && status != "skipped") {
+    applied.status = PassApplication::Status::kDoesNotCompile;
+    applied.message = fmt::format("the result does not compile for sm_90 ({}): {}", status,
+                                  applied.check.value("reason", ""));
+  }
+  return applied;
+}
+
 TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req, const std::string& text) {
   PassSpec spec = parsePassSpec(req.pass);
   const Pass* pass = findPass(spec.name);
@@ -177,11 +280,11 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
     throw UserError(fmt::format("no pass named '{}' (passes: {})", spec.name, known));
   }
   PassFilter filter;
-  if (!req.disabled.empty()) filter.disable(req.disabled);
+  for (const auto& name : req.switched_off) filter.disable(name);
   if (!filter.enabled(spec.name)) {
-    throw UserError(fmt::format("the pass '{}' is switched off (--disable-pass)", spec.name));
+    throw UserError(fmt::format("the pass '{}' is switched off (--no-pass)", spec.name));
   }
-  PassArgs args = validateArgs(*pass, spec);
+  validateArgs(*pass, spec);  // bad parameters are the user's: exit 2 before anything runs
 
   ParsedSource src = parseSource(worker, req.source, text);
   ModuleIR ir = buildModuleIR(src);
@@ -196,56 +299,53 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
   const Kernel* k = ir.kernel(kernel);
   if (!k) throw UserError(fmt::format("{}: no @triton.jit kernel named '{}'", req.source.string(), kernel));
 
-  PassContext ctx = PassContext::make(ir, *k);
+  TransformSettings settings;
+  settings.source_path = req.source;
+  settings.compile = req.compile;
   if (!req.task.empty()) {
     Task task = loadTask(req.task);
-    auto it = task.signatures.find(kernel);
-    if (it != task.signatures.end()) ctx.signature = it->second;
-    ctx.rtol = task.check.rtol;
-    ctx.atol = task.check.atol;
+    if (auto it = task.signatures.find(kernel); it != task.signatures.end()) settings.signatures[kernel] = it->second;
+    settings.rtol = task.check.rtol;
+    settings.atol = task.check.atol;
   }
   for (const auto& [p, v] : parseSignature(req.signature)) {
     if (!k->param(p)) throw UserError(fmt::format("--signature: '{}' is not a parameter of {}", p, kernel));
-    ctx.signature[p] = v;
+    settings.signatures[kernel][p] = v;
   }
-  if (req.rtol) ctx.rtol = req.rtol;
-  if (req.atol) ctx.atol = req.atol;
+  if (req.rtol) settings.rtol = req.rtol;
+  if (req.atol) settings.atol = req.atol;
+
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [key, value] : spec.args) params[key] = value;
+  TransformPassApplier applier(worker, settings, filter.disabled());
+  PassApplication a = applier.apply({text, kernel, spec.name, params});
 
   TransformResult result;
   result.kernel = kernel;
-  result.outcome = pass->run(ctx, args);
-  if (!result.outcome.applied) {
-    result.status = TransformResult::Status::kRefused;
-    return result;
-  }
-  // The result must parse; a pass that writes broken Python is a bug, reported as such.
-  ParsedSource out_src;
-  try {
-    out_src = parseSource(worker, req.source, result.outcome.source);
-  } catch (const UserError& e) {
-    result.status = TransformResult::Status::kBroken;
-    result.message = fmt::format("the rewritten source does not parse ({}); this is a bug of the pass '{}'",
-                                 e.what(), spec.name);
-    return result;
-  }
-  ModuleIR out_ir = buildModuleIR(out_src);
-  if (!out_ir.kernel(kernel)) {
-    result.status = TransformResult::Status::kBroken;
-    result.message = fmt::format("the rewritten source has no kernel '{}'", kernel);
-    return result;
-  }
-  result.status = TransformResult::Status::kApplied;
-  if (!req.compile) {
-    result.compile = {{"status", "skipped"}, {"reason", "--no-compile"}};
-    return result;
-  }
-  result.compile = compileCheck(worker, req.source, result.outcome.source, out_ir, kernel, ctx.signature,
-                                result.outcome.param_types);
-  std::string status = result.compile.value("status", "");
-  if (status != "ok" && status != "skipped") {
-    result.status = TransformResult::Status::kCompileFailed;
-    result.message = fmt::format("the result does not compile for sm_90 ({}): {}", status,
-                                 result.compile.value("reason", ""));
+  result.outcome.applied = a.applied();
+  result.outcome.source = a.source;
+  result.outcome.notes = a.notes;
+  result.compile = a.check;
+  result.seconds = a.seconds;
+  switch (a.status) {
+    case PassApplication::Status::kApplied:
+      result.status = TransformResult::Status::kApplied;
+      break;
+    case PassApplication::Status::kRefused:
+      result.status = TransformResult::Status::kRefused;
+      result.outcome.reason = a.message;
+      break;
+    case PassApplication::Status::kDoesNotCompile:
+      result.status = TransformResult::Status::kCompileFailed;
+      result.message = a.message;
+      break;
+    case PassApplication::Status::kBroken:
+    case PassApplication::Status::kSwitchedOff:
+    case PassApplication::Status::kUnknownPass:
+      // (switched off and unknown were refused above, as the user's error)
+      result.status = TransformResult::Status::kBroken;
+      result.message = a.message;
+      break;
   }
   return result;
 }

@@ -1,6 +1,7 @@
-// Runs one pass on one kernel of a source, then checks the result: it must parse (the
-// worker's `parse`) and, when the parameter types are known, compile ahead of time for
-// sm_90 (the worker's `compile`, no GPU needed).
+// `tritonforge transform`: one pass on one kernel of a source, applied through the one
+// wrapper every pass runs through (TransformPassApplier, variant/pass_applier.h), then checked:
+// the result must parse (the worker's `parse`) and, when the parameter types are known,
+// compile ahead of time for sm_90 (the worker's `compile`, no GPU needed).
 //
 // Entry point: runTransform. Bad input (no such kernel, a bad parameter, a switched-off
 // pass) throws UserError; a refusal (a precondition fails) and a result that does not
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "transform/pass.h"
 
@@ -26,7 +28,7 @@ struct TransformRequest {
   std::string signature;                // "a_ptr=*fp16,M=i32,BLOCK=128"
   std::filesystem::path task;           // a task file: [signature.KERNEL] and [check] tolerances
   std::optional<double> rtol, atol;     // override the task's
-  std::string disabled;                 // passes switched off, comma separated
+  std::vector<std::string> switched_off; // passes switched off (--no-pass)
   bool compile = true;                  // the sm_90 compile check (when types are known)
 };
 
@@ -39,6 +41,7 @@ struct TransformResult {
   //  "shared_bytes": ..., "registers": ..., "target": "cuda:90"}
   nlohmann::json compile = nlohmann::json::object();
   std::string message;  // for kBroken / kCompileFailed
+  double seconds = 0;   // the rewrite and its checks
 };
 
 // `text` is the content of req.source (already read).

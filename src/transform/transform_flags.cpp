@@ -10,7 +10,8 @@ void addTransformFlags(CLI::App& app, TransformRequest& req) {
   app.add_option("--task", req.task, "A task file: its [signature.KERNEL] types and [check] tolerances");
   app.add_option("--rtol", req.rtol, "The relative tolerance the result must meet (gates lossy passes)");
   app.add_option("--atol", req.atol, "The absolute tolerance the result must meet (gates lossy passes)");
-  app.add_option("--disable-pass", req.disabled, "Passes switched off, comma separated");
+  app.add_option("--no-pass", req.switched_off, "Switch a pass off (repeatable; names may be comma separated)")
+      ->delimiter(',');
   app.add_flag("!--no-compile", req.compile, "Skip the sm_90 compile check");
 }
 

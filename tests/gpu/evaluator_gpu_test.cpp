@@ -74,7 +74,7 @@ TEST(GpuEvaluator, HangBecomesATimeoutAndTheNextCandidateRuns) {
   Task task = loadTask(dir / "task.toml");
   EvaluatorOptions o;
   o.worker = test::workerOptions(true);
-  o.run_timeout = std::chrono::milliseconds(30000);
+  o.timeouts.run = std::chrono::milliseconds(30000);
   Evaluator ev(task, o, dir / "work");
   ev.start();
   ASSERT_TRUE(ev.hasGpu());

@@ -41,7 +41,7 @@ class VerifyFaults : public ::testing::TestWithParam<Fault> {
     EvaluatorOptions o;
     o.worker = test::workerOptions(true);
     o.worker.env["TRITONFORGE_HANG_TIMEOUT_S"] = "8";
-    o.run_timeout = std::chrono::milliseconds(90000);
+    o.timeouts.run = std::chrono::milliseconds(90000);
     evaluator_ = new Evaluator(*task_, o, test::tempDir("faults"));
     evaluator_->start();
   }

@@ -1,4 +1,5 @@
 #include "support/test_support.h"
+#include "task/source_parser.h"
 
 #include <sys/wait.h>
 

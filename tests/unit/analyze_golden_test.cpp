@@ -27,6 +27,8 @@
 #include "kernel/module_ir.h"
 #include "support/test_support.h"
 #include "task/task.h"
+#include "task/source_parser.h"
+#include "worker/worker_client.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -199,7 +201,9 @@ json analyzeFacts(const FactsFile& f, WorkerProcess* compiler) {
   ModuleIR ir = buildModuleIR(src);
   AnalyzeOptions o;
   o.configs = f.configs;
-  o.compile_worker = compiler;
+  std::optional<WorkerClient> client;
+  if (compiler) client.emplace(*compiler);
+  o.compile_worker = client ? &*client : nullptr;
   std::optional<Task> task;
   std::optional<ParsedSource> hsrc;
   std::optional<ModuleIR> harness;

@@ -82,9 +82,9 @@ TEST(CompiledFacts, FromSass) {
 
 TEST(CompiledFacts, RequestSpecializesLikeTheJit) {
   std::string missing;
-  nlohmann::json r = compileRequest("k.py", "k", {"x_ptr", "n", "s", "one", "B"},
+  nlohmann::json r = toJson(compileRequest("k.py", "k", {"x_ptr", "n", "s", "one", "B"},
                                     {{"x_ptr", "*fp16"}, {"n", "i32"}, {"s", "i32"}, {"one", "constexpr"}},
-                                    {{"n", 4096}, {"s", 1000}, {"one", 1}, {"B", 128}}, {"B"}, {{"num_warps", 8}}, &missing);
+                                    {{"n", 4096}, {"s", 1000}, {"one", 1}, {"B", 128}}, {"B"}, {{"num_warps", 8}}, &missing));
   EXPECT_EQ(missing, "");
   EXPECT_EQ(r["signature"], (nlohmann::json{{"x_ptr", "*fp16"}, {"n", "i32"}, {"s", "i32"}}));
   EXPECT_EQ(r["constexprs"], (nlohmann::json{{"B", 128}, {"one", 1}}));
@@ -95,7 +95,11 @@ TEST(CompiledFacts, RequestSpecializesLikeTheJit) {
 }
 
 TEST(CompiledFacts, FailureIsAStatus) {
-  CompiledFacts f = parseCompiled(false, {{"status", "out-of-resources"}}, "OutOfResources: shared memory");
+  CompileReply reply;
+  reply.worker = WorkerReply::Status::kFailed;
+  reply.status = "out-of-resources";
+  reply.message = "OutOfResources: shared memory";
+  CompiledFacts f = parseCompiled(reply);
   EXPECT_EQ(f.status, "out-of-resources");
   EXPECT_EQ(compiledFactsJson(f)["reason"], "OutOfResources: shared memory");
 }
@@ -108,13 +112,13 @@ TEST(CompiledFacts, FallsBackToPtxWithoutCuobjdump) {
   WorkerReply hello = w.ensureStarted();
   if (!hello.ok() || w.helloInfo()["triton"].is_null()) GTEST_SKIP() << "the worker's Python has no Triton";
   std::string missing;
-  nlohmann::json req = compileRequest((test::sourceDir() / "tests/corpus/vector_add.py").string(), "add_kernel",
+  CompileRequest req = compileRequest((test::sourceDir() / "tests/corpus/vector_add.py").string(), "add_kernel",
                                       {"x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"},
                                       {{"x_ptr", "*fp32"}, {"y_ptr", "*fp32"}, {"out_ptr", "*fp32"}, {"n", "i32"}},
                                       {{"n", 1 << 20}, {"BLOCK", 1024}}, {"BLOCK"}, {{"num_warps", 4}}, &missing);
-  WorkerReply r = w.call("compile", req, std::chrono::milliseconds(120000));
+  CompileReply r = WorkerClient(w).compile(req, std::chrono::milliseconds(120000));
   ASSERT_TRUE(r.ok()) << r.message;
-  CompiledFacts f = parseCompiled(true, r.result, "");
+  CompiledFacts f = parseCompiled(r);
   ASSERT_TRUE(f.instructions);
   EXPECT_EQ(f.instructions->from, "ptx");
   EXPECT_EQ(f.sass_missing, "cuobjdump was not found");

@@ -91,7 +91,7 @@ Result diagnoseRow(const Row& row, std::optional<double> expected_bytes = std::n
   in.expected_bytes = expected_bytes;
   in.static_facts = facts;
   Result r{diagnose(in), {}};
-  for (const auto& f : r.d.findings) r.kinds.push_back(f.kind);
+  for (const auto& f : r.d.findings) r.kinds.push_back(toString(f.kind));
   return r;
 }
 
@@ -102,7 +102,7 @@ Row with(Row row, const Row& changes) {
 
 std::string kindsOf(const Result& r) {
   std::string s;
-  for (const auto& f : r.d.findings) s += f.kind + "(" + std::to_string(f.severity) + ") ";
+  for (const auto& f : r.d.findings) s += std::string(toString(f.kind)) + "(" + std::to_string(f.severity) + ") ";
   return s;
 }
 
@@ -124,7 +124,7 @@ TEST(DiagnoseNcu, StridedLoadsAreUncoalesced) {
   EXPECT_DOUBLE_EQ(f.severity, 0.875);
   EXPECT_EQ(f.detail, "loads");
   EXPECT_DOUBLE_EQ(f.evidence["efficiency"], 0.125);
-  EXPECT_EQ(f.suggestions, (std::vector<std::string>{"retile", "block-pointers", "memory-hints"}));
+  EXPECT_EQ(f.suggestions, (std::vector<PassName>{PassName::kRetile, PassName::kMemoryHints}));
 }
 
 TEST(DiagnoseNcu, UncoalescedFromSectorsPerRequestWhenBytesPerSectorIsMissing) {
@@ -132,10 +132,10 @@ TEST(DiagnoseNcu, UncoalescedFromSectorsPerRequestWhenBytesPerSectorIsMissing) {
   row.erase("smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio");
   row.erase("smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio");
   Result ok = diagnoseRow(row);  // 16 sectors per request: 128-bit loads, fine
-  EXPECT_EQ(ok.d.find("uncoalesced-access"), nullptr) << kindsOf(ok);
+  EXPECT_EQ(ok.d.find(FindingKind::kUncoalescedAccess), nullptr) << kindsOf(ok);
   row["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = {"sector", "33,554,432"};  // 32 per request
   Result bad = diagnoseRow(row);
-  const Finding* f = bad.d.find("uncoalesced-access");
+  const Finding* f = bad.d.find(FindingKind::kUncoalescedAccess);
   ASSERT_NE(f, nullptr) << kindsOf(bad);
   EXPECT_DOUBLE_EQ(f->severity, 0.875);
   // With the load width known (32-bit loads: 4 sectors per request is ideal), 12 is bad too.
@@ -143,7 +143,7 @@ TEST(DiagnoseNcu, UncoalescedFromSectorsPerRequestWhenBytesPerSectorIsMissing) {
   s.global_loads_by_bits[32] = 10;
   row["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = {"sector", "12,582,912"};
   Result third = diagnoseRow(row, std::nullopt, s);
-  f = third.d.find("uncoalesced-access");
+  f = third.d.find(FindingKind::kUncoalescedAccess);
   ASSERT_NE(f, nullptr) << kindsOf(third);
   EXPECT_NEAR(f->severity, 1 - 4.0 / 12, 1e-3);
   EXPECT_EQ(f->evidence["static.dominant_load_bits"], 32);
@@ -177,7 +177,7 @@ TEST(DiagnoseNcu, OneAndABitWavesIsATailEffect) {
   Result r = diagnoseRow(with(healthy(), {{"launch__waves_per_multiprocessor", {"", "1.1"}}}));
   ASSERT_EQ(r.kinds, std::vector<std::string>{"tail-effect"}) << kindsOf(r);
   EXPECT_NEAR(r.d.findings[0].severity, 0.45, 1e-3);
-  EXPECT_EQ(r.d.findings[0].suggestions.front(), "persistent");
+  EXPECT_EQ(r.d.findings[0].suggestions.front(), PassName::kPersistent);
 }
 
 TEST(DiagnoseNcu, SharedMemoryLimitsOccupancy) {
@@ -192,10 +192,10 @@ TEST(DiagnoseNcu, SharedMemoryLimitsOccupancy) {
   EXPECT_EQ(r.d.bottleneck, Bottleneck::kLatencyBound);
   ASSERT_EQ(r.kinds, std::vector<std::string>{"low-occupancy"}) << kindsOf(r);
   const Finding& f = r.d.findings[0];
-  EXPECT_EQ(f.detail, "shared memory");
-  EXPECT_EQ(f.toJson()["limiter"], "shared memory");
+  EXPECT_EQ(f.limiter, Limiter::kSharedMemory);
+  EXPECT_EQ(f.toJson()["limiter"], "shared-memory");
   EXPECT_NEAR(f.severity, (1 - 0.0625 / 0.5) * (1 - 0.4), 1e-3);
-  EXPECT_EQ(f.suggestions.front(), "launch");
+  EXPECT_EQ(f.suggestions.front(), PassName::kLaunch);
 }
 
 TEST(DiagnoseNcu, RegistersAndBlockSizeAsLimiters) {
@@ -203,23 +203,23 @@ TEST(DiagnoseNcu, RegistersAndBlockSizeAsLimiters) {
                                              {"launch__occupancy_limit_registers", {"block", "4"}},
                                              {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", {"%", "30"}},
                                              {"dram__throughput.avg.pct_of_peak_sustained_elapsed", {"%", "30"}}}));
-  ASSERT_NE(regs.d.find("low-occupancy"), nullptr) << kindsOf(regs);
-  EXPECT_EQ(regs.d.find("low-occupancy")->detail, "registers");
+  ASSERT_NE(regs.d.find(FindingKind::kLowOccupancy), nullptr) << kindsOf(regs);
+  EXPECT_EQ(regs.d.find(FindingKind::kLowOccupancy)->limiter, Limiter::kRegisters);
   Result block = diagnoseRow(with(healthy(), {{"sm__maximum_warps_per_active_cycle_pct", {"%", "25"}},
                                               {"launch__block_size", {"", "32"}},
                                               {"launch__occupancy_limit_blocks", {"block", "16"}},
                                               {"launch__occupancy_limit_warps", {"block", "64"}},
                                               {"launch__occupancy_limit_registers", {"block", "64"}},
                                               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", {"%", "30"}}}));
-  ASSERT_NE(block.d.find("low-occupancy"), nullptr) << kindsOf(block);
-  EXPECT_EQ(block.d.find("low-occupancy")->detail, "block size");
+  ASSERT_NE(block.d.find(FindingKind::kLowOccupancy), nullptr) << kindsOf(block);
+  EXPECT_EQ(block.d.find(FindingKind::kLowOccupancy)->limiter, Limiter::kBlockSize);
 }
 
 TEST(DiagnoseNcu, LowOccupancyOfASaturatedKernelIsNotAFinding) {
   Result r = diagnoseRow(with(healthy(), {{"sm__maximum_warps_per_active_cycle_pct", {"%", "12.5"}},
                                           {"launch__occupancy_limit_shared_mem", {"block", "1"}},
                                           {"sm__throughput.avg.pct_of_peak_sustained_elapsed", {"%", "93"}}}));
-  EXPECT_EQ(r.d.find("low-occupancy"), nullptr) << kindsOf(r);
+  EXPECT_EQ(r.d.find(FindingKind::kLowOccupancy), nullptr) << kindsOf(r);
 }
 
 TEST(DiagnoseNcu, BusyFmaPipeWithIdleTensorPipesIsNoTensorCores) {
@@ -230,7 +230,7 @@ TEST(DiagnoseNcu, BusyFmaPipeWithIdleTensorPipesIsNoTensorCores) {
   EXPECT_EQ(r.d.bottleneck, Bottleneck::kComputeBound);
   ASSERT_EQ(r.kinds, std::vector<std::string>{"no-tensor-cores"}) << kindsOf(r);
   EXPECT_DOUBLE_EQ(r.d.findings[0].severity, 0.5);
-  EXPECT_EQ(r.d.findings[0].suggestions, std::vector<std::string>{"tensor-cores"});
+  EXPECT_EQ(r.d.findings[0].suggestions, std::vector<PassName>{PassName::kTensorCores});
   // Static facts that show no dot at all silence it: nothing to put on tensor cores.
   StaticFacts none;
   none.dots = 0;
@@ -238,7 +238,7 @@ TEST(DiagnoseNcu, BusyFmaPipeWithIdleTensorPipesIsNoTensorCores) {
   Result r2 = diagnoseRow(with(healthy(), {{"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", {"%", "85"}},
                                            {"sm__throughput.avg.pct_of_peak_sustained_elapsed", {"%", "88"}}}),
                           std::nullopt, none);
-  EXPECT_EQ(r2.d.find("no-tensor-cores"), nullptr);
+  EXPECT_EQ(r2.d.find(FindingKind::kNoTensorCores), nullptr);
 }
 
 TEST(DiagnoseNcu, ExcessSharedWavefrontsAreBankConflicts) {
@@ -251,8 +251,8 @@ TEST(DiagnoseNcu, ExcessSharedWavefrontsAreBankConflicts) {
                              {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", {"", "500,000"}}});
   row.erase("derived__memory_l1_wavefronts_shared_excessive");
   Result r2 = diagnoseRow(row);
-  ASSERT_NE(r2.d.find("shared-bank-conflicts"), nullptr) << kindsOf(r2);
-  EXPECT_DOUBLE_EQ(r2.d.find("shared-bank-conflicts")->severity, 0.4);
+  ASSERT_NE(r2.d.find(FindingKind::kSharedBankConflicts), nullptr) << kindsOf(r2);
+  EXPECT_DOUBLE_EQ(r2.d.find(FindingKind::kSharedBankConflicts)->severity, 0.4);
 }
 
 TEST(DiagnoseNcu, DramTrafficFourTimesTheDataIsPoorL2Reuse) {
@@ -269,8 +269,8 @@ TEST(DiagnoseNcu, DramTrafficFourTimesTheDataIsPoorL2Reuse) {
 TEST(DiagnoseNcu, MatrixKernelMissingL2WithoutExpectedBytes) {
   Result r = diagnoseRow(with(healthy(), {{"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", {"%", "30"}},
                                           {"lts__t_sector_hit_rate.pct", {"%", "20"}}}));
-  ASSERT_NE(r.d.find("poor-l2-reuse"), nullptr) << kindsOf(r);
-  EXPECT_DOUBLE_EQ(r.d.find("poor-l2-reuse")->severity, 0.4);
+  ASSERT_NE(r.d.find(FindingKind::kPoorL2Reuse), nullptr) << kindsOf(r);
+  EXPECT_DOUBLE_EQ(r.d.find(FindingKind::kPoorL2Reuse)->severity, 0.4);
 }
 
 TEST(DiagnoseNcu, DependentLoadsAreLongScoreboardStalls) {
@@ -286,7 +286,7 @@ TEST(DiagnoseNcu, DependentLoadsAreLongScoreboardStalls) {
   EXPECT_EQ(f.detail, "long_scoreboard");
   EXPECT_EQ(f.toJson()["reason"], "long_scoreboard");
   EXPECT_NEAR(f.severity, 300.0 / 320 * 0.98 * 0.95, 1e-3);
-  EXPECT_EQ(f.suggestions.front(), "memory-hints");
+  EXPECT_EQ(f.suggestions.front(), PassName::kMemoryHints);
 }
 
 TEST(DiagnoseNcu, PcSamplingStallsWhenWarpStateIsMissing) {
@@ -300,7 +300,7 @@ TEST(DiagnoseNcu, PcSamplingStallsWhenWarpStateIsMissing) {
     it = it->first.rfind("smsp__average_warp", 0) == 0 ? row.erase(it) : std::next(it);
   }
   Result r = diagnoseRow(row);
-  const Finding* f = r.d.find("long-stalls");
+  const Finding* f = r.d.find(FindingKind::kLongStalls);
   ASSERT_NE(f, nullptr) << kindsOf(r);
   EXPECT_EQ(f->detail, "barrier");
   EXPECT_EQ(f->evidence["source"], "pc-sampling");
@@ -347,24 +347,24 @@ TEST(DiagnoseStatic, LaunchFactsGiveSmallGridTailAndOccupancy) {
       {{"grid", {8, 1, 1}}, {"num_warps", 4}, {"registers", 32}, {"shared_bytes", 0}, {"spills", 0}});
   Diagnosis d = diagnose(in);
   EXPECT_EQ(d.bottleneck, Bottleneck::kUnknown);
-  ASSERT_NE(d.find("small-grid"), nullptr);
-  EXPECT_NEAR(d.find("small-grid")->severity, 1 - 8.0 / 132, 1e-3);
-  EXPECT_EQ(d.find("small-grid")->evidence["launch.grid_blocks"], 8.0);
+  ASSERT_NE(d.find(FindingKind::kSmallGrid), nullptr);
+  EXPECT_NEAR(d.find(FindingKind::kSmallGrid)->severity, 1 - 8.0 / 132, 1e-3);
+  EXPECT_EQ(d.find(FindingKind::kSmallGrid)->evidence["launch.grid_blocks"], 8.0);
 
   // 4 warps, 32 registers: 16 blocks per SM (warps limit); 2323 blocks = 1.1 waves.
   in.launch.grid_blocks = 2323;
   d = diagnose(in);
-  ASSERT_NE(d.find("tail-effect"), nullptr);
-  EXPECT_EQ(d.find("tail-effect")->evidence["static.blocks_per_sm"], 16);
-  EXPECT_NEAR(d.find("tail-effect")->severity, (1 - (2323.0 / 2112 - 1)) / 2, 1e-3);
+  ASSERT_NE(d.find(FindingKind::kTailEffect), nullptr);
+  EXPECT_EQ(d.find(FindingKind::kTailEffect)->evidence["static.blocks_per_sm"], 16);
+  EXPECT_NEAR(d.find(FindingKind::kTailEffect)->severity, (1 - (2323.0 / 2112 - 1)) / 2, 1e-3);
 
   // 4 warps with 128 KiB of shared memory: one block per SM, 6.25% occupancy.
   in.launch.shared_bytes = 131072;
   in.launch.grid_blocks = 132 * 40;
   d = diagnose(in);
-  const Finding* occ = d.find("low-occupancy");
+  const Finding* occ = d.find(FindingKind::kLowOccupancy);
   ASSERT_NE(occ, nullptr);
-  EXPECT_EQ(occ->detail, "shared memory");
+  EXPECT_EQ(occ->limiter, Limiter::kSharedMemory);
   EXPECT_NEAR(occ->severity, (1 - 0.0625 / 0.5) * 0.5, 1e-3);  // busy unknown: 0.5
 }
 
@@ -372,11 +372,11 @@ TEST(DiagnoseStatic, SpillsFromTheLaunchAndTheSass) {
   DiagnosisInput in;
   in.launch = LaunchFacts::fromKernelJson({{"grid", {4096}}, {"num_warps", 1}, {"registers", 255}, {"spills", 64}});
   Diagnosis d = diagnose(in);
-  ASSERT_NE(d.find("register-spills"), nullptr);
-  EXPECT_NEAR(d.find("register-spills")->severity, 1.0, 1e-3);
+  ASSERT_NE(d.find(FindingKind::kRegisterSpills), nullptr);
+  EXPECT_NEAR(d.find(FindingKind::kRegisterSpills)->severity, 1.0, 1e-3);
   in.launch.spills = 2;  // two words of local memory: a small finding
-  EXPECT_NEAR(diagnose(in).find("register-spills")->severity, 0.1 + 0.9 * 2 / 64, 1e-3);
-  EXPECT_EQ(d.find("register-spills")->evidence["launch.spill_words_per_thread"], 64);
+  EXPECT_NEAR(diagnose(in).find(FindingKind::kRegisterSpills)->severity, 0.1 + 0.9 * 2 / 64, 1e-3);
+  EXPECT_EQ(d.find(FindingKind::kRegisterSpills)->evidence["launch.spill_words_per_thread"], 64);
 }
 
 TEST(DiagnoseStatic, DotOnFmaIsNoTensorCoresWithoutCounters) {
@@ -386,7 +386,7 @@ TEST(DiagnoseStatic, DotOnFmaIsNoTensorCoresWithoutCounters) {
   DiagnosisInput in;
   in.static_facts = staticFactsFromTexts(t);
   Diagnosis d = diagnose(in);
-  const Finding* f = d.find("no-tensor-cores");
+  const Finding* f = d.find(FindingKind::kNoTensorCores);
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(f->severity, 0.8);
   EXPECT_EQ(f->evidence["static.dots_on_fma"], 1);

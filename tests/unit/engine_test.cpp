@@ -3,6 +3,7 @@
 #include <map>
 #include <gtest/gtest.h>
 
+#include "diagnose/vocabulary.h"
 #include "search/engine.h"
 #include "support/test_support.h"
 #include "util/error.h"
@@ -39,18 +40,19 @@ class RuleEngineTest : public ::testing::Test {
     in.best = Config{{"mm.BLOCK_M", 128}, {"mm.BLOCK_N", 128}, {"mm.BLOCK_K", 64}, {"mm.num_warps", 4}, {"mm.num_stages", 4}};
     in.best_objective = 0.5;
     in.diagnosis = std::move(d);
+    for (PassName p : allPassNames()) in.passes.push_back(toString(p));
     return in;
   }
-  static EngineDiagnosis finding(const std::string& kind, nlohmann::json evidence = nlohmann::json::object(),
-                           std::vector<std::string> suggestions = {}) {
+  static EngineDiagnosis finding(FindingKind kind, std::optional<Limiter> limiter = std::nullopt,
+                                 std::vector<PassName> suggestions = {}) {
     EngineFinding f;
     f.id = "F1";
     f.kind = kind;
     f.kernel = "mm";
     f.severity = 0.8;
-    f.evidence = std::move(evidence);
+    f.limiter = limiter;
     f.suggestions = std::move(suggestions);
-    return EngineDiagnosis{"mm", "balanced", {f}};
+    return EngineDiagnosis{"mm", Bottleneck::kBalanced, {f}};
   }
   TunableSet set_ = matmulTunables();
   Space space_{set_, SpaceHints{}};
@@ -65,7 +67,7 @@ TEST_F(RuleEngineTest, NothingToActOnProposesNothing) {
 }
 
 TEST_F(RuleEngineTest, SpillsAskForSmallerTilesFewerStagesMoreWarps) {
-  EngineOutput out = rules_->propose(input({finding("register-spills")}));
+  EngineOutput out = rules_->propose(input({finding(FindingKind::kRegisterSpills)}));
   ASSERT_EQ(out.proposals.size(), 1u);
   const Proposal& p = out.proposals[0];
   EXPECT_EQ(p.kind, Proposal::Kind::kRegion);
@@ -82,7 +84,7 @@ TEST_F(RuleEngineTest, MeasuredSpillsBecomeAFindingOfTheEngine) {
   in.best_kernels = nlohmann::json::array({{{"name", "mm"}, {"spills", 128}, {"registers", 255}}});
   EngineOutput out = rules_->propose(in);
   ASSERT_EQ(out.findings.size(), 1u);
-  EXPECT_EQ(out.findings[0].kind, "register-spills");
+  EXPECT_EQ(out.findings[0].kind, FindingKind::kRegisterSpills);
   EXPECT_EQ(out.findings[0].source, "measurement");
   EXPECT_EQ(out.findings[0].evidence["spills"], 128);
   ASSERT_EQ(out.proposals.size(), 1u);
@@ -97,29 +99,33 @@ TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
     }
     return std::vector<int64_t>{};
   };
-  EXPECT_EQ(region(finding("small-grid"), "mm.BLOCK_N"), (std::vector<int64_t>{16, 32, 64}));
-  EXPECT_EQ(region(finding("low-occupancy", {{"limiter", "shared-memory"}}), "mm.num_stages"),
-            (std::vector<int64_t>{2, 3, 4}));
-  EXPECT_EQ(region(finding("long-stalls"), "mm.num_stages"), (std::vector<int64_t>{5}));
-  EXPECT_EQ(region(finding("no-tensor-cores"), "mm.num_warps"), (std::vector<int64_t>{4, 8}));
-  EngineDiagnosis mem{"mm", "memory-bound", {}};
+  EXPECT_EQ(region(finding(FindingKind::kSmallGrid), "mm.BLOCK_N"), (std::vector<int64_t>{16, 32, 64}));
+  // The limiter as the diagnosis writes it reaches the rule (it once did not: "shared memory"
+  // against "shared-memory").
+  EXPECT_EQ(region(finding(FindingKind::kLowOccupancy, Limiter::kSharedMemory), "mm.num_stages"),
+            (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(region(finding(FindingKind::kLongStalls), "mm.num_stages"), (std::vector<int64_t>{5}));
+  EXPECT_EQ(region(finding(FindingKind::kNoTensorCores), "mm.num_warps"), (std::vector<int64_t>{4, 8}));
+  EngineDiagnosis mem{"mm", Bottleneck::kMemoryBound, {}};
   EXPECT_EQ(region(mem, "mm.BLOCK_M"), (std::vector<int64_t>{128, 256}));
-  // Passes: proposed whether or not the loop has them (the loop traces a skip).
-  EngineOutput out = rules_->propose(input({finding("no-tensor-cores")}));
+  EngineOutput out = rules_->propose(input({finding(FindingKind::kNoTensorCores)}));
   bool pass = false;
   for (const auto& p : out.proposals) pass |= p.kind == Proposal::Kind::kPass && p.pass == "tensor-cores";
   EXPECT_TRUE(pass);
-  EngineInput in = input({finding("tail-effect", {}, {"persistent"})});
-  in.passes = {"persistent"};
-  out = rules_->propose(in);
+  out = rules_->propose(input({finding(FindingKind::kTailEffect, std::nullopt, {PassName::kPersistent})}));
   pass = false;
   for (const auto& p : out.proposals) pass |= p.kind == Proposal::Kind::kPass && p.pass == "persistent";
   EXPECT_TRUE(pass);
+  // A pass the loop cannot apply now (switched off) is not proposed.
+  EngineInput in = input({finding(FindingKind::kTailEffect, std::nullopt, {PassName::kPersistent})});
+  in.passes = {"grouped-order"};
+  out = rules_->propose(in);
+  for (const auto& p : out.proposals) EXPECT_NE(p.pass, "persistent");
 }
 
 TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
-  EngineDiagnosis d{"mm", "compute-bound", {}};
-  d.findings.push_back(finding("compute-bound").findings[0]);
+  EngineDiagnosis d{"mm", Bottleneck::kComputeBound, {}};
+  d.findings.push_back(finding(FindingKind::kComputeBound).findings[0]);
   EngineOutput out = rules_->propose(input({d}));
   std::map<std::string, nlohmann::json> passes;
   for (const auto& p : out.proposals) {
@@ -169,7 +175,7 @@ TEST(ExternalEngine, AProgramAnswersProposalsAndItsFailuresAreValues) {
 req = json.load(sys.stdin)
 assert req["protocol"] == "tritonforge.engine/1"
 ids = [t["id"] for t in req["tunables"]]
-print(json.dumps({"findings": [{"kind": "guess", "summary": "round %d" % req["round"]}],
+print(json.dumps({"findings": [{"kind": "small-grid", "summary": "round %d" % req["round"]}],
                   "proposals": [{"kind": "region", "region": {ids[0]: [64]}, "rationale": "try 64"}]}))
 )");
   test::writeFile(dir / "bad.py", "print('not json')\n");
@@ -192,6 +198,10 @@ print(json.dumps({"findings": [{"kind": "guess", "summary": "round %d" % req["ro
   EngineOutput failed = makeEngine("cmd:exit 4")->propose(in);
   EXPECT_NE(failed.error.find("exit code 4"), std::string::npos) << failed.error;
   EXPECT_THROW(makeEngine("llm"), UserError);
+  // A finding outside the vocabulary is a malformed answer: the round goes on without it.
+  test::writeFile(dir / "guess.py", "print('{\"findings\": [{\"kind\": \"guess\"}]}')\n");
+  EngineOutput guess = makeEngine("cmd:" + py + " " + (dir / "guess.py").string())->propose(in);
+  EXPECT_NE(guess.error.find("'guess' is not a finding kind"), std::string::npos) << guess.error;
   EXPECT_EQ(makeEngine("none")->propose(in).proposals.size(), 0u);
 }
 

@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -50,14 +51,15 @@ def add(x, y):
     return out
 )";
 
-fs::path writeTask(const std::string& name) {
+fs::path writeTask(const std::string& name,
+                   const std::string& cases = "[ { N = 1048576 }, { N = 4096, scale = 2 } ]") {
   fs::path dir = test::tempDir(name);
   test::writeFile(dir / "add.py", kSource);
   test::writeFile(dir / "add_harness.py",
                   "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
   test::writeFile(dir / "task.toml",
                   "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
-                  "cases = [ { N = 1048576 }, { N = 4096, scale = 2 } ]\n");
+                  "cases = " + cases + "\n");
   return dir;
 }
 
@@ -312,7 +314,7 @@ class PassEngine final : public ReasoningEngine {
   EngineOutput propose(const EngineInput&) override {
     EngineOutput out;
     EngineFinding f;
-    f.kind = "slow";
+    f.kind = FindingKind::kLatencyBound;
     f.kernel = "add_kernel";
     f.summary = "the test says so";
     out.findings.push_back(f);
@@ -321,7 +323,7 @@ class PassEngine final : public ReasoningEngine {
       p.kind = Proposal::Kind::kPass;
       p.pass = pass;
       p.kernel = "add_kernel";
-      p.findings = {"slow"};
+      p.findings = {"latency-bound"};
       out.proposals.push_back(p);
     }
     return out;
@@ -330,12 +332,19 @@ class PassEngine final : public ReasoningEngine {
 
 class FakePasses final : public PassApplier {
  public:
-  std::vector<std::string> available() const override { return {"fast-comment", "broken"}; }
-  PassApplication apply(const std::string& source, const std::string&, const std::string& pass,
-                    const nlohmann::json&) override {
-    if (pass == "broken") return {false, "", "the kernel has no loop to split"};
-    if (source.find("# fast") != std::string::npos) return {false, "", "already applied"};
-    return {true, source + "\n# fast\n", ""};
+  explicit FakePasses(std::set<std::string> switched_off = {}) : PassApplier(std::move(switched_off)) {}
+
+ protected:
+  std::vector<std::string> known() const override { return {"fast-comment", "broken"}; }
+  PassApplication rewrite(const PassRequest& r) override {
+    PassApplication out;
+    if (r.pass == "broken") out.message = "the kernel has no loop to split";
+    else if (r.source.find("# fast") != std::string::npos) out.message = "already applied";
+    else {
+      out.status = PassApplication::Status::kApplied;
+      out.source = r.source + "\n# fast\n";
+    }
+    return out;
   }
 };
 
@@ -427,8 +436,7 @@ TEST(OptimizeLoop, RefusedSkippedAndSwitchedOffPassesAreTraced) {
   auto l = load(dir);
   OptimizeOptions o = fakeOptions("");
   o.engine_impl = std::make_shared<RefusingEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.disabled_passes = {"fast-comment"};
+  o.passes = std::make_shared<FakePasses>(std::set<std::string>{"fast-comment"});
   o.max_candidates = 16;  // passes wait for the first round of search
   Quiet q;
   OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
@@ -452,7 +460,7 @@ TEST(OptimizeLoop, ADiagnosisLeadsTheRuleEngineToARegion) {
   o.diagnose = [&](const std::string& source, const CandidateRecord& measured) {
     ++calls;
     EXPECT_NE(source.find("def add_kernel"), std::string::npos);
-    return std::vector<EngineDiagnosis>{EngineDiagnosis{"add_kernel", "memory-bound", {}}};
+    return std::vector<EngineDiagnosis>{EngineDiagnosis{"add_kernel", Bottleneck::kMemoryBound, {}}};
   };
   Quiet q;
   OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
@@ -496,4 +504,65 @@ TEST(OptimizeLoop, AFailingExternalEngineIsTracedAndTheRunGoesOn) {
 }
 
 }  // namespace
+// A candidate twice as fast on two cases and 1.5x slower on the third is faster overall
+// (geometric mean 0.72) and still never handed back: no case may be slower than as written.
+TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
+  fs::path dir = writeTask("regress", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";  // every configuration as fast as the original
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 20;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  const CandidateRecord* pass = nullptr;
+  for (const auto& c : r.candidates) {
+    if (c.origin == "pass fast-comment") pass = &c;
+  }
+  ASSERT_NE(pass, nullptr) << "the pass was never tried";
+  ASSERT_TRUE(pass->objective);
+  EXPECT_NEAR(*pass->objective, std::cbrt(0.5 * 0.5 * 1.5), 1e-3);  // faster overall
+  ASSERT_EQ(pass->regressed.size(), 1u);
+  EXPECT_EQ(pass->regressed[0].rfind("N=8192", 0), 0u) << pass->regressed[0];
+  EXPECT_FALSE(pass->eligible());
+  auto results = events(r.trace, "pass-result");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["won"], false);
+  EXPECT_EQ(r.bases.size(), 1u);
+  EXPECT_EQ(r.best_source.find("# fast"), std::string::npos);
+  EXPECT_EQ(r.best, -1);  // nothing else beat the original: it is handed back
+  EXPECT_EQ(r.best_source, test::readFile(dir / "add.py"));
+}
+
+// The budget is a promise: compiles that would run past the search's end are stopped (here
+// those with 2 or 8 warps take 60 s), measurements stop at the budget's end, and the run,
+// confirmation included, returns within the budget plus 5%.
+TEST(OptimizeLoop, TheBudgetIsAPromise) {
+  fs::path dir = writeTask("budget");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_RUN_S"] = "0.2";
+  o.evaluator.worker.env["TF_FAKE_SLOW_WARM"] = "num_warps=(2|8)";
+  o.evaluator.worker.env["TF_FAKE_SLOW_WARM_S"] = "60";
+  o.budget_s = 20;
+  o.engine = "none";
+  const auto t0 = std::chrono::steady_clock::now();
+  o.started = t0;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LE(wall, o.budget_s * 1.05) << "stopped because " << r.stop_reason;
+  EXPECT_EQ(r.stop_reason, "budget");
+  EXPECT_GT(r.measured, 3);
+  int stopped = 0;
+  for (const auto& c : r.candidates) {
+    if (c.status == CandidateStatus::kNotRun) ++stopped;
+    EXPECT_NE(c.status, CandidateStatus::kTimeout) << "#" << c.id << " " << c.message;
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(r.reserve_s, 0);
+}
+
 }  // namespace tf

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "measure/occupancy.h"
+#include "diagnose/occupancy.h"
 #include "measure/roofline.h"
 #include "support/test_support.h"
 #include "util/error.h"
@@ -85,23 +85,23 @@ TEST(Occupancy, H200Limits) {
   OccupancyEstimate a = estimateOccupancy(g, 4, 32, 0);
   EXPECT_EQ(a.blocks_per_sm, 16);
   EXPECT_DOUBLE_EQ(a.occupancy, 1.0);
-  EXPECT_EQ(a.limiter, "none");
+  EXPECT_EQ(a.limiter, Limiter::kNone);
   // 168 registers (5376 per warp): 12 warps fit, so 3 blocks of 4 warps.
   OccupancyEstimate b = estimateOccupancy(g, 4, 168, 0);
   EXPECT_EQ(b.limit_registers, 3);
   EXPECT_EQ(b.blocks_per_sm, 3);
-  EXPECT_EQ(b.limiter, "registers");
+  EXPECT_EQ(b.limiter, Limiter::kRegisters);
   EXPECT_DOUBLE_EQ(b.occupancy, 12.0 / 64);
   // 128 KiB of shared memory (+1 KiB reserved): one block.
   OccupancyEstimate c = estimateOccupancy(g, 4, 64, 131072);
   EXPECT_EQ(c.limit_shared, 1);
-  EXPECT_EQ(c.limiter, "shared memory");
+  EXPECT_EQ(c.limiter, Limiter::kSharedMemory);
   EXPECT_DOUBLE_EQ(c.occupancy, 4.0 / 64);
   // One-warp blocks: the 32-block limit.
   OccupancyEstimate d = estimateOccupancy(g, 1, std::nullopt, 0);
   EXPECT_EQ(d.blocks_per_sm, 32);
   EXPECT_DOUBLE_EQ(d.occupancy, 0.5);
-  EXPECT_EQ(d.limiter, "block size");
+  EXPECT_EQ(d.limiter, Limiter::kBlockSize);
   EXPECT_DOUBLE_EQ(wavesOf(2112 + 211, a, g), (2112 + 211) / 2112.0);
   EXPECT_EQ(c.toJson()["block_limits"]["shared_memory"], 1);
 }

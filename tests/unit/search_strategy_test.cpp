@@ -9,6 +9,7 @@
 #include "search/space.h"
 #include "search/strategy.h"
 #include "search/trace.h"
+#include "search/stop_conditions.h"
 #include "search/tuner.h"
 #include "util/error.h"
 
@@ -196,19 +197,20 @@ TEST(GaussianProcess, InterpolatesAndIsUncertainFarFromData) {
   EXPECT_NEAR(m_far, 0.5, 0.05);
 }
 
-TEST_F(Strategies, TunerStopsForStallEvaluationsTargetAndExhaustion) {
+TEST_F(Strategies, TunerCountsStalledRoundsAndExhaustion) {
   auto s = makeStrategy("random", 0);
   Trace trace;
-  StopRules rules;
-  rules.stall_rounds = 2;
-  Tuner t(space_, *s, rules, &trace);
+  Tuner t(space_, *s, 0.005, &trace);
   t.preload(space_.baseline(), 1.0, "baseline");
+  StopConditions stop = makeStopConditions({std::nullopt, 0, 2, std::nullopt});
   // Nothing better than the baseline: two rounds, then "no gain".
   for (int r = 0; r < 2; ++r) {
     for (const auto& p : t.nextRound(4)) t.observe(p, 2.0);
-    std::string why = t.endRound(0);
-    if (r == 0) EXPECT_EQ(why, "");
-    else EXPECT_EQ(why, "no gain in 2 rounds");
+    EXPECT_FALSE(t.endRound(0));
+    SearchProgress p;
+    p.stalled_rounds = t.stalledRounds();
+    if (r == 0) EXPECT_EQ(stop.check(p), "");
+    else EXPECT_EQ(stop.check(p), "no gain in 2 rounds");
   }
   EXPECT_EQ(t.evaluations(), 8);
   ASSERT_EQ(t.best()->objective, 1.0);
@@ -220,31 +222,49 @@ TEST_F(Strategies, TunerStopsForStallEvaluationsTargetAndExhaustion) {
     EXPECT_NEAR(e.data["outcomes"][0]["gain"].get<double>(), -1.0, 1e-12);
   }
   EXPECT_EQ(rounds, 2);
-
-  StopRules cap;
-  cap.max_evals = 5;
-  cap.target = 0.5;
-  Tuner u(space_, *s, cap, nullptr);
-  auto r1 = u.nextRound(4);
-  for (const auto& p : r1) u.observe(p, 0.9);
-  u.endRound(0);
-  EXPECT_EQ(u.nextRound(4).size(), 1u);  // one evaluation left
-  Tuner v(space_, *s, cap, nullptr);
-  auto r2 = v.nextRound(2);
-  v.observe(r2[0], 0.4);
-  EXPECT_EQ(v.stopReason(), "within the target of the roofline");
+  // A gain resets the count.
+  for (const auto& p : t.nextRound(2)) t.observe(p, 0.5);
+  EXPECT_TRUE(t.endRound(0));
+  EXPECT_EQ(t.stalledRounds(), 0);
 
   Space tiny = space_.onlyKeys({space_.key(space_.baseline())});
-  Tuner w(tiny, *s, StopRules{}, nullptr);
+  Tuner w(tiny, *s, 0.005, nullptr);
   w.preload(space_.baseline(), 1.0, "baseline");
   EXPECT_TRUE(w.nextRound(4).empty());
-  EXPECT_EQ(w.stopReason(), "space exhausted");
+  EXPECT_TRUE(w.exhausted());
+}
+
+TEST(StopConditions, BudgetCapTargetAndStallInThatOrder) {
+  StopSettings s;
+  s.budget = BudgetPlan::of(60, {0.5, 0.5}, 600);
+  s.max_candidates = 10;
+  s.stall_rounds = 3;
+  s.target_objective = 0.5;
+  StopConditions stop = makeStopConditions(s);
+  SearchProgress p;
+  EXPECT_EQ(stop.check(p), "");
+  p.stalled_rounds = 3;
+  EXPECT_EQ(stop.check(p), "no gain in 3 rounds");
+  p.best_objective = 0.5;
+  EXPECT_EQ(stop.check(p), "within the target of the roofline");
+  p.evaluated = 10;
+  EXPECT_EQ(stop.check(p), "max-candidates");
+  p.elapsed_s = s.budget->searchEnd();
+  EXPECT_EQ(stop.check(p), "budget");
+}
+
+TEST(StopConditions, OneBudgetFormula) {
+  // Two cases of 0.5 s each: 2 x 2 x (0.6 + 0.15 + 0.125) per case + 1 s, at most a fifth.
+  BudgetPlan p = BudgetPlan::of(60, {0.5, 0.5}, 600);
+  EXPECT_NEAR(p.reserve_s, 1.0 + 2 * 4 * (0.6 + 0.15 + 0.125), 1e-9);
+  EXPECT_NEAR(p.searchEnd(), 60 - p.reserve_s, 1e-9);
+  EXPECT_NEAR(BudgetPlan::of(10, {5.0, 5.0}, 600).reserve_s, 2.0, 1e-9);  // capped at 20%
 }
 
 TEST_F(Strategies, RegionRequestsTakeTheirShareOfARound) {
   auto s = makeStrategy("bayes", 0);
   Trace trace;
-  Tuner t(space_, *s, StopRules{}, &trace);
+  Tuner t(space_, *s, 0.005, &trace);
   t.preload(space_.baseline(), 1.0, "baseline");
   RegionRequest r{"P1", {{"mm.BLOCK_M", {128, 256}}, {"mm.num_warps", {8}}}, 0.5, "F1 register-spills"};
   auto round = t.nextRound(8, {r});

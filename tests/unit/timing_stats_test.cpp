@@ -2,7 +2,7 @@
 // the noise, the spread of repeated runs; and the measurement a worker reply maps to.
 #include <gtest/gtest.h>
 
-#include "measure/measurement.h"
+#include "worker/measurement.h"
 #include "measure/timing_compare.h"
 
 namespace tf {

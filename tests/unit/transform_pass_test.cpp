@@ -126,15 +126,15 @@ TEST(TransformDriver, SwitchedOffPassIsBadInput) {
   TransformRequest req;
   req.source = test::sourceDir() / "examples" / "matmul" / "matmul.py";
   req.pass = "grouped-order";
-  req.disabled = "grouped-order";
+  req.switched_off = {"grouped-order"};
   std::string text = test::readFile(req.source);
   try {
     runTransform(worker, req, text);
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "the pass 'grouped-order' is switched off (--disable-pass)");
+    EXPECT_STREQ(e.what(), "the pass 'grouped-order' is switched off (--no-pass)");
   }
-  req.disabled.clear();
+  req.switched_off.clear();
   req.kernel = "nope";
   EXPECT_THROW(runTransform(worker, req, text), UserError);
 }
@@ -204,7 +204,7 @@ TEST_F(TransformCommand, BadParameterAndSwitchedOff) {
   auto [rc, out] = tf(src_.string() + " --pass launch:num_warps=3 --no-compile");
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("num_warps=3 is not a power of two"), std::string::npos) << out;
-  auto [rc2, out2] = tf(src_.string() + " --pass launch:num_warps=8 --disable-pass launch --no-compile");
+  auto [rc2, out2] = tf(src_.string() + " --pass launch:num_warps=8 --no-pass launch --no-compile");
   EXPECT_EQ(rc2, 2);
   EXPECT_NE(out2.find("switched off"), std::string::npos) << out2;
 }

@@ -1,7 +1,7 @@
 """A worker that pretends to have a GPU, for tests of the optimization loop without one.
 
-hello, parse and compile are the real worker's (PYTHONPATH holds the package); `warm` and
-`run` answer at once with made-up but deterministic results:
+hello, parse and compile are the real worker's (PYTHONPATH holds the package); `warm`,
+`run` and `ceilings` answer at once with made-up but deterministic results:
 
   time_ms   = 1 + (FNV-1a of the variant's text) % 1000 / 1000, per case scaled by the case's
               "scale" (default 1); halved when the source contains "# fast"
@@ -15,6 +15,9 @@ Environment:
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
                     TF_FAKE_SLOW_WARM_S more seconds (default 1)
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
+  TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
+  TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
+                    slower than as written instead of 2x faster (a per-case regression)
 The run log's lines carry "tags": which of "slow" and "spills" the variant has.
 """
 
@@ -55,6 +58,14 @@ def fake_kernels(tags):
              "registers": 255 if "spills" in tags else 32, "spills": 64 if "spills" in tags else 0}]
 
 
+def _slow_case(case):
+    spec = os.environ.get("TF_FAKE_SLOW_CASE")
+    if not spec or "=" not in spec:
+        return False
+    key, value = spec.split("=", 1)
+    return str(case.get(key)) == value
+
+
 def op_warm(args):
     time.sleep(float(os.environ.get("TF_FAKE_WARM_S", "0.01")))
     text = variant_text(args)
@@ -80,9 +91,10 @@ def op_run(args):
                                 "budget_ms": budget, "pid": os.getpid(), "tags": tags}) + "\n")
     if h % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
-    t = (1.0 + (h % 1000) / 1000.0) * float(case.get("scale", 1))
+    t = 1.0 if os.environ.get("TF_FAKE_FLAT") == "1" else 1.0 + (h % 1000) / 1000.0
+    t *= float(case.get("scale", 1))
     if b"# fast" in text:
-        t *= 0.5
+        t *= 1.5 if _slow_case(case) else 0.5
     n = int(case.get("N", 1024))
     return {"status": "ok",
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
@@ -105,6 +117,9 @@ def dispatch(op, args):
         return op_warm(args)
     if op == "run":
         return op_run(args)
+    if op == "ceilings":  # a fake GPU's ceilings, at once (the real op needs torch and a GPU)
+        return {"dram_bytes_per_s": 4.0e12, "flops_per_s": {"fp16": 6.0e14, "bf16": 6.0e14, "tf32": 3.0e14,
+                                                           "fp32": 5.0e13}}
     return real_dispatch(op, args)
 
 

@@ -51,12 +51,12 @@ class AutotunePass : public Pass {
         "pre_hook / post_hook (baking would drop them)",
     };
     info_.params = {
-        {"mode", ParamKind::kChoice, "insert", false, 0, 0, false, {"insert", "bake"}, "insert/replace, or bake"},
-        {"configs", ParamKind::kText, "", false, 0, 0, false, {},
+        {"mode", PassParamKind::kChoice, "insert", false, 0, 0, false, {"insert", "bake"}, "insert/replace, or bake"},
+        {"configs", PassParamKind::kText, "", false, 0, 0, false, {},
          "[P=v P=v num_warps=w; ...]: the configs (default: the one as written, then a list for the kernel's kind)"},
-        {"key", ParamKind::kNames, "", false, 0, 0, false, {},
+        {"key", PassParamKind::kNames, "", false, 0, 0, false, {},
          "the parameters whose values select a config (default: the sizes in masks and loop bounds)"},
-        {"config", ParamKind::kInt, "0", false, 0, 1000, false, {}, "bake: the index of the config to bake in"},
+        {"config", PassParamKind::kInt, "0", false, 0, 1000, false, {}, "bake: the index of the config to bake in"},
     };
   }
   const PassInfo& info() const override { return info_; }

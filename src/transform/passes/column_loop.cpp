@@ -33,9 +33,9 @@ class ColumnLoopPass : public Pass {
         "the row length is a kernel parameter, found from a mask (cols < n) or given as n=",
     };
     info_.params = {
-        {"block", ParamKind::kInt, "4096", false, 16, 65536, true, {},
+        {"block", PassParamKind::kInt, "4096", false, 16, 65536, true, {},
          "the most columns per step: a BLOCK computed from the row length is capped at it"},
-        {"n", ParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
+        {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
     };
   }
   const PassInfo& info() const override { return info_; }

@@ -29,9 +29,9 @@ class GroupedOrderPass : public Pass {
         "every launch's grid is a 2-tuple (or a lambda returning one)",
     };
     info_.params = {
-        {"group", ParamKind::kInt, "8", false, 1, 64, false, {}, "tile rows per group (GROUP_M)"},
-        {"m", ParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 0 spans (default: inferred)"},
-        {"n", ParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 1 spans (default: inferred)"},
+        {"group", PassParamKind::kInt, "8", false, 1, 64, false, {}, "tile rows per group (GROUP_M)"},
+        {"m", PassParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 0 spans (default: inferred)"},
+        {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 1 spans (default: inferred)"},
     };
   }
   const PassInfo& info() const override { return info_; }

@@ -19,10 +19,10 @@ class LaunchPass : public Pass {
         "an option set through a variable is written where the variable is bound once, or at the launch",
     };
     info_.params = {
-        {"num_warps", ParamKind::kInt, "", false, 1, 32, true, {}, "warps per program"},
-        {"num_stages", ParamKind::kInt, "", false, 1, 8, false, {}, "software pipelining stages"},
-        {"num_ctas", ParamKind::kInt, "", false, 1, 8, true, {}, "programs per cluster (sm_90)"},
-        {"maxnreg", ParamKind::kInt, "", false, 16, 255, false, {}, "register limit per thread"},
+        {"num_warps", PassParamKind::kInt, "", false, 1, 32, true, {}, "warps per program"},
+        {"num_stages", PassParamKind::kInt, "", false, 1, 8, false, {}, "software pipelining stages"},
+        {"num_ctas", PassParamKind::kInt, "", false, 1, 8, true, {}, "programs per cluster (sm_90)"},
+        {"maxnreg", PassParamKind::kInt, "", false, 16, 255, false, {}, "register limit per thread"},
     };
   }
   const PassInfo& info() const override { return info_; }

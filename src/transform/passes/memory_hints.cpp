@@ -36,15 +36,15 @@ class MemoryHintsPass : public Pass {
         "constexpr parameters; stages: the loop loads",
     };
     info_.params = {
-        {"offsets", ParamKind::kInt, "", false, 0, 1, false, {}, "1: contiguity / alignment hints on index vectors"},
-        {"cache", ParamKind::kChoice, "", false, 0, 0, false, {"ca", "cg", "cv"}, "cache_modifier of the loads"},
-        {"eviction", ParamKind::kChoice, "", false, 0, 0, false, {"evict_first", "evict_last", "evict_normal"},
+        {"offsets", PassParamKind::kInt, "", false, 0, 1, false, {}, "1: contiguity / alignment hints on index vectors"},
+        {"cache", PassParamKind::kChoice, "", false, 0, 0, false, {"ca", "cg", "cv"}, "cache_modifier of the loads"},
+        {"eviction", PassParamKind::kChoice, "", false, 0, 0, false, {"evict_first", "evict_last", "evict_normal"},
          "eviction_policy of the loads"},
-        {"loads", ParamKind::kNames, "", false, 0, 0, false, {}, "only the loads assigned to these names"},
-        {"unroll", ParamKind::kInt, "", false, 2, 64, false, {}, "loop_unroll_factor"},
-        {"static", ParamKind::kInt, "", false, 0, 1, false, {}, "1: tl.static_range"},
-        {"stages", ParamKind::kInt, "", false, 1, 8, false, {}, "num_stages of the loop"},
-        {"loop", ParamKind::kInt, "", false, 1, 64, false, {}, "which for loop (1-based, source order)"},
+        {"loads", PassParamKind::kNames, "", false, 0, 0, false, {}, "only the loads assigned to these names"},
+        {"unroll", PassParamKind::kInt, "", false, 2, 64, false, {}, "loop_unroll_factor"},
+        {"static", PassParamKind::kInt, "", false, 0, 1, false, {}, "1: tl.static_range"},
+        {"stages", PassParamKind::kInt, "", false, 1, 8, false, {}, "num_stages of the loop"},
+        {"loop", PassParamKind::kInt, "", false, 1, 64, false, {}, "which for loop (1-based, source order)"},
     };
   }
   const PassInfo& info() const override { return info_; }

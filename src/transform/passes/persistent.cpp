@@ -30,8 +30,8 @@ class PersistentPass : public Pass {
         "passed as num_tiles)",
     };
     info_.params = {
-        {"programs_per_sm", ParamKind::kInt, "1", false, 1, 32, false, {}, "programs per SM (occupancy)"},
-        {"flatten", ParamKind::kInt, "0", false, 0, 1, false, {},
+        {"programs_per_sm", PassParamKind::kInt, "1", false, 1, 32, false, {}, "programs per SM (occupancy)"},
+        {"flatten", PassParamKind::kInt, "0", false, 0, 1, false, {},
          "1: tl.range(..., flatten=True), so the compiler pipelines across tiles"},
     };
   }

@@ -37,10 +37,10 @@ class RowsPerProgramPass : public Pass {
         "tl.min over the row, loads and stores with a keyword mask or none); rows a power of two",
     };
     info_.params = {
-        {"rows", ParamKind::kInt, "4", false, 2, 1024, false, {}, "rows per program (ROWS_PER_PROGRAM)"},
-        {"stages", ParamKind::kInt, "0", false, 0, 8, false, {},
+        {"rows", PassParamKind::kInt, "4", false, 2, 1024, false, {}, "rows per program (ROWS_PER_PROGRAM)"},
+        {"stages", PassParamKind::kInt, "0", false, 0, 8, false, {},
          "mode=loop: pipeline the row loop's loads: tl.range(..., num_stages=stages) (0: a plain range)"},
-        {"mode", ParamKind::kChoice, "loop", false, 0, 0, false, {"loop", "block"},
+        {"mode", PassParamKind::kChoice, "loop", false, 0, 0, false, {"loop", "block"},
          "a loop over the rows, or the rows as one 2-D tile"},
     };
   }

@@ -36,9 +36,9 @@ class SplitKPass : public Pass {
         "the launch is a statement of its own",
     };
     info_.params = {
-        {"split", ParamKind::kInt, "4", false, 2, 256, false, {}, "programs per output tile along K (SPLIT_K)"},
-        {"mode", ParamKind::kChoice, "atomic", false, 0, 0, false, {"atomic", "two-stage"}, "how partial sums meet"},
-        {"out", ParamKind::kNames, "", false, 0, 0, false, {}, "the output pointer parameter (default: inferred)"},
+        {"split", PassParamKind::kInt, "4", false, 2, 256, false, {}, "programs per output tile along K (SPLIT_K)"},
+        {"mode", PassParamKind::kChoice, "atomic", false, 0, 0, false, {"atomic", "two-stage"}, "how partial sums meet"},
+        {"out", PassParamKind::kNames, "", false, 0, 0, false, {}, "the output pointer parameter (default: inferred)"},
     };
   }
   const PassInfo& info() const override { return info_; }

@@ -59,10 +59,10 @@ class TensorCoresPass : public Pass {
         "aligned rows) and imports torch",
     };
     info_.params = {
-        {"precision", ParamKind::kChoice, "", false, 0, 0, false, {"tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"},
+        {"precision", PassParamKind::kChoice, "", false, 0, 0, false, {"tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"},
          "the dot's input_precision"},
-        {"cast", ParamKind::kChoice, "", false, 0, 0, false, {"fp16", "bf16"}, "down-cast the dot's operands"},
-        {"loads", ParamKind::kChoice, "", false, 0, 0, false, {"descriptor", "block-pointer"},
+        {"cast", PassParamKind::kChoice, "", false, 0, 0, false, {"fp16", "bf16"}, "down-cast the dot's operands"},
+        {"loads", PassParamKind::kChoice, "", false, 0, 0, false, {"descriptor", "block-pointer"},
          "load the operand tiles through TMA descriptors or block pointers"},
     };
   }

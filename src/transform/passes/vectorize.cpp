@@ -25,7 +25,7 @@ class VectorizePass : public Pass {
         "autotuned); row-wise (BLOCK spans the row): num_warps is not autotuned",
     };
     info_.params = {
-        {"elems", ParamKind::kInt, "", false, 1, 64, true, {},
+        {"elems", PassParamKind::kInt, "", false, 1, 64, true, {},
          "elements per thread (default: 16 bytes' worth from the signature's pointer types, else 4)"},
     };
   }

@@ -1,61 +1,14 @@
-#include "measure/occupancy.h"
+#include "diagnose/occupancy.h"
 
 #include <algorithm>
 
 namespace tf {
 
-GpuLimits GpuLimits::forComputeCapability(int major, int minor, int sms) {
-  GpuLimits g;
-  g.sms = sms > 0 ? sms : g.sms;
-  g.name = "sm_" + std::to_string(major * 10 + minor);
-  const int cc = major * 10 + minor;
-  // Shared memory per SM usable by blocks, max warps and blocks per SM (CUDA programming
-  // guide, "Features and Technical Specifications").
-  if (cc >= 120) {
-    g.max_warps_per_sm = 48;
-    g.max_blocks_per_sm = 32;
-    g.shared_per_sm = 100 * 1024;
-  } else if (cc >= 100) {
-    g.max_warps_per_sm = 64;
-    g.max_blocks_per_sm = 32;
-    g.shared_per_sm = 228 * 1024;
-  } else if (cc >= 90) {
-    g.shared_per_sm = 228 * 1024;
-  } else if (cc == 89 || cc == 86 || cc == 87) {
-    g.max_warps_per_sm = 48;
-    g.max_blocks_per_sm = cc == 89 ? 24 : 16;
-    g.shared_per_sm = cc == 87 ? 164 * 1024 : 100 * 1024;
-  } else if (cc == 80) {
-    g.max_warps_per_sm = 64;
-    g.max_blocks_per_sm = 32;
-    g.shared_per_sm = 164 * 1024;
-  } else if (cc >= 75) {
-    g.max_warps_per_sm = 32;
-    g.max_blocks_per_sm = 16;
-    g.shared_per_sm = 64 * 1024;
-  } else {
-    g.max_warps_per_sm = 64;
-    g.max_blocks_per_sm = 32;
-    g.shared_per_sm = 96 * 1024;
-  }
-  return g;
-}
-
-GpuLimits GpuLimits::fromHello(const nlohmann::json& gpu) {
-  if (!gpu.is_object()) return GpuLimits{};
-  int major = 9, minor = 0;
-  if (gpu.contains("cc") && gpu["cc"].is_array() && gpu["cc"].size() == 2) {
-    major = gpu["cc"][0].get<int>();
-    minor = gpu["cc"][1].get<int>();
-  }
-  return forComputeCapability(major, minor, gpu.value("sms", 0));
-}
-
 nlohmann::json OccupancyEstimate::toJson() const {
   return {{"blocks_per_sm", blocks_per_sm},
           {"warps_per_sm", warps_per_sm},
           {"occupancy", occupancy},
-          {"limiter", limiter},
+          {"limiter", toString(limiter)},
           {"block_limits", {{"registers", limit_registers}, {"shared_memory", limit_shared},
                             {"warps", limit_warps}, {"blocks", limit_blocks}}}};
 }
@@ -84,10 +37,10 @@ OccupancyEstimate estimateOccupancy(const GpuLimits& gpu, int warps, std::option
   e.occupancy = static_cast<double>(e.warps_per_sm) / gpu.max_warps_per_sm;
   // The limiter: the resource whose limit is smallest (registers before shared memory before
   // the block size when they tie: the first is the one a rewrite changes most easily).
-  if (e.warps_per_sm >= gpu.max_warps_per_sm) e.limiter = "none";
-  else if (e.limit_registers == e.blocks_per_sm && registers) e.limiter = "registers";
-  else if (e.limit_shared == e.blocks_per_sm && shared_bytes > 0) e.limiter = "shared memory";
-  else e.limiter = "block size";
+  if (e.warps_per_sm >= gpu.max_warps_per_sm) e.limiter = Limiter::kNone;
+  else if (e.limit_registers == e.blocks_per_sm && registers) e.limiter = Limiter::kRegisters;
+  else if (e.limit_shared == e.blocks_per_sm && shared_bytes > 0) e.limiter = Limiter::kSharedMemory;
+  else e.limiter = Limiter::kBlockSize;
   return e;
 }
 

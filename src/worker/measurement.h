@@ -59,6 +59,21 @@ struct CaseMeasurement {
   nlohmann::json work = nlohmann::json::object();     // the harness's {"flops": x, "bytes": y}, when defined
   double wall_seconds = 0;
   nlohmann::json toJson() const;
+  // The inverse of toJson, tolerant of what a database or a worker may hold: a field of the
+  // wrong type is left at its default; an object that is no measurement at all becomes a
+  // runtime-error with that message.
+  static CaseMeasurement fromJson(const nlohmann::json& j);
+};
+
+// What compiling a variant (the worker's `warm` op: every kernel its launcher launches, for
+// every case) came to.
+struct CompileOutcome {
+  CandidateStatus status = CandidateStatus::kOk;
+  std::string message;
+  std::string detail;
+  nlohmann::json kernels = nlohmann::json::array();
+  double seconds = 0;
+  nlohmann::json toJson() const;
 };
 
 // Maps a worker reply of `run` (or `warm`) to a measurement. Timeouts and crashes of the

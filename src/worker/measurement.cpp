@@ -1,4 +1,4 @@
-#include "measure/measurement.h"
+#include "worker/measurement.h"
 
 namespace tf {
 
@@ -32,19 +32,6 @@ nlohmann::json TimingStats::toJson() const {
           {"method", method},       {"noise", noise()}};
 }
 
-TimingStats TimingStats::fromJson(const nlohmann::json& j) {
-  TimingStats t;
-  t.median_ms = j.value("median_ms", 0.0);
-  t.q1_ms = j.value("q1_ms", t.median_ms);
-  t.q3_ms = j.value("q3_ms", t.median_ms);
-  t.min_ms = j.value("min_ms", t.median_ms);
-  t.max_ms = j.value("max_ms", t.median_ms);
-  t.mean_ms = j.value("mean_ms", t.median_ms);
-  t.reps = j.value("reps", 0);
-  t.method = j.value("method", "");
-  return t;
-}
-
 nlohmann::json VerifyResult::toJson() const {
   nlohmann::json j = {{"passed", passed}, {"max_abs_err", max_abs_err}, {"max_rel_err", max_rel_err}};
   if (!reason.empty()) j["reason"] = reason;
@@ -64,6 +51,14 @@ nlohmann::json CaseMeasurement::toJson() const {
   if (!outputs.empty()) j["outputs"] = outputs;
   if (!work.empty()) j["work"] = work;
   j["wall_seconds"] = wall_seconds;
+  return j;
+}
+
+nlohmann::json CompileOutcome::toJson() const {
+  nlohmann::json j = {{"status", toString(status)}, {"seconds", seconds}};
+  if (!message.empty()) j["message"] = message;
+  if (!detail.empty()) j["detail"] = detail;
+  if (!kernels.empty()) j["kernels"] = kernels;
   return j;
 }
 
@@ -93,27 +88,76 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
       m.detail = reply.detail;
       return m;
   }
-  const auto& r = reply.result;
-  m.status = candidateStatusFromString(r.value("status", "runtime-error"));
-  if (m.status != CandidateStatus::kOk) {
-    m.message = r.value("message", std::string());
-    if (r.contains("verify") && r["verify"].is_object()) m.message = r["verify"].value("reason", m.message);
+  CaseMeasurement parsed = CaseMeasurement::fromJson(reply.result);
+  parsed.wall_seconds = m.wall_seconds;
+  if (parsed.status != CandidateStatus::kOk && !parsed.verify.reason.empty()) {
+    parsed.message = parsed.verify.reason;
   }
-  if (r.contains("verify") && r["verify"].is_object()) {
-    const auto& v = r["verify"];
-    m.verify.passed = v.value("passed", false);
-    m.verify.max_abs_err = v.value("max_abs_err", 0.0);
-    m.verify.max_rel_err = v.value("max_rel_err", 0.0);
-    m.verify.reason = v.value("reason", std::string());
+  return parsed;
+}
+
+namespace {
+
+std::string str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double num(const nlohmann::json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+TimingStats TimingStats::fromJson(const nlohmann::json& j) {
+  TimingStats t;
+  if (!j.is_object()) return t;
+  t.median_ms = num(j, "median_ms");
+  t.q1_ms = num(j, "q1_ms", t.median_ms);
+  t.q3_ms = num(j, "q3_ms", t.median_ms);
+  t.min_ms = num(j, "min_ms", t.median_ms);
+  t.max_ms = num(j, "max_ms", t.median_ms);
+  t.mean_ms = num(j, "mean_ms", t.median_ms);
+  auto reps = j.find("reps");
+  t.reps = reps != j.end() && reps->is_number_integer() ? reps->get<int>() : 0;
+  t.method = str(j, "method");
+  return t;
+}
+
+CaseMeasurement CaseMeasurement::fromJson(const nlohmann::json& r) {
+  CaseMeasurement m;
+  if (!r.is_object()) {
+    m.status = CandidateStatus::kRuntimeError;
+    m.message = "not a measurement (a JSON object was expected)";
+    return m;
+  }
+  std::string status = str(r, "status");
+  m.status = candidateStatusFromString(status.empty() ? "runtime-error" : status);
+  m.message = str(r, "message");
+  m.detail = str(r, "detail");
+  if (auto it = r.find("verify"); it != r.end() && it->is_object()) {
+    const auto& v = *it;
+    auto passed = v.find("passed");
+    m.verify.passed = passed != v.end() && passed->is_boolean() && passed->get<bool>();
+    m.verify.max_abs_err = num(v, "max_abs_err");
+    m.verify.max_rel_err = num(v, "max_rel_err");
+    m.verify.reason = str(v, "reason");
     if (v.contains("first_bad")) m.verify.first_bad = v["first_bad"];
-    if (v.contains("failed_seed")) m.verify.failed_seed = v["failed_seed"].get<int>();
-    m.verify.reference_note = v.value("reference_note", std::string());
+    if (auto s = v.find("failed_seed"); s != v.end() && s->is_number_integer()) m.verify.failed_seed = s->get<int>();
+    m.verify.reference_note = str(v, "reference_note");
     if (v.contains("tolerances")) m.verify.tolerances = v["tolerances"];
   }
-  if (r.contains("timing") && r["timing"].is_object()) m.timing = TimingStats::fromJson(r["timing"]);
-  if (r.contains("kernels") && r["kernels"].is_array()) m.kernels = r["kernels"];
-  if (r.contains("outputs") && r["outputs"].is_array()) m.outputs = r["outputs"];
-  if (r.contains("work") && r["work"].is_object()) m.work = r["work"];
+  if (auto it = r.find("timing"); it != r.end() && it->is_object()) m.timing = TimingStats::fromJson(*it);
+  if (auto it = r.find("kernels"); it != r.end() && it->is_array()) m.kernels = *it;
+  if (auto it = r.find("outputs"); it != r.end() && it->is_array()) m.outputs = *it;
+  if (auto it = r.find("work"); it != r.end() && it->is_object()) m.work = *it;
+  m.wall_seconds = num(r, "wall_seconds");
+  // A verified measurement without a usable time is not a measurement.
+  if (m.status == CandidateStatus::kOk && m.timing && !(m.timing->median_ms > 0)) {
+    m.status = CandidateStatus::kRuntimeError;
+    m.message = "the measurement has no positive median time";
+  }
   return m;
 }
 

@@ -1,0 +1,225 @@
+// Map: evaluateBatch (prune, rewrite, reuse or compile) -> measureInCompileOrder (measure what
+// is compiled first; spilling variants last; nothing past the search's end) -> recordCandidate.
+#include "search/batch_evaluation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <future>
+
+#include "search/measure_callbacks.h"
+#include "search/scoring.h"
+#include "search/stored_measurements.h"
+#include "transform/apply_config.h"
+#include "util/hash.h"
+
+namespace tf {
+namespace {
+
+// Most register spills of any kernel a compile reported (0 when it reported none).
+int64_t spillsOf(const nlohmann::json& kernels) {
+  int64_t most = 0;
+  if (!kernels.is_array()) return 0;
+  for (const auto& k : kernels) {
+    if (k.is_object() && k.contains("spills") && k["spills"].is_number_integer()) {
+      most = std::max(most, k["spills"].get<int64_t>());
+    }
+  }
+  return most;
+}
+
+struct Pending {
+  CandidateRecord rec;
+  Variant v;
+  std::shared_future<CompileOutcome> compiled;
+  int duplicate_of = -1;
+  bool known = false;
+};
+
+bool ready(const std::shared_future<CompileOutcome>& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// Measures the batch's compiled candidates in the order their compiles finish, not the
+// order they were proposed: one slow compile no longer holds up the ready ones while the
+// budget runs. A candidate that spills registers where the kernel as written does not is
+// measured after the others that are ready or still compiling (it is rarely the fastest).
+// What the budget leaves unmeasured is marked as such.
+void measureInCompileOrder(const RunContext& ctx, RunState& state, std::vector<Pending>& pending) {
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const auto& p = pending[i];
+    if (!p.known && p.duplicate_of < 0 && p.rec.status == CandidateStatus::kNotRun && p.compiled.valid()) todo.push_back(i);
+  }
+  const int64_t base_spills =
+      spillsOf(state.result.candidates.empty() ? nlohmann::json::array() : state.result.candidates[0].compile.kernels);
+  while (!todo.empty()) {
+    size_t left = ctx.task.cases.size();
+    if (ctx.clock.elapsed() + expectedMeasureSeconds(state, left) > state.budget.searchEnd()) {
+      for (size_t i : todo) pending[i].rec.message = "the budget ran out before it was measured";
+      return;
+    }
+    size_t pick = todo.size();
+    size_t spilling = todo.size();
+    bool compiling = false;
+    for (size_t j = 0; j < todo.size(); ++j) {
+      const auto& f = pending[todo[j]].compiled;
+      if (!ready(f)) {
+        compiling = true;
+        continue;
+      }
+      const CompileOutcome& c = f.get();
+      if (c.status == CandidateStatus::kOk && spillsOf(c.kernels) > base_spills) {
+        if (spilling == todo.size()) spilling = j;
+        continue;
+      }
+      pick = j;
+      break;
+    }
+    if (pick == todo.size() && !compiling) pick = spilling;
+    if (pick == todo.size()) {
+      pending[todo.front()].compiled.wait_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    auto& p = pending[todo[pick]];
+    measureCandidate(ctx, state, p.rec, p.v, p.compiled.get());
+    todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+}
+
+const CandidateRecord* findRecord(const RunState& state, int id, const std::vector<Pending>& pending) {
+  for (const auto& c : state.result.candidates) {
+    if (c.id == id) return &c;
+  }
+  for (const auto& p : pending) {
+    if (p.rec.id == id) return &p.rec;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+double expectedMeasureSeconds(const RunState& state, size_t cases) {
+  // The median of the last measurements of a case: the baseline's own first measurement
+  // includes its compile, so it only seeds the estimate when nothing else is known.
+  std::vector<double> recent = state.recent_case_seconds;
+  if (recent.empty()) {
+    for (const auto& c : state.result.candidates.empty() ? std::vector<CaseMeasurement>{} : state.result.candidates[0].cases) {
+      recent.push_back(c.wall_seconds);
+    }
+  }
+  if (recent.empty()) return 0;
+  std::nth_element(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(recent.size() / 2), recent.end());
+  return static_cast<double>(cases) * std::max(0.02, recent[recent.size() / 2]);
+}
+
+const CandidateRecord& recordCandidate(const RunContext& ctx, RunState& state, CandidateRecord rec) {
+  state.result.candidates.push_back(std::move(rec));
+  CandidateRecord& added = state.result.candidates.back();
+  ctx.callbacks.candidateDone(added, state);
+  return state.result.candidates.back();
+}
+
+void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& rec, const Variant& v,
+                      const CompileOutcome& compiled) {
+  rec.compile = compiled;
+  if (compiled.status != CandidateStatus::kOk) {
+    rec.status = compiled.status;
+    rec.message = compiled.message;
+    if (compiled.status != CandidateStatus::kNotRun) ctx.callbacks.compileFailed(rec);
+    return;
+  }
+  ++state.result.measured;
+  for (size_t i = rec.cases.size(); i < ctx.task.cases.size(); ++i) {
+    CaseMeasurement m = ctx.evaluator.measure(v, i, state.search_timing);
+    if (m.status == CandidateStatus::kOk) {
+      state.recent_case_seconds.push_back(m.wall_seconds);
+      if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
+    }
+    rec.cases.push_back(m);
+    ctx.callbacks.caseMeasured(rec, i, rec.cases.back());
+    if (m.status != CandidateStatus::kOk) {
+      rec.status = m.status;
+      rec.message = m.status == CandidateStatus::kNotRun ? m.message
+                                                         : fmt::format("case {}: {}", ctx.task.caseLabel(i), m.message);
+      return;
+    }
+  }
+  rec.status = CandidateStatus::kOk;
+  scoreCandidate(rec, state.baseline);
+}
+
+void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals) {
+  const Base& base = state.base();
+  const Space& space = *state.search.space;
+  std::vector<Pending> pending;
+  for (const auto& pr : proposals) {
+    std::string why;
+    Pending p;
+    p.rec.id = static_cast<int>(state.result.candidates.size() + pending.size());
+    p.rec.round = state.result.rounds;
+    p.rec.base = base.id;
+    p.rec.kind = CandidateKind::kSearch;
+    p.rec.origin = pr.origin;
+    p.rec.proposal = pr.proposal;
+    p.rec.config = pr.config;
+    p.rec.config_text = describeConfig(*base.tunables, pr.config);
+    if (!space.valid(pr.config, &why)) {
+      p.rec.status = CandidateStatus::kPruned;
+      p.rec.message = why;
+      ++state.result.pruned;
+      pending.push_back(std::move(p));
+      continue;
+    }
+    std::string text;
+    try {
+      text = RunState::textOf(base, pr.config);
+    } catch (const std::logic_error& e) {
+      p.rec.status = CandidateStatus::kCompileError;
+      p.rec.message = fmt::format("rewrite failed: {}", e.what());
+      pending.push_back(std::move(p));
+      continue;
+    }
+    p.rec.source_hash = hashHex(text);
+    auto dup = state.seen_sources.find(p.rec.source_hash);
+    std::optional<StoredMeasurements::Known> known;
+    if (dup == state.seen_sources.end() && ctx.stored) known = ctx.stored->lookup(p.rec.source_hash);
+    if (dup != state.seen_sources.end()) {
+      p.duplicate_of = dup->second;
+    } else if (known && known->complete) {
+      p.known = true;
+      p.rec.status = known->rec.status;
+      p.rec.message = known->rec.message;
+      p.rec.cases = known->rec.cases;
+      p.rec.compile = known->rec.compile;
+      p.rec.reused = true;
+      p.rec.origin += ", " + known->rec.origin;
+      state.seen_sources[p.rec.source_hash] = p.rec.id;
+    } else {
+      // Cases stored by an interrupted run are kept; only the others are measured.
+      if (known) p.rec.cases = known->rec.cases;
+      p.v = ctx.evaluator.materialize(text);
+      p.compiled = ctx.evaluator.compileAsync(p.v);
+      state.seen_sources[p.rec.source_hash] = p.rec.id;
+    }
+    pending.push_back(std::move(p));
+  }
+  measureInCompileOrder(ctx, state, pending);
+  for (auto& p : pending) {
+    if (p.known) {
+      ++state.result.reused;
+      scoreCandidate(p.rec, state.baseline);
+    } else if (p.duplicate_of >= 0) {
+      if (const CandidateRecord* twin = findRecord(state, p.duplicate_of, pending)) {
+        p.rec.status = twin->status;
+        p.rec.objective = twin->objective;
+        p.rec.regressed = twin->regressed;
+        p.rec.message = fmt::format("same source as #{}", p.duplicate_of);
+      }
+    }
+    ++state.result.evaluated;
+    recordCandidate(ctx, state, std::move(p.rec));
+  }
+}
+
+}  // namespace tf

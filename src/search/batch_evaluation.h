@@ -1,0 +1,37 @@
+// Evaluating candidates: one round's proposals on the current base (pruned statically,
+// written into the source, taken from the results database when known, else compiled in
+// parallel and measured in the order their compiles finish), and the measurement of one
+// compiled variant on every case. Everything a measurement leads to (database rows, the
+// trace, the strategy, progress) happens in the measure callbacks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "search/run_state.h"
+
+namespace tf {
+
+struct Proposed {
+  Config config;
+  std::string origin;                // "bayes", "autotune config 2", "bayes in region P3 (...)"
+  std::string proposal;              // the engine proposal it came from, "" for the strategy's own
+};
+
+// Evaluates a round of configurations of the current base; every one ends up in
+// state.result.candidates (pruned, reused, failed, not run for lack of budget, or measured).
+void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals);
+
+// Measures `v` (compiled: `compiled`) on every case not in rec.cases yet (those came from
+// the database), then scores it against the baseline. Stops at the first failing case.
+void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& rec, const Variant& v,
+                      const CompileOutcome& compiled);
+
+// Adds a finished candidate to the run and runs the callbacks on it.
+const CandidateRecord& recordCandidate(const RunContext& ctx, RunState& state, CandidateRecord rec);
+
+// Seconds a candidate's measurement of `cases` cases is expected to take (from what the
+// baseline's took): the search starts no measurement that would run past its end.
+double expectedMeasureSeconds(const RunState& state, size_t cases);
+
+}  // namespace tf

@@ -1,0 +1,162 @@
+#include "search/confirmation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "search/scoring.h"
+
+namespace tf {
+namespace {
+
+void handBackOriginal(const RunContext& ctx, RunState& state, const std::string& note, nlohmann::json event) {
+  OptimizeResult& r = state.result;
+  r.best = -1;
+  r.speedup = 1.0;
+  r.best_source = ctx.sources.source.source.text();
+  if (r.confirm_baseline.empty()) r.confirm_baseline = r.candidates[0].cases;
+  if (!note.empty()) r.notes.push_back(note);
+  event["accepted"] = false;
+  ctx.trace.add("confirm", event);
+}
+
+// The search's own measurements decide: the best's cases against the baseline's, each within
+// twice its noise (the measurements are shorter than the confirmation's).
+void acceptFromSearch(const RunContext& ctx, RunState& state, const CandidateRecord& best, const std::string& why) {
+  std::vector<std::string> slower;
+  std::vector<double> ratios;
+  double noise = state.baselineNoise();
+  for (size_t i = 0; i < best.cases.size(); ++i) {
+    double ratio = best.cases[i].timing->median_ms / state.baseline.times_ms[i];
+    ratios.push_back(ratio);
+    double tol = 2 * caseTolerance(state.baseline.noise[i], best.cases[i].timing->noise());
+    noise = std::max(noise, best.cases[i].timing->noise());
+    if (ratio > 1.0 + tol) slower.push_back(state.baseline.labels[i]);
+  }
+  double obj = geomean(ratios);
+  nlohmann::json ev = {{"best", best.id}, {"remeasured", false}, {"reason", why}, {"speedup", 1.0 / obj}};
+  if (!slower.empty() || obj >= 1.0 - 2 * std::max(kMinCaseTolerance, noise)) {
+    return handBackOriginal(ctx, state,
+                            fmt::format("{}; on the search's measurements the best candidate (#{}) is not faster "
+                                        "beyond twice the noise: the original is handed back",
+                                        why, best.id),
+                            ev);
+  }
+  OptimizeResult& r = state.result;
+  r.best = best.id;
+  r.best_source = state.recordText(best);
+  r.speedup = 1.0 / obj;
+  r.confirm_baseline = r.candidates[0].cases;
+  r.confirm_best = best.cases;
+  r.notes.push_back(fmt::format("{}: the speed-up is the search's measurement, not re-measured", why));
+  ev["accepted"] = true;
+  ctx.trace.add("confirm", ev);
+}
+
+}  // namespace
+
+void confirm(const RunContext& ctx, RunState& state) {
+  OptimizeResult& r = state.result;
+  const CandidateRecord* found = state.best();
+  r.best_source = ctx.sources.source.source.text();
+  if (!found || found->id == 0) {
+    r.speedup = 1.0;
+    r.confirm_baseline = r.candidates[0].cases;
+    if (r.stop_reason.empty()) r.stop_reason = "done";
+    r.notes.push_back("no configuration beat the kernel as written: the original is handed back");
+    ctx.trace.add("confirm", {{"best", nullptr}, {"accepted", false}});
+    return;
+  }
+  const CandidateRecord best = *found;
+  if (r.stop_reason.empty()) r.stop_reason = "done";
+  const size_t n = ctx.task.cases.size();
+  // Two alternations of baseline and best on every case: 4n measurements. Each costs its
+  // timing budget plus what verification and the request cost in the search.
+  const double left = state.budget.budget_s - ctx.clock.elapsed();
+  double overhead = 0.15;
+  if (!state.recent_case_seconds.empty()) {
+    std::vector<double> recent = state.recent_case_seconds;
+    std::sort(recent.begin(), recent.end());
+    overhead = std::max(overhead, recent[recent.size() / 2] - state.search_timing.budget_ms / 1000.0);
+  }
+  double timing_ms = std::max(ctx.options.confirm_timing_ms, state.search_timing.budget_ms);
+  double per = left / (4.0 * static_cast<double>(n)) - overhead;
+  if (per * 1000.0 < timing_ms) timing_ms = per * 1000.0;
+  if (timing_ms < 50) {
+    return acceptFromSearch(ctx, state, best, "the budget left no time to re-measure");
+  }
+  ctx.progress.status(fmt::format("confirming #{} against the kernel as written", best.id));
+  std::string best_text = state.recordText(best);
+  Variant vb = ctx.evaluator.materialize(ctx.sources.source.source.text());
+  Variant vc = ctx.evaluator.materialize(best_text);
+  TimingOptions t = state.search_timing;
+  t.budget_ms = timing_ms;
+  std::vector<std::vector<double>> basev(n), cand(n);
+  std::vector<CaseMeasurement> base_last(n), cand_last(n);
+  for (int rep = 0; rep < 2; ++rep) {
+    for (size_t i = 0; i < n; ++i) {
+      CaseMeasurement mb = ctx.evaluator.measure(vb, i, t);
+      CaseMeasurement mc = ctx.evaluator.measure(vc, i, t);
+      if (mb.status == CandidateStatus::kNotRun || mc.status == CandidateStatus::kNotRun) {
+        return acceptFromSearch(ctx, state, best, "the budget ran out during the re-measurement");
+      }
+      if (mb.status != CandidateStatus::kOk || mc.status != CandidateStatus::kOk) {
+        r.notes.push_back(fmt::format("confirmation run failed on case {}: {} / {}", ctx.task.caseLabel(i),
+                                      mb.message, mc.message));
+        return handBackOriginal(ctx, state, "the original is handed back",
+                                {{"best", best.id}, {"reason", "the confirmation run failed"}});
+      }
+      basev[i].push_back(mb.timing->median_ms);
+      cand[i].push_back(mc.timing->median_ms);
+      base_last[i] = mb;
+      cand_last[i] = mc;
+    }
+  }
+  std::vector<double> ratios;
+  std::vector<std::string> slower;
+  double noise = 0;
+  nlohmann::json per_case = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i) {
+    double b = *std::min_element(basev[i].begin(), basev[i].end());
+    double c = *std::min_element(cand[i].begin(), cand[i].end());
+    // Keep the median of the better repetition as the reported figure.
+    base_last[i].timing->median_ms = b;
+    cand_last[i].timing->median_ms = c;
+    ratios.push_back(c / b);
+    double tol = caseTolerance(base_last[i].timing->noise(), cand_last[i].timing->noise());
+    noise = std::max({noise, base_last[i].timing->noise(), cand_last[i].timing->noise()});
+    bool case_slower = c / b > 1.0 + tol;
+    if (case_slower) slower.push_back(ctx.task.caseLabel(i));
+    per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"baseline_ms", b}, {"best_ms", c}, {"tolerance", tol},
+                        {"slower", case_slower}});
+  }
+  double obj = geomean(ratios);
+  r.confirm_baseline = base_last;
+  r.confirm_best = cand_last;
+  nlohmann::json ev = {{"best", best.id}, {"cases", per_case}, {"speedup", 1.0 / obj}, {"noise", noise},
+                       {"timing_ms", timing_ms}};
+  if (!slower.empty()) {
+    std::string list;
+    for (const auto& s : slower) list += (list.empty() ? "" : ", ") + s;
+    ev["reason"] = "slower on " + list;
+    return handBackOriginal(ctx, state,
+                            fmt::format("the best candidate (#{}) was slower than the original on {} on "
+                                        "re-measurement; the original is handed back",
+                                        best.id, list),
+                            ev);
+  }
+  if (!(obj < 1.0 - std::max(kMinCaseTolerance, noise))) {
+    return handBackOriginal(ctx, state,
+                            fmt::format("the best candidate (#{}) was within the noise of the original on "
+                                        "re-measurement ({:.3f}x); the original is handed back",
+                                        best.id, 1.0 / obj),
+                            ev);
+  }
+  r.best = best.id;
+  r.best_source = best_text;
+  r.speedup = 1.0 / obj;
+  ev["accepted"] = true;
+  ctx.trace.add("confirm", ev);
+}
+
+}  // namespace tf

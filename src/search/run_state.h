@@ -1,0 +1,124 @@
+// The state of one optimization run, as a plain struct that the loop's stages take and hand
+// on (RunState), and the services they use (RunContext): the task, the workers, the engine,
+// the trace, the results database, the callbacks after each measurement, and the clock.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernel/ast.h"
+#include "kernel/module_ir.h"
+#include "kernel/tunables.h"
+#include "measure/roofline.h"
+#include "search/candidate.h"
+#include "search/engine.h"
+#include "search/evaluator.h"
+#include "search/optimizer.h"
+#include "search/scoring.h"
+#include "search/space.h"
+#include "search/stop_conditions.h"
+#include "search/strategy.h"
+#include "search/trace.h"
+#include "search/tuner.h"
+
+namespace tf {
+
+class MeasureCallbacks;
+class StoredMeasurements;
+
+// A source the parameters apply to: the original, or what a pass made of a base.
+struct Base {
+  int id = 0;
+  std::string origin;                // "as written", "pass split-k (P4) on base 0"
+  std::string text;
+  std::string hash;
+  const ModuleIR* ir = nullptr;
+  const TunableSet* tunables = nullptr;
+  std::unique_ptr<ParsedSource> parsed;
+  std::unique_ptr<ModuleIR> owned_ir;
+  std::unique_ptr<TunableSet> owned_tunables;
+  int record = 0;                    // the candidate that measured it as written
+};
+
+// The search over the current base.
+struct BaseSearch {
+  std::unique_ptr<Space> full;       // the base's space
+  std::unique_ptr<Space> space;      // narrowed by --only
+  std::unique_ptr<SearchStrategy> strategy;
+  std::unique_ptr<Tuner> tuner;
+  int rounds = 0;                    // rounds of search run on this base
+};
+
+// What the reasoning engine and the diagnosis have said, under the ids the trace uses.
+struct EngineLedger {
+  std::vector<EngineDiagnosis> diagnosis;             // of the current best
+  std::map<std::string, std::string> finding_ids;     // key -> "F3"
+  std::vector<EngineFinding> findings;
+  std::map<std::string, std::string> proposal_ids;    // body -> "P2"
+  std::set<std::string> passes_tried;                 // "base|proposal"
+  bool error_traced = false;
+};
+
+struct RunState {
+  OptimizeResult result;
+  BaselineReference baseline;
+  SpaceHints hints;
+  BudgetPlan budget;
+  std::optional<double> target_objective;  // stop here (near the roofline), when asked
+  std::optional<Ceilings> ceilings;
+  std::vector<std::unique_ptr<Base>> bases;
+  int current_base = 0;
+  std::map<std::string, int> seen_sources; // source hash -> the candidate that ran it
+  std::map<int, std::string> pass_texts;   // candidate id -> the source a pass made
+  BaseSearch search;
+  EngineLedger engine;
+  TimingOptions search_timing;
+  std::vector<double> recent_case_seconds; // wall time of the last measurements of one case
+
+  Base& base() { return *bases[static_cast<size_t>(current_base)]; }
+  const Base& baseOf(const CandidateRecord& rec) const { return *bases[static_cast<size_t>(rec.base)]; }
+  // The fastest eligible candidate (verified, slower on no case); null when none is.
+  const CandidateRecord* best() const;
+  double bestObjective() const;            // 1.0 when nothing beat the baseline
+  double baselineNoise() const;            // the largest relative noise of the baseline's cases
+  // The source a candidate ran: a pass's output, a base as written, or a base with a
+  // configuration applied.
+  std::string recordText(const CandidateRecord& rec) const;
+  static std::string textOf(const Base& base, const Config& config);
+  int nextId() const { return static_cast<int>(result.candidates.size()); }
+};
+
+// Seconds since the run started, and the deadlines the budget sets.
+class RunClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit RunClock(Clock::time_point start) : start_(start) {}
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  Clock::time_point at(double seconds) const {
+    return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+
+ private:
+  Clock::time_point start_;
+};
+
+struct RunContext {
+  const Task& task;
+  const TaskSources& sources;
+  const TunableSet& tunables;
+  const OptimizeOptions& options;
+  OptimizeProgress& progress;
+  Evaluator& evaluator;
+  ReasoningEngine& engine;
+  Trace& trace;
+  StoredMeasurements* stored;              // null: no results database
+  MeasureCallbacks& callbacks;
+  RunClock clock;
+};
+
+}  // namespace tf

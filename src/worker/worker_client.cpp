@@ -1,0 +1,179 @@
+#include "worker/worker_client.h"
+
+#include <fmt/format.h>
+
+namespace tf {
+namespace {
+
+nlohmann::json paths(const std::vector<std::filesystem::path>& ps) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& p : ps) a.push_back(p.string());
+  return a;
+}
+
+nlohmann::json launchJson(const LaunchSpec& l) {
+  return {{"variant", {{"path", l.variant.path.string()}, {"module_name", l.variant.module_name}}},
+          {"launcher", l.launcher},
+          {"harness", l.harness.string()},
+          {"search_path", paths(l.search_path)}};
+}
+
+nlohmann::json checkJson(const CheckArgs& c) {
+  nlohmann::json j = {{"reference_precision", c.reference_precision}, {"in_place", c.in_place}};
+  if (c.rtol) j["rtol"] = *c.rtol;
+  if (c.atol) j["atol"] = *c.atol;
+  return j;
+}
+
+std::chrono::milliseconds pick(std::optional<std::chrono::milliseconds> given, std::chrono::milliseconds fallback) {
+  return given ? *given : fallback;
+}
+
+}  // namespace
+
+nlohmann::json TimingOptions::toJson() const {
+  return {{"budget_ms", budget_ms}, {"min_reps", min_reps}, {"max_reps", max_reps}, {"flush", flush_l2},
+          {"method", method}};
+}
+
+nlohmann::json toJson(const RunRequest& r) {
+  nlohmann::json j = launchJson(r.launch);
+  j["case"] = r.case_values;
+  j["seeds"] = r.seeds;
+  j["check"] = checkJson(r.check);
+  j["timing"] = r.timing ? r.timing->toJson() : nlohmann::json{{"enabled", false}};
+  if (!r.asm_texts.empty()) j["asm"] = r.asm_texts;
+  return j;
+}
+
+nlohmann::json toJson(const WarmRequest& r) {
+  nlohmann::json j = launchJson(r.launch);
+  j["cases"] = r.cases;
+  return j;
+}
+
+nlohmann::json toJson(const CompileRequest& r) {
+  nlohmann::json sig = nlohmann::json::object(), attrs = nlohmann::json::object(), opts = nlohmann::json::object();
+  for (const auto& [p, t] : r.signature) sig[p] = t;
+  for (const auto& [p, d] : r.divisibility) attrs[p] = d;
+  for (const auto& [k, v] : r.options) opts[k] = v;
+  nlohmann::json j = {{"path", r.path.string()}, {"kernel", r.kernel},   {"signature", sig},
+                      {"constexprs", r.constexprs}, {"attrs", attrs},    {"options", opts},
+                      {"target", r.target.toJson()}};
+  if (!r.module_name.empty()) j["module_name"] = r.module_name;
+  if (!r.search_path.empty()) j["search_path"] = paths(r.search_path);
+  if (!r.want.empty()) j["want"] = r.want;
+  return j;
+}
+
+nlohmann::json profileLaunchRequest(const RunRequest& request, int warmup) {
+  nlohmann::json args = toJson(request);
+  args.erase("timing");
+  args["warmup"] = warmup;
+  args["seed"] = request.seeds.empty() ? 0 : request.seeds.front();
+  return {{"op", "profile_launch"}, {"args", args}};
+}
+
+ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
+                               std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));
+  ParseReply out;
+  out.worker = r.status;
+  out.message = r.message;
+  out.detail = r.detail;
+  if (r.ok()) {
+    if (r.result.is_object() && r.result.contains("ast") && r.result["ast"].is_object()) {
+      out.ast = std::move(r.result["ast"]);
+    } else {
+      out.worker = WorkerReply::Status::kProtocolError;
+      out.message = "the parse reply has no 'ast' object";
+    }
+    return out;
+  }
+  if (r.status == WorkerReply::Status::kFailed && r.result.is_object()) {
+    auto num = [&](const char* k) { return r.result.contains(k) && r.result[k].is_number_integer() ? r.result[k].get<int>() : 0; };
+    out.line = num("line");
+    out.col = num("col");
+  }
+  return out;
+}
+
+CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("compile", toJson(request), pick(timeout, timeouts_.compile));
+  CompileReply out;
+  out.worker = r.status;
+  out.error_type = r.error_type;
+  if (r.ok()) {
+    out.status = "ok";
+    if (r.result.is_object()) out.result = std::move(r.result);
+    if (auto it = out.result.find("shared_bytes"); it != out.result.end() && it->is_number_integer()) {
+      out.shared_bytes = it->get<int64_t>();
+    }
+    if (auto it = out.result.find("cubin"); it != out.result.end() && it->is_object() && it->contains("registers") &&
+                                            (*it)["registers"].is_number_integer()) {
+      out.registers = (*it)["registers"].get<int>();
+    }
+    return out;
+  }
+  out.status = "compile-error";
+  if (r.status == WorkerReply::Status::kFailed && r.result.is_object() && r.result.contains("status") &&
+      r.result["status"].is_string()) {
+    out.status = r.result["status"].get<std::string>();
+  }
+  if (r.status == WorkerReply::Status::kTimeout) out.status = "timeout";
+  out.message = r.error_type.empty() ? r.message : r.error_type + ": " + r.message;
+  if (r.result.is_object()) out.result = std::move(r.result);
+  return out;
+}
+
+CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.warm);
+  WorkerReply r = process_.call("warm", toJson(request), limit);
+  CompileOutcome out;
+  out.seconds = r.seconds;
+  CaseMeasurement m = measurementFromReply(r);
+  out.status = m.status;
+  out.message = m.message;
+  out.detail = m.detail;
+  if (r.ok() && r.result.is_object()) {
+    out.status = candidateStatusFromString(r.result.value("status", "runtime-error"));
+    out.message = r.result.contains("message") && r.result["message"].is_string() ? r.result["message"].get<std::string>() : "";
+    if (r.result.contains("kernels") && r.result["kernels"].is_array()) out.kernels = r.result["kernels"];
+  }
+  if (out.status == CandidateStatus::kTimeout && r.status == WorkerReply::Status::kTimeout) {
+    out.message = fmt::format("compiling took longer than {:.0f} s", limit.count() / 1000.0);
+  }
+  return out;
+}
+
+CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.run);
+  WorkerReply r = process_.call("run", toJson(request), limit);
+  CaseMeasurement m = measurementFromReply(r);
+  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
+  if (r.status == WorkerReply::Status::kTimeout) {
+    m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", limit.count() / 1000.0);
+  }
+  return m;
+}
+
+CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("ceilings", nlohmann::json::object(), pick(timeout, timeouts_.ceilings));
+  CeilingsReply out;
+  if (!r.ok() || !r.result.is_object()) {
+    out.message = r.ok() ? "the ceilings reply is not an object" : r.message;
+    return out;
+  }
+  if (r.result.contains("dram_bytes_per_s") && r.result["dram_bytes_per_s"].is_number()) {
+    out.dram_bytes_per_s = r.result["dram_bytes_per_s"].get<double>();
+  }
+  if (r.result.contains("flops_per_s") && r.result["flops_per_s"].is_object()) {
+    for (const auto& [k, v] : r.result["flops_per_s"].items()) {
+      if (v.is_number()) out.flops_per_s[k] = v.get<double>();
+    }
+  }
+  out.ok = true;
+  return out;
+}
+
+}  // namespace tf

@@ -1,0 +1,154 @@
+// The worker's ops as typed functions: the one place that assembles a request and reads a
+// reply (docs/worker-protocol.md documents the JSON underneath). Nothing outside this file
+// builds a request's JSON.
+//
+//   WorkerClient client(process);
+//   ParseReply p = client.parse({text, "kernel.py"});
+//   CompileReply c = client.compile(request);          // ahead of time, no GPU needed
+//   CompileOutcome w = client.warm({launch, cases});   // the launcher's own compile path
+//   CaseMeasurement m = client.run(request);           // verify + time one case
+//
+// Every call takes the op's default timeout from OpTimeouts, or a shorter one the caller
+// gives (the optimization loop passes what is left of its budget). Failures of the worker
+// (a timeout, a crash) are values in the reply, never exceptions.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/measurement.h"
+#include "worker/target.h"
+#include "worker/worker_process.h"
+
+namespace tf {
+
+// How long each op may take unless the caller says otherwise.
+struct OpTimeouts {
+  std::chrono::milliseconds parse{60000};
+  std::chrono::milliseconds compile{300000};   // one kernel ahead of time: 22 s seen for a 256x256x128 tile
+  std::chrono::milliseconds warm{180000};      // every kernel a launcher launches, every case
+  std::chrono::milliseconds run{120000};       // one case: inputs, reference, verification, timing
+  std::chrono::milliseconds ceilings{180000};  // a copy and a few library matmuls on the GPU
+};
+
+// A variant of a source, written to a file and imported under its own module name.
+struct VariantRef {
+  std::filesystem::path path;
+  std::string module_name;
+};
+
+// What running a task's launcher needs: the variant, the launcher in it, the harness.
+struct LaunchSpec {
+  VariantRef variant;
+  std::string launcher;
+  std::filesystem::path harness;
+  std::vector<std::filesystem::path> search_path;   // folders the variant and harness import from
+};
+
+// How outputs are checked against the harness's reference.
+struct CheckArgs {
+  std::optional<double> rtol, atol;                 // unset: the worker's default per dtype
+  std::string reference_precision = "float64";
+  std::vector<int> in_place;                        // inputs the launcher may modify
+};
+
+// How a case is timed.
+struct TimingOptions {
+  double budget_ms = 250;
+  int min_reps = 10;
+  int max_reps = 2000;
+  bool flush_l2 = true;
+  std::string method = "auto";                      // auto | events | graph
+  nlohmann::json toJson() const;
+};
+
+struct RunRequest {
+  LaunchSpec launch;
+  nlohmann::json case_values = nlohmann::json::object();   // the case's scalars
+  std::vector<int> seeds{0};
+  CheckArgs check;
+  std::optional<TimingOptions> timing;              // nullopt: run once, untimed
+  std::vector<std::string> asm_texts;               // compiled texts to return: "ttgir", "ptx"
+};
+
+struct WarmRequest {
+  LaunchSpec launch;
+  std::vector<nlohmann::json> cases;
+};
+
+// An ahead-of-time compile of one kernel (Triton's ASTSource + GPUTarget).
+struct CompileRequest {
+  std::filesystem::path path;
+  std::string kernel;
+  std::string module_name;                          // "" : the worker picks one
+  std::vector<std::filesystem::path> search_path;
+  std::map<std::string, std::string> signature;     // parameter -> Triton type ("*fp16", "i32")
+  nlohmann::json constexprs = nlohmann::json::object();   // parameter -> int | bool | null
+  std::map<std::string, int> divisibility;          // parameter -> 16: the JIT's alignment hint
+  std::map<std::string, int64_t> options;           // num_warps, num_stages, num_ctas, maxnreg
+  Target target = kSm90Target;
+  std::vector<std::string> want;                    // "ptx", "sass", "spills"
+};
+
+struct CompileReply {
+  WorkerReply::Status worker = WorkerReply::Status::kOk;   // kOk or kFailed: the op answered
+  std::string status;                               // "ok", "compile-error", "out-of-resources"
+  std::string message;                              // for failures: "ErrorType: message"
+  std::string error_type;
+  std::optional<int64_t> shared_bytes;
+  std::optional<int> registers;
+  nlohmann::json result = nlohmann::json::object(); // the op's whole result (texts, cubin facts)
+  bool answered() const { return worker == WorkerReply::Status::kOk || worker == WorkerReply::Status::kFailed; }
+  bool ok() const { return worker == WorkerReply::Status::kOk && status == "ok"; }
+};
+
+struct ParseReply {
+  WorkerReply::Status worker = WorkerReply::Status::kOk;
+  nlohmann::json ast;                               // the Module node, when it parsed
+  int line = 0, col = 0;                            // of a syntax error
+  std::string message, detail;
+  bool ok() const { return worker == WorkerReply::Status::kOk; }
+  bool syntaxError() const { return worker == WorkerReply::Status::kFailed; }
+};
+
+struct CeilingsReply {
+  bool ok = false;
+  std::string message;
+  double dram_bytes_per_s = 0;
+  std::map<std::string, double> flops_per_s;        // "fp16", "bf16", "tf32", "fp32"
+};
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(WorkerProcess& process, OpTimeouts timeouts = {}) : process_(process), timeouts_(timeouts) {}
+
+  ParseReply parse(const std::string& text, const std::string& filename,
+                   std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  CompileReply compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  CompileOutcome warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  CaseMeasurement run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  CeilingsReply ceilings(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+  WorkerProcess& process() { return process_; }
+  const OpTimeouts& timeouts() const { return timeouts_; }
+
+ private:
+  WorkerProcess& process_;
+  OpTimeouts timeouts_;
+};
+
+// The request of the `profile_launch` op for one case, as the file `python -m
+// tritonforge_worker --oneshot FILE` reads (Nsight Compute runs the worker that way).
+nlohmann::json profileLaunchRequest(const RunRequest& request, int warmup);
+
+// The JSON of each request (for the fuzz tests and the docs' examples).
+nlohmann::json toJson(const RunRequest& request);
+nlohmann::json toJson(const CompileRequest& request);
+nlohmann::json toJson(const WarmRequest& request);
+
+}  // namespace tf
