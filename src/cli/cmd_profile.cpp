@@ -24,6 +24,7 @@
 #include "task/task.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/temp_dir.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -49,10 +50,7 @@ struct ProfileFlags {
 struct WorkDir {
   fs::path path;
   bool keep = false;
-  ~WorkDir() {
-    std::error_code ec;
-    if (!keep && !path.empty()) fs::remove_all(path, ec);
-  }
+  std::optional<TempDir> temp;
 };
 
 std::string human(double v, const char* unit) {
@@ -171,7 +169,8 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
     work.path = fs::absolute(f.out);
     work.keep = true;
   } else if (f.ncu) {
-    work.path = fs::temp_directory_path() / fmt::format("tritonforge-profile-{}-{}", getpid(), hashHex(task.path.string()));
+    work.temp.emplace("tritonforge-profile-");
+    work.path = work.temp->path();
   }
   NcuOptions ncu_options;
   ncu_options.ncu = f.ncu_path;

@@ -12,6 +12,7 @@
 #include "transform/pass_context.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/temp_dir.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -98,9 +99,9 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   // The module is loaded from a private copy beside nothing else; the original's folder
   // stays on the import path for the modules it imports.
   static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / fmt::format("tf-transform-{}-{}", getpid(), counter++);
-  fs::create_directories(dir);
-  fs::path file = dir / original.filename();
+  ++counter;
+  TempDir dir("tf-transform-");
+  fs::path file = dir.path() / original.filename();
   writeFileAtomic(file, text);
   nlohmann::json args = {{"path", file.string()},
                          {"kernel", kernel},
@@ -111,8 +112,6 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
                          {"options", options},
                          {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}}};
   WorkerReply r = worker.call("compile", args, std::chrono::milliseconds(300000));
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   check["constexprs"] = constexprs;
   check["options"] = options;
   // sm_90 gives a program at most 227 KiB of shared memory; the compile does not check.
