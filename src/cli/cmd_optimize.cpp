@@ -2,6 +2,7 @@
 //   [--db FILE | --no-db] [--fresh] [--engine E] [--only PARAM=V1,V2 ...] [--no-pass P ...] ...
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -101,8 +102,14 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
 
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   const auto started = std::chrono::steady_clock::now();
-  if (!(f.budget > 0)) throw UserError(fmt::format("--budget must be a positive number of seconds, not {}", f.budget));
-  if (!(f.timing_ms > 0)) throw UserError(fmt::format("--timing-ms must be positive, not {}", f.timing_ms));
+  checkPositiveFlag("--budget", f.budget, 1e9);
+  checkPositiveFlag("--timing-ms", f.timing_ms, 3.6e6);
+  checkJobsFlag(f.jobs);
+  checkTimeoutFlag("--compile-timeout", f.compile_timeout);
+  checkTimeoutFlag("--run-timeout", f.run_timeout);
+  if (f.within_roofline != -1 && !(std::isfinite(f.within_roofline) && f.within_roofline >= 0)) {
+    throw UserError(fmt::format("--within-roofline must be a percentage >= 0, not {}", f.within_roofline));
+  }
   if (f.batch < 0) throw UserError(fmt::format("--batch must be 0 (automatic) or more, not {}", f.batch));
   if (f.stall_rounds < 0) throw UserError(fmt::format("--stall-rounds must be 0 (never) or more, not {}", f.stall_rounds));
   if (f.no_db && !f.db.empty()) throw UserError("--db and --no-db exclude each other");
@@ -122,6 +129,9 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
     throw UserError(fmt::format("{}: the launcher '{}' launches no @triton.jit kernel of this file",
                                 task.source.string(), task.launcher));
   }
+  // A --db that cannot be opened, or is not a results database, is an error now, before
+  // anything is printed.
+  if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
   if (!f.json) printTunables(tunables);
 
   OptimizeOptions options;
@@ -153,7 +163,6 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.reuse = !f.fresh;
   if (!f.no_db) {
     options.db_path = f.db.empty() ? ResultsDb::defaultPath() : std::filesystem::path(f.db);
-    if (!f.db.empty()) ResultsDb::open(options.db_path);  // a --db that cannot be opened is an error now
   }
   options.evaluator.worker = workerOptionsFor(global, true);
   options.evaluator.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));

@@ -119,7 +119,9 @@ std::string launchLine(const nlohmann::json& k) {
 }
 
 int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
-  if (!(f.budget_ms > 0)) throw UserError(fmt::format("--budget-ms must be positive, not {}", f.budget_ms));
+  checkPositiveFlag("--budget-ms", f.budget_ms, 3.6e6);
+  checkTimeoutFlag("--run-timeout", f.run_timeout);
+  checkTimeoutFlag("--ncu-timeout", f.ncu_timeout);
   Task task = loadTask(f.task);
   std::vector<size_t> cases;
   for (int c : f.cases) {
@@ -207,6 +209,11 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
     run_args["asm"] = {"ttgir", "ptx"};
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
     WorkerReply reply = worker.call("run", run_args, timeout);
+    // The worker found the task file at odds with its harness (an in_place index that names
+    // no input): bad input, not a failure of the kernel.
+    if (reply.status == WorkerReply::Status::kFailed && reply.error_type == "TaskError") {
+      throw UserError(fmt::format("{}: {}", task.path.string(), reply.message));
+    }
     CaseMeasurement m = measurementFromReply(reply);
     if (reply.status == WorkerReply::Status::kTimeout) {
       m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", f.run_timeout);

@@ -4,6 +4,7 @@
 // configuration it found and how many evaluations it used.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -30,6 +31,9 @@ struct TuneFlags {
 int runTune(const TuneFlags& f) {
   if (f.max_evals < 0) throw UserError(fmt::format("--max-evals must be 0 (no limit) or more, not {}", f.max_evals));
   if (f.batch < 1) throw UserError(fmt::format("--batch must be at least 1, not {}", f.batch));
+  if (f.within_roofline != -1 && !(std::isfinite(f.within_roofline) && f.within_roofline >= 0)) {
+    throw UserError(fmt::format("--within-roofline must be a percentage >= 0, not {}", f.within_roofline));
+  }
   checkStrategyName(f.strategy);
   Sweep sweep = loadSweep(f.replay);
   ReplayOptions o;

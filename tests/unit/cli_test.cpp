@@ -130,5 +130,57 @@ TEST(Cli, RefusesToWriteOverTheTaskSource) {
   EXPECT_FALSE(fs::exists(root / "matmul/result.json"));
 }
 
+// --- flags out of range: one line naming the flag, exit 2, before anything runs
+
+std::string matmulTask() { return (test::sourceDir() / "examples/matmul/task.toml").string(); }
+
+TEST(CliFlags, OptimizeJobsBelowZero) {
+  expectOneLineError("optimize " + matmulTask() + " --jobs -1", "--jobs must be between 1 and 1024 (or 0");
+}
+
+TEST(CliFlags, OptimizeJobsAbove1024) {
+  expectOneLineError("optimize " + matmulTask() + " --jobs 1025", "--jobs must be between 1 and 1024 (or 0");
+}
+
+TEST(CliFlags, OptimizeCompileTimeoutZero) {
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout 0", "--compile-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeCompileTimeoutNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout nan", "--compile-timeout must be a number of seconds > 0");
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout inf", "--compile-timeout must be a number of seconds > 0");
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout 1e300", "--compile-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeRunTimeoutNegative) {
+  expectOneLineError("optimize " + matmulTask() + " --run-timeout -5", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeRunTimeoutNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --run-timeout inf", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeBudgetNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --budget inf", "--budget must be a number > 0");
+  expectOneLineError("optimize " + matmulTask() + " --budget nan", "--budget must be a number > 0");
+}
+
+TEST(CliFlags, OptimizeTimingMsNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --timing-ms nan", "--timing-ms must be a number > 0");
+}
+
+TEST(CliFlags, ProfileRunTimeoutZero) {
+  expectOneLineError("profile " + matmulTask() + " --run-timeout 0", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, ProfileNcuTimeoutNotFinite) {
+  expectOneLineError("profile " + matmulTask() + " --ncu-timeout nan", "--ncu-timeout must be a number of seconds > 0");
+  expectOneLineError("profile " + matmulTask() + " --ncu-timeout -1", "--ncu-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, ProfileBudgetMsNotFinite) {
+  expectOneLineError("profile " + matmulTask() + " --budget-ms inf", "--budget-ms must be a number > 0");
+}
+
 }  // namespace
 }  // namespace tf

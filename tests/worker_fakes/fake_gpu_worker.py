@@ -15,6 +15,8 @@ Environment:
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
                     TF_FAKE_SLOW_WARM_S more seconds (default 1)
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
+  TF_FAKE_INPUTS    the number of inputs make_inputs "returns": `run` checks check.in_place
+                    against it as the real worker does (a TaskError reply)
 The run log's lines carry "tags": which of "slow" and "spills" the variant has.
 """
 
@@ -26,6 +28,7 @@ import time
 
 from tritonforge_worker import PROTOCOL_VERSION
 from tritonforge_worker.ops import dispatch as real_dispatch
+from tritonforge_worker.runner import check_in_place
 
 
 def fnv1a64(data):
@@ -67,6 +70,8 @@ def op_warm(args):
 
 
 def op_run(args):
+    if os.environ.get("TF_FAKE_INPUTS"):
+        check_in_place((args.get("check") or {}).get("in_place") or [], int(os.environ["TF_FAKE_INPUTS"]))
     time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
     text = variant_text(args)
     h = fnv1a64(text)
