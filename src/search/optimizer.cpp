@@ -240,13 +240,11 @@ class Loop {
 
   // --- the results database -------------------------------------------------------------
   void openDatabase() {
-    const auto& h = result_.environment;
-    env_.gpu = h.contains("gpu") && h["gpu"].is_object() ? h["gpu"].value("name", "") : "";
-    env_.driver = h.contains("gpu") && h["gpu"].is_object() && h["gpu"].contains("driver") && h["gpu"]["driver"].is_string()
-                      ? h["gpu"]["driver"].get<std::string>()
-                      : "";
-    env_.triton = h.contains("triton") && h["triton"].is_string() ? h["triton"].get<std::string>() : "";
-    env_.worker_protocol = h.value("protocol", kWorkerProtocolVersion);
+    // The timing settings of every stored measurement (evaluate() runs with search_timing_).
+    env_ = measureEnvOf(result_.environment,
+                        {{"budget_ms", options_.timing_budget_ms}, {"min_reps", search_timing_.min_reps},
+                         {"max_reps", search_timing_.max_reps}, {"flush", search_timing_.flush_l2},
+                         {"method", search_timing_.method}});
     task_hash_ = taskHash(task_, sources_);
     nlohmann::json opts = {{"budget_s", options_.budget_s},     {"strategy", options_.strategy},
                            {"engine", engine_->name()},          {"stall_rounds", options_.stall_rounds},

@@ -7,11 +7,16 @@
 
 namespace tf {
 
-SqliteDb::SqliteDb(const std::filesystem::path& path) : path_(path) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+SqliteDb::SqliteDb(const std::filesystem::path& path, Mode mode) : path_(path) {
+  int flags = SQLITE_OPEN_FULLMUTEX;
+  if (mode == Mode::kReadOnly) {
+    flags |= SQLITE_OPEN_READONLY;
+  } else {
+    std::error_code ec;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  }
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     if (db_) sqlite3_close(db_);
@@ -38,6 +43,12 @@ void SqliteDb::exec(std::string_view sql) {
     sqlite3_free(err);
     throw UserError(fmt::format("{}: results database: {}", path_.string(), msg));
   }
+}
+
+bool SqliteDb::hasTable(std::string_view name) {
+  SqliteStatement s(*this, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  s.bind(1, name);
+  return s.step();
 }
 
 int64_t SqliteDb::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }
