@@ -52,7 +52,7 @@ TEST(InPlaceIndex, DISABLED_OptimizeRefusesAnIndexBeyondTheInputs) {
   fs::path task = taskWithInPlace();
   fs::path out = test::tempDir("in-place-out");
   expectTaskError(test::runShell(fakeRun("optimize " + task.string() + " --no-db --out " + out.string() +
-                                         " --jobs 1 --budget 60")),
+                                         " --jobs 1 --budget 60 --json")),
                   task);
 }
 
