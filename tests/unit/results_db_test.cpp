@@ -339,6 +339,29 @@ TEST(ResultsDb, ReadOnlyNeverCreatesAFileAndReadWriteCreatesAnEmptyOne) {
   EXPECT_EQ(db->measurementsOfVariant("task1", "v1", h200()).size(), 1u);
 }
 
+TEST(ResultsDb, ReadingOnlyLeavesTheDirectoryAsItWasAndSeesWhatAWriterHolds) {
+  auto dir = test::tempDir("db");
+  auto path = dir / "r.sqlite";
+  {
+    auto db = ResultsDb::open(path);
+    db->putMeasurement(key("v1", "c"), "ok", 0.5, {}, 0);
+  }
+  // Closed: no -wal or -shm file, and reading creates none.
+  std::set<std::string> files = filesIn(dir);
+  std::string before = fileHash(path);
+  {
+    auto db = ResultsDb::open(path, DbAccess::kReadOnly);
+    EXPECT_EQ(db->measurementsOfRun(0).size(), 1u);
+  }
+  EXPECT_EQ(filesIn(dir), files);
+  EXPECT_EQ(fileHash(path), before);
+  // A writer holds rows in its WAL file: a reader sees them.
+  auto writer = ResultsDb::open(path);
+  writer->putMeasurement(key("v2", "c"), "ok", 0.6, {}, 0);
+  auto reader = ResultsDb::open(path, DbAccess::kReadOnly);
+  EXPECT_EQ(reader->measurementsOfRun(0).size(), 2u);
+}
+
 TEST(ResultsDb, DefaultPathIsInTheUserCache) {
   setenv("TRITONFORGE_CACHE_DIR", "/tmp/tf-cache-test", 1);
   EXPECT_EQ(ResultsDb::defaultPath(), std::filesystem::path("/tmp/tf-cache-test/results.sqlite"));
