@@ -220,6 +220,7 @@ TEST(ResultsDb, MeasureEnvOfTakesEveryFieldFromTheHelloAndTheTimingSettings) {
 // The schema tritonforge wrote before the environment had torch, CUDA, the tool version and
 // the timing settings in its key (copied from schema 1).
 const char* kSchema1 = R"sql(
+PRAGMA journal_mode=WAL;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL,
   task_name TEXT NOT NULL, task_path TEXT NOT NULL, task_hash TEXT NOT NULL, source_hash TEXT NOT NULL,
