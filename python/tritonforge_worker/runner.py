@@ -848,6 +848,23 @@ def _wait_gpu(timeout_s, stage):
     torch.cuda.synchronize()
 
 
+class TaskError(Exception):
+    """The task file asks for what its harness contradicts. The core reports it as bad input
+    naming the task file (exit 2), not as a failure of the kernel; `tf_data` says which key."""
+
+
+def check_in_place(in_place, n_inputs):
+    """Refuses check.in_place indices that name no input of make_inputs (the task loader can
+    only check that they are integers >= 0: the number of inputs is the harness's)."""
+    for pos, index in enumerate(in_place):
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n_inputs:
+            valid = f"indices 0 to {n_inputs - 1}" if n_inputs > 0 else "no index is valid"
+            err = TaskError(f"check.in_place[{pos}] = {index} names no input: make_inputs returned "
+                            f"{n_inputs} input{'' if n_inputs == 1 else 's'} ({valid})")
+            err.tf_data = {"key": f"check.in_place[{pos}]", "index": index, "inputs": n_inputs}
+            raise err
+
+
 def op_run(args):
     import torch
     from .server import FatalWorkerError
@@ -864,8 +881,9 @@ def op_run(args):
     kernels = []
     out_sig = None
     for seed in seeds:
-        ref, note = _case_reference(harness, harness_path, case, seed, precision)
         inputs = _case_inputs(harness, harness_path, case, seed)
+        check_in_place(in_place, len(inputs))
+        ref, note = _case_reference(harness, harness_path, case, seed, precision)
         if note:
             result["verify"]["reference_note"] = note
         poisoner = _Poisoner()

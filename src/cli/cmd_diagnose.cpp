@@ -5,6 +5,7 @@
 // (.ttgir, .ptx, .sass) of the kernel; --bytes gives the fewest DRAM bytes it must move.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -42,7 +43,9 @@ CompiledTexts readTexts(const std::vector<std::string>& files) {
 }
 
 int runDiagnose(const DiagnoseFlags& f) {
-  if (f.bytes < 0) throw UserError(fmt::format("--bytes must not be negative, not {}", f.bytes));
+  if (!(std::isfinite(f.bytes) && f.bytes >= 0)) {
+    throw UserError(fmt::format("--bytes must be a finite number >= 0, not {}", f.bytes));
+  }
   NcuTable table = readNcuRawCsv(f.csv);
   std::vector<KernelMetrics> kernels = kernelMetricsFromTable(table);
   if (!f.kernel.empty()) {

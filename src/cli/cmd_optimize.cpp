@@ -2,6 +2,7 @@
 //   [--db FILE | --no-db] [--fresh] [--engine E] [--only PARAM=V1,V2 ...] [--no-pass P ...] ...
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -101,13 +102,21 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
 
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   const auto started = std::chrono::steady_clock::now();
-  if (!(f.budget > 0)) throw UserError(fmt::format("--budget must be a positive number of seconds, not {}", f.budget));
-  if (!(f.timing_ms > 0)) throw UserError(fmt::format("--timing-ms must be positive, not {}", f.timing_ms));
+  checkPositiveFlag("--budget", f.budget, 1e9);
+  checkPositiveFlag("--timing-ms", f.timing_ms, 3.6e6);
+  checkJobsFlag(f.jobs);
+  checkTimeoutFlag("--compile-timeout", f.compile_timeout);
+  checkTimeoutFlag("--run-timeout", f.run_timeout);
+  if (f.within_roofline != -1 && !(std::isfinite(f.within_roofline) && f.within_roofline >= 0)) {
+    throw UserError(fmt::format("--within-roofline must be a percentage >= 0, not {}", f.within_roofline));
+  }
   if (f.batch < 0) throw UserError(fmt::format("--batch must be 0 (automatic) or more, not {}", f.batch));
   if (f.stall_rounds < 0) throw UserError(fmt::format("--stall-rounds must be 0 (never) or more, not {}", f.stall_rounds));
   if (f.no_db && !f.db.empty()) throw UserError("--db and --no-db exclude each other");
   checkStrategyName(f.strategy);
   makeEngine(f.engine);  // rejects an unknown engine before anything runs
+  PassFilter switched_off;
+  for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
   Task task = loadTask(f.task);
   checkOutputDir(task, f.out);
   std::unique_ptr<TaskSources> sources;
@@ -122,6 +131,10 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
     throw UserError(fmt::format("{}: the launcher '{}' launches no @triton.jit kernel of this file",
                                 task.source.string(), task.launcher));
   }
+  // A --db that cannot be opened, or is not a results database, is an error now, before
+  // anything is printed.
+  if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
+  Region only = parseOnly(f.only, tunables);
   if (!f.json) printTunables(tunables);
 
   OptimizeOptions options;
@@ -134,11 +147,9 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.stall_rounds = f.stall_rounds;
   options.batch = f.batch;
   options.timing_budget_ms = f.timing_ms;
-  options.only = parseOnly(f.only, tunables);
+  options.only = std::move(only);
   options.keep_work = f.keep_work;
   options.engine = f.engine;
-  PassFilter switched_off;
-  for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
   if (!f.no_passes) {
     TransformSettings settings;
     settings.source_path = task.source;
@@ -153,7 +164,6 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.reuse = !f.fresh;
   if (!f.no_db) {
     options.db_path = f.db.empty() ? ResultsDb::defaultPath() : std::filesystem::path(f.db);
-    if (!f.db.empty()) ResultsDb::open(options.db_path);  // a --db that cannot be opened is an error now
   }
   options.evaluator.worker = workerOptionsFor(global, true);
   options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));

@@ -24,6 +24,7 @@
 #include "task/task.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/temp_dir.h"
 #include "worker/worker_client.h"
 #include "worker/worker_process.h"
 
@@ -50,10 +51,7 @@ struct ProfileFlags {
 struct WorkDir {
   fs::path path;
   bool keep = false;
-  ~WorkDir() {
-    std::error_code ec;
-    if (!keep && !path.empty()) fs::remove_all(path, ec);
-  }
+  std::optional<TempDir> temp;
 };
 
 std::string human(double v, const char* unit) {
@@ -122,7 +120,9 @@ std::string launchLine(const nlohmann::json& k) {
 }
 
 int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
-  if (!(f.budget_ms > 0)) throw UserError(fmt::format("--budget-ms must be positive, not {}", f.budget_ms));
+  checkPositiveFlag("--budget-ms", f.budget_ms, 3.6e6);
+  checkTimeoutFlag("--run-timeout", f.run_timeout);
+  checkTimeoutFlag("--ncu-timeout", f.ncu_timeout);
   Task task = loadTask(f.task);
   std::vector<size_t> cases;
   for (int c : f.cases) {
@@ -173,7 +173,8 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
     work.path = fs::absolute(f.out);
     work.keep = true;
   } else if (f.ncu) {
-    work.path = fs::temp_directory_path() / fmt::format("tritonforge-profile-{}-{}", getpid(), hashHex(task.path.string()));
+    work.temp.emplace("tritonforge-profile-");
+    work.path = work.temp->path();
   }
   NcuOptions ncu_options;
   ncu_options.ncu = f.ncu_path;
@@ -209,6 +210,9 @@ int runProfile(const ProfileFlags& f, const GlobalOptions& global) {
     timed.asm_texts = {"ttgir", "ptx"};
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
     CaseMeasurement m = client.run(timed, timeout);
+    // The worker found the task file at odds with its harness (an in_place index that names
+    // no input): bad input, not a failure of the kernel.
+    if (m.task_error) throw UserError(fmt::format("{}: {}", task.path.string(), *m.task_error));
     nlohmann::json cj = {{"index", ci}, {"label", task.caseLabel(ci)}, {"case", task.cases[ci]}};
     nlohmann::json mj = m.toJson();
     mj.erase("kernels");

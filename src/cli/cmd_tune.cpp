@@ -39,6 +39,9 @@ int runTune(const TuneFlags& f) {
   if (!(f.seconds_per_candidate > 0) || !std::isfinite(f.seconds_per_candidate)) {
     throw UserError(fmt::format("--seconds-per-candidate must be positive, not {}", f.seconds_per_candidate));
   }
+  if (f.within_roofline != -1 && !(std::isfinite(f.within_roofline) && f.within_roofline >= 0)) {
+    throw UserError(fmt::format("--within-roofline must be a percentage >= 0, not {}", f.within_roofline));
+  }
   checkStrategyName(f.strategy);
   Sweep sweep = loadSweep(f.replay);
   ReplayOptions o;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tf {
@@ -31,6 +32,14 @@ struct RegisteredCommand {
 };
 // Every registered command, in `order`.
 std::vector<RegisteredCommand> registeredCommands();
+
+// Checks of flag values shared by the commands; each throws a UserError naming the flag.
+// A timeout in seconds: finite, > 0, at most a week (longer ones overflow the clocks).
+void checkTimeoutFlag(std::string_view flag, double seconds);
+// A finite number > 0 and at most `max` (a budget, a time per case): "--budget-ms".
+void checkPositiveFlag(std::string_view flag, double value, double max);
+// --jobs: 0 means automatic, else 1 to 1024 workers.
+void checkJobsFlag(int jobs);
 
 struct WorkerOptions;
 // Worker options from the global flags: the interpreter and the worker package.

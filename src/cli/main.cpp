@@ -12,8 +12,11 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/temp_dir.h"
 
 int main(int argc, char** argv) {
+  // Before any thread starts, so that every thread runs with the handler.
+  tf::installSignalCleanup();
   tf::GlobalOptions global;
   CLI::App app{"tritonforge: profile-guided optimization of Triton kernels"};
   app.require_subcommand(1);

@@ -29,7 +29,8 @@ void addShape(InstructionFacts& f, const std::string& shape) {
 }
 
 bool isTypeName(const std::string& p) {
-  static const char* const kTypes[] = {"f16", "bf16", "f32", "f64", "tf32", "e4m3", "e5m2", "s8", "u8", "s4", "u4", "b1", "s32"};
+  static const char* const kTypes[] = {"f16", "bf16", "f32", "f64", "tf32", "e4m3", "e5m2", "e2m1",
+                                       "e3m2", "e2m3", "s8",  "u8",  "s4",   "u4",   "b1"};
   for (const char* t : kTypes) {
     if (p == t) return true;
   }

@@ -23,38 +23,6 @@ std::vector<std::string_view> splitLines(std::string_view text) {
   return out;
 }
 
-std::vector<std::string_view> splitOn(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (true) {
-    size_t end = s.find(sep, pos);
-    out.push_back(s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
-    if (end == std::string_view::npos) break;
-    pos = end + 1;
-  }
-  return out;
-}
-
-// Whitespace-separated tokens; PTX/SASS punctuation (commas, braces, semicolons) left attached.
-std::vector<std::string_view> tokens(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    size_t j = i;
-    while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool isTypeName(std::string_view t) {
-  static const std::set<std::string_view> kTypes = {"f64", "f32", "f16", "bf16", "tf32", "e4m3", "e5m2",
-                                                    "e2m1", "e3m2", "e2m3", "s8", "u8", "s4", "u4", "b1"};
-  return kTypes.count(t) > 0;
-}
-
 // "tensor<64x32xf32, #..." or "memdesc<128x64xf16, #..." -> "f32" / "f16".
 std::string elementTypeAfter(std::string_view s, size_t from) {
   size_t lt = s.find('<', from);

@@ -61,7 +61,6 @@ void prepareTarget(const RunContext& ctx, RunState& state) {
 }  // namespace
 
 void measureBaseline(const RunContext& ctx, RunState& state) {
-  state.search_timing.budget_ms = ctx.options.timing_budget_ms;
   auto base = std::make_unique<Base>();
   base->id = 0;
   base->origin = "as written";
@@ -99,6 +98,9 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
     CompileOutcome compiled;
     compiled.status = CandidateStatus::kOk;
     measureCandidate(ctx, state, rec, v, compiled);
+  }
+  if (!rec.cases.empty() && rec.cases.back().task_error) {
+    throw UserError(fmt::format("{}: {}", ctx.task.path.string(), *rec.cases.back().task_error));
   }
   if (rec.status == CandidateStatus::kNotRun) {
     throw EnvironmentError(fmt::format("{}: the budget of {:.0f} s ran out before the kernel as written was measured "

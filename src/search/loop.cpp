@@ -4,8 +4,6 @@
 //                   until a stop condition holds or the space is exhausted
 //   autotuneSeeds   the kernel's own @triton.autotune configurations, tried first
 #include <fmt/format.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <thread>
 
@@ -17,12 +15,12 @@
 #include "search/pass_trials.h"
 #include "search/run_state.h"
 #include "search/stored_measurements.h"
+#include "store/measure_env.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "worker/protocol.h"
+#include "util/temp_dir.h"
 
 namespace tf {
-namespace fs = std::filesystem;
 
 std::string taskHash(const Task& task, const TaskSources& sources) {
   nlohmann::json check = {{"rtol", task.check.rtol ? nlohmann::json(*task.check.rtol) : nullptr},
@@ -56,25 +54,6 @@ nlohmann::json regionJson(const Region& r) {
   return j;
 }
 
-// A private folder for the run's variants: created exclusively, removed at the end unless kept.
-class WorkDir {
- public:
-  explicit WorkDir(bool keep) : keep_(keep) {
-    std::string tmpl = (fs::temp_directory_path() / "tritonforge-run-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw EnvironmentError(fmt::format("cannot create a folder under {}", tmpl));
-    path_ = tmpl;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    if (!keep_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  bool keep_;
-};
-
 // The kernel's own @triton.autotune configurations: what its author would try first.
 std::vector<Config> autotuneSeeds(const RunContext& ctx, const Space& space) {
   std::vector<Config> seeds;
@@ -93,20 +72,6 @@ std::vector<Config> autotuneSeeds(const RunContext& ctx, const Space& space) {
     }
   }
   return seeds;
-}
-
-MeasureEnv environmentOf(const nlohmann::json& h) {
-  MeasureEnv env;
-  env.gpu = h.contains("gpu") && h["gpu"].is_object() && h["gpu"].contains("name") && h["gpu"]["name"].is_string()
-                ? h["gpu"]["name"].get<std::string>()
-                : "";
-  env.driver = h.contains("gpu") && h["gpu"].is_object() && h["gpu"].contains("driver") && h["gpu"]["driver"].is_string()
-                   ? h["gpu"]["driver"].get<std::string>()
-                   : "";
-  env.triton = h.contains("triton") && h["triton"].is_string() ? h["triton"].get<std::string>() : "";
-  env.worker_protocol = h.contains("protocol") && h["protocol"].is_number_integer() ? h["protocol"].get<int>()
-                                                                                      : kWorkerProtocolVersion;
-  return env;
 }
 
 void searchBases(const RunContext& ctx, RunState& state) {
@@ -192,7 +157,9 @@ nlohmann::json runSummary(const RunState& state, double elapsed) {
 OptimizeResult optimize(const Task& task, const TaskSources& sources, const TunableSet& tunables,
                         const OptimizeOptions& options, OptimizeProgress& progress) {
   RunClock clock(options.started ? *options.started : RunClock::Clock::now());
-  WorkDir work(options.keep_work);
+  // A private folder for the run's variants, removed at the end (and on SIGINT / SIGTERM).
+  TempDir work("tritonforge-optimize-");
+  if (options.keep_work) work.keep();
   std::shared_ptr<ReasoningEngine> engine =
       options.engine_impl ? options.engine_impl : std::shared_ptr<ReasoningEngine>(makeEngine(options.engine));
   Evaluator evaluator(task, options.evaluator, work.path());
@@ -201,6 +168,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   Trace trace;
   MeasureCallbacks callbacks;
   RunState state;
+  state.search_timing.budget_ms = options.timing_budget_ms;
   OptimizeResult& result = state.result;
   result.engine = engine->name();
   result.budget_s = options.budget_s;
@@ -216,7 +184,9 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     return std::move(state.result);
   }
 
-  MeasureEnv env = environmentOf(result.environment);
+  if (options.keep_work) result.notes.push_back("the candidates' sources are kept in " + work.path().string());
+  // Everything a stored timing depends on: only rows measured alike are reused.
+  MeasureEnv env = measureEnvOf(result.environment, state.search_timing.toJson());
   std::string task_hash = taskHash(task, sources);
   nlohmann::json opts = {{"budget_s", options.budget_s},         {"strategy", options.strategy},
                          {"engine", engine->name()},              {"stall_rounds", options.stall_rounds},
@@ -247,7 +217,8 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
                     {"budget_s", options.budget_s},
                     {"options", opts},
                     {"environment", {{"gpu", env.gpu}, {"driver", env.driver}, {"triton", env.triton},
-                                     {"worker_protocol", env.worker_protocol}}},
+                                     {"torch", env.torch}, {"cuda", env.cuda}, {"tool_version", env.tool_version},
+                                     {"worker_protocol", env.worker_protocol}, {"timing", env.timing}}},
                     {"database", result.db_path},
                     {"run_id", result.run_id},
                     {"resumed_from", result.resumed_from ? nlohmann::json(*result.resumed_from) : nullptr}});

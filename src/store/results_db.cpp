@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <ctime>
+#include <fstream>
 
 #include "store/sqlite.h"
 #include "util/clock.h"
@@ -14,7 +16,44 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kSchema = R"sql(
+// Schema 2. The measurements table is written by a function: a schema-1 file gets it under
+// another name first, filled from the old table (ResultsDb::open's migration).
+std::string measurementsTable(const std::string& name) {
+  return fmt::format(R"sql(
+CREATE TABLE IF NOT EXISTS {} (
+  id INTEGER PRIMARY KEY,
+  task_hash TEXT NOT NULL,
+  base_hash TEXT NOT NULL,
+  variant_hash TEXT NOT NULL,
+  params TEXT NOT NULL,
+  case_key TEXT NOT NULL,
+  gpu TEXT NOT NULL,
+  driver TEXT NOT NULL,
+  triton TEXT NOT NULL,
+  worker_protocol INTEGER NOT NULL,
+  tool_version TEXT NOT NULL,
+  status TEXT NOT NULL,
+  time_ms REAL,
+  data TEXT NOT NULL,
+  run_id INTEGER,
+  created_at TEXT NOT NULL,
+  torch TEXT,
+  cuda TEXT,
+  timing TEXT,
+  env_key TEXT,
+  UNIQUE (task_hash, base_hash, variant_hash, params, case_key, env_key)
+);
+)sql",
+                     name);
+}
+
+const char* kIndexes = R"sql(
+CREATE INDEX IF NOT EXISTS measurements_by_variant ON measurements (task_hash, variant_hash, env_key);
+CREATE INDEX IF NOT EXISTS measurements_by_base ON measurements (task_hash, base_hash, env_key);
+CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements (run_id);
+)sql";
+
+const char* kOtherTables = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY,
@@ -34,32 +73,12 @@ CREATE TABLE IF NOT EXISTS runs (
   seed INTEGER NOT NULL,
   options TEXT NOT NULL,
   resumed_from INTEGER,
-  summary TEXT
+  summary TEXT,
+  torch TEXT,
+  cuda TEXT,
+  timing TEXT,
+  env_key TEXT
 );
-CREATE TABLE IF NOT EXISTS measurements (
-  id INTEGER PRIMARY KEY,
-  task_hash TEXT NOT NULL,
-  base_hash TEXT NOT NULL,
-  variant_hash TEXT NOT NULL,
-  params TEXT NOT NULL,
-  case_key TEXT NOT NULL,
-  gpu TEXT NOT NULL,
-  driver TEXT NOT NULL,
-  triton TEXT NOT NULL,
-  worker_protocol INTEGER NOT NULL,
-  tool_version TEXT NOT NULL,
-  status TEXT NOT NULL,
-  time_ms REAL,
-  data TEXT NOT NULL,
-  run_id INTEGER,
-  created_at TEXT NOT NULL,
-  UNIQUE (task_hash, base_hash, variant_hash, params, case_key, gpu, driver, triton, worker_protocol)
-);
-CREATE INDEX IF NOT EXISTS measurements_by_variant
-  ON measurements (task_hash, variant_hash, gpu, driver, triton, worker_protocol);
-CREATE INDEX IF NOT EXISTS measurements_by_base
-  ON measurements (task_hash, base_hash, gpu, driver, triton, worker_protocol);
-CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements (run_id);
 CREATE TABLE IF NOT EXISTS trace (
   run_id INTEGER NOT NULL,
   seq INTEGER NOT NULL,
@@ -70,14 +89,72 @@ CREATE TABLE IF NOT EXISTS trace (
 );
 )sql";
 
+// Schema 1 -> 2, inside the caller's transaction. Old rows get NULL in the new columns:
+// their key lacks torch, CUDA, the tool version and the timing settings, so they must never
+// stand for a new measurement, and NULL equals nothing.
+void migrateFrom1(SqliteDb& db) {
+  db.exec("ALTER TABLE runs ADD COLUMN torch TEXT; ALTER TABLE runs ADD COLUMN cuda TEXT; "
+          "ALTER TABLE runs ADD COLUMN timing TEXT; ALTER TABLE runs ADD COLUMN env_key TEXT;");
+  // SQLite cannot change a UNIQUE constraint in place: a new table, the rows copied over.
+  db.exec(measurementsTable("measurements_v2"));
+  db.exec("INSERT INTO measurements_v2 (id, task_hash, base_hash, variant_hash, params, case_key, gpu, driver, "
+          "triton, worker_protocol, tool_version, status, time_ms, data, run_id, created_at) "
+          "SELECT id, task_hash, base_hash, variant_hash, params, case_key, gpu, driver, triton, worker_protocol, "
+          "tool_version, status, time_ms, data, run_id, created_at FROM measurements;");
+  db.exec("DROP TABLE measurements; ALTER TABLE measurements_v2 RENAME TO measurements;");
+  db.exec(kIndexes);
+  db.exec("UPDATE meta SET value = '2' WHERE key = 'schema';");
+}
+
+// "PRAGMA application_id" of the files this tool makes ("TfRs"): lets file(1) and others
+// tell them apart; not relied upon, schema-1 files have none.
+constexpr int kApplicationId = 0x54665273;
+
+[[noreturn]] void notOurs(const fs::path& path, const std::string& why) {
+  throw UserError(fmt::format("{}: not a tritonforge results database ({}); it was left as it is: "
+                              "give another --db",
+                              path.string(), why));
+}
+
+[[noreturn]] void refuseNewer(const fs::path& path, int schema) {
+  throw UserError(fmt::format("{}: the results database has schema {}, newer than this tritonforge ({}); "
+                              "use another --db",
+                              path.string(), schema, kResultsDbSchema));
+}
+
+// Reads the first bytes without SQLite: SQLite would take any file for a database until the
+// first query, and a read-write connection must never be opened on a foreign file.
+void checkSqliteHeader(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(fmt::format("{}: cannot read the results database", path.string()));
+  char head[16] = {};
+  in.read(head, sizeof head);
+  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  if (in.gcount() != static_cast<std::streamsize>(sizeof head) || std::memcmp(head, kMagic, sizeof head) != 0) {
+    notOurs(path, "not an SQLite file");
+  }
+}
+
+// The schema of a tritonforge results database, 0 for an SQLite file without any table (as
+// another tritonforge leaves it for a moment while it creates one); refuses any other file.
+int schemaOf(SqliteDb& db, const fs::path& path) {
+  if (!SqliteStatement(db, "SELECT 1 FROM sqlite_master").step()) return 0;
+  if (!db.hasTable("meta")) notOurs(path, "an SQLite database without tritonforge's 'meta' table");
+  SqliteStatement get(db, "SELECT value FROM meta WHERE key = 'schema'");
+  if (!get.step()) notOurs(path, "its 'meta' table has no schema");
+  std::string text = get.text(0);
+  int v = std::atoi(text.c_str());
+  if (v < 1 || std::to_string(v) != text) notOurs(path, fmt::format("schema '{}'", text));
+  for (const char* t : {"runs", "measurements", "trace"}) {
+    if (!db.hasTable(t)) notOurs(path, fmt::format("schema {} without the '{}' table", v, t));
+  }
+  return v;
+}
+
 nlohmann::json parseJson(const std::string& text) {
   if (text.empty()) return nullptr;
   return nlohmann::json::parse(text, nullptr, false);
 }
-
-const char* kMeasurementColumns =
-    "id, task_hash, base_hash, variant_hash, params, case_key, gpu, driver, triton, worker_protocol, "
-    "tool_version, status, time_ms, data, run_id, created_at";
 
 MeasurementRow readMeasurement(const SqliteStatement& s) {
   MeasurementRow r;
@@ -92,19 +169,17 @@ MeasurementRow readMeasurement(const SqliteStatement& s) {
   r.key.env.triton = s.text(8);
   r.key.env.worker_protocol = static_cast<int>(s.integer(9));
   r.tool_version = s.text(10);
+  r.key.env.tool_version = r.tool_version;
   r.status = s.text(11);
   r.time_ms = s.optReal(12);
   r.data = parseJson(s.text(13));
   r.run_id = s.integer(14);
   r.created_at = s.text(15);
+  r.key.env.torch = s.text(16);
+  r.key.env.cuda = s.text(17);
+  r.key.env.timing = s.text(18);
   return r;
 }
-
-const char* kRunColumns =
-    "id, started_at, finished_at, status, task_name, task_path, task_hash, source_hash, gpu, driver, triton, "
-    "worker_protocol, tool_version, strategy, seed, options, resumed_from, summary, "
-    "(SELECT COUNT(*) FROM measurements m WHERE m.run_id = runs.id), "
-    "(SELECT COUNT(*) FROM trace t WHERE t.run_id = runs.id)";
 
 RunRow readRun(const SqliteStatement& s) {
   RunRow r;
@@ -121,6 +196,7 @@ RunRow readRun(const SqliteStatement& s) {
   r.info.env.triton = s.text(10);
   r.info.env.worker_protocol = static_cast<int>(s.integer(11));
   r.tool_version = s.text(12);
+  r.info.env.tool_version = r.tool_version;
   r.info.strategy = s.text(13);
   r.info.seed = static_cast<uint64_t>(s.integer(14));
   r.info.options = parseJson(s.text(15));
@@ -128,71 +204,115 @@ RunRow readRun(const SqliteStatement& s) {
   r.summary = parseJson(s.text(17));
   r.measurements = s.integer(18);
   r.trace_events = s.integer(19);
+  r.info.env.torch = s.text(20);
+  r.info.env.cuda = s.text(21);
+  r.info.env.timing = s.text(22);
   return r;
 }
 
+// Binds the 8 columns gpu, driver, triton, worker_protocol, tool_version, torch, cuda, timing
+// and then env_key, from parameter `first` on.
 void bindEnv(SqliteStatement& s, int first, const MeasureEnv& env) {
   s.bind(first, env.gpu).bind(first + 1, env.driver).bind(first + 2, env.triton);
-  s.bind(first + 3, static_cast<int64_t>(env.worker_protocol));
+  s.bind(first + 3, static_cast<int64_t>(env.worker_protocol)).bind(first + 4, env.tool_version);
+  s.bind(first + 5, env.torch).bind(first + 6, env.cuda).bind(first + 7, env.timing).bind(first + 8, env.key());
 }
+
+const char* kEnvColumns = "gpu, driver, triton, worker_protocol, tool_version, torch, cuda, timing, env_key";
 
 }  // namespace
 
 fs::path ResultsDb::defaultPath() { return userCacheDir() / "results.sqlite"; }
 
-ResultsDb::ResultsDb(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+ResultsDb::ResultsDb(std::unique_ptr<SqliteDb> db, int schema) : db_(std::move(db)), schema_(schema) {}
 ResultsDb::~ResultsDb() = default;
 
 const fs::path& ResultsDb::path() const { return db_->path(); }
 
-std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path) {
+std::string ResultsDb::v2(const char* column) const { return schema_ >= 2 ? column : "NULL"; }
+
+std::string ResultsDb::measurementColumns() const {
+  return fmt::format("id, task_hash, base_hash, variant_hash, params, case_key, gpu, driver, triton, worker_protocol, "
+                     "tool_version, status, time_ms, data, run_id, created_at, {}, {}, {}",
+                     v2("torch"), v2("cuda"), v2("timing"));
+}
+
+std::string ResultsDb::runColumns() const {
+  return fmt::format("id, started_at, finished_at, status, task_name, task_path, task_hash, source_hash, gpu, driver, "
+                     "triton, worker_protocol, tool_version, strategy, seed, options, resumed_from, summary, "
+                     "(SELECT COUNT(*) FROM measurements m WHERE m.run_id = runs.id), "
+                     "(SELECT COUNT(*) FROM trace t WHERE t.run_id = runs.id), {}, {}, {}",
+                     v2("torch"), v2("cuda"), v2("timing"));
+}
+
+std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  bool exists = !ec && fs::exists(st);
+  if (exists && fs::is_directory(st)) {
+    throw UserError(fmt::format("{}: is a directory, not a results database", path.string()));
+  }
+  if (exists && !fs::is_regular_file(st)) notOurs(path, "not a regular file");
+  bool empty = !exists || fs::file_size(path, ec) == 0;
+  if (access == DbAccess::kReadOnly) {
+    if (!exists) throw UserError(fmt::format("{}: no results database there", path.string()));
+    if (empty) notOurs(path, "an empty file");
+  }
+  int schema = 0;
+  if (!empty) {
+    // Identified through a read-only connection before anything may write.
+    checkSqliteHeader(path);
+    auto ro = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kReadOnly);
+    schema = schemaOf(*ro, path);
+    if (schema == 0 && access == DbAccess::kReadOnly) notOurs(path, "an SQLite database without tables");
+    if (schema > kResultsDbSchema) refuseNewer(path, schema);
+    if (access == DbAccess::kReadOnly) return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(ro), schema));
+  }
   auto db = std::make_unique<SqliteDb>(path);
   // WAL: a commit is durable once written to the log, which a killed process cannot undo;
   // NORMAL skips the fsync per commit (only a power loss could drop the last commits).
   db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
   {
     SqliteTransaction tx(*db);
-    db->exec(kSchema);
-    SqliteStatement get(*db, "SELECT value FROM meta WHERE key = 'schema'");
-    if (get.step()) {
-      int v = std::atoi(get.text(0).c_str());
-      if (v > kResultsDbSchema) {
-        throw UserError(fmt::format("{}: the results database has schema {}, newer than this tritonforge ({}); "
-                                    "use another --db",
-                                    path.string(), v, kResultsDbSchema));
-      }
-    } else {
+    // Another tritonforge may have created the tables since the file was looked at.
+    schema = schemaOf(*db, path);
+    if (schema == 0) {
+      db->exec(kOtherTables);
+      db->exec(measurementsTable("measurements"));
+      db->exec(kIndexes);
       SqliteStatement put(*db, "INSERT INTO meta (key, value) VALUES ('schema', ?1)");
       put.bind(1, std::to_string(kResultsDbSchema)).run();
+      db->exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
+    } else {
+      if (schema > kResultsDbSchema) refuseNewer(path, schema);
+      if (schema == 1) migrateFrom1(*db);
     }
     tx.commit();
   }
-  return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db)));
+  return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), kResultsDbSchema));
 }
 
 void ResultsDb::putMeasurement(const MeasurementKey& key, const std::string& status, std::optional<double> time_ms,
                                const nlohmann::json& data, int64_t run_id) {
-  SqliteStatement s(*db_,
-                    "INSERT OR REPLACE INTO measurements (task_hash, base_hash, variant_hash, params, case_key, gpu, "
-                    "driver, triton, worker_protocol, tool_version, status, time_ms, data, run_id, created_at) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  SqliteStatement s(*db_, fmt::format("INSERT OR REPLACE INTO measurements (task_hash, base_hash, variant_hash, params, "
+                                      "case_key, status, time_ms, data, run_id, created_at, {}) VALUES (?1, ?2, ?3, ?4, "
+                                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                                      kEnvColumns));
   s.bind(1, key.task_hash).bind(2, key.base_hash).bind(3, key.variant_hash).bind(4, key.params);
-  s.bind(5, key.case_key);
-  bindEnv(s, 6, key.env);
-  s.bind(10, std::string(TRITONFORGE_VERSION)).bind(11, status).bind(12, time_ms).bind(13, data.dump());
-  if (run_id > 0) s.bind(14, run_id);
-  else s.bindNull(14);
-  s.bind(15, utcTimestamp());
+  s.bind(5, key.case_key).bind(6, status).bind(7, time_ms).bind(8, data.dump());
+  if (run_id > 0) s.bind(9, run_id);
+  else s.bindNull(9);
+  s.bind(10, utcTimestamp());
+  bindEnv(s, 11, key.env);
   s.run();
 }
 
 std::vector<MeasurementRow> ResultsDb::measurementsOfVariant(const std::string& task_hash,
                                                              const std::string& variant_hash, const MeasureEnv& env) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM measurements WHERE task_hash = ?1 AND variant_hash = ?2 AND "
-                                      "gpu = ?3 AND driver = ?4 AND triton = ?5 AND worker_protocol = ?6 ORDER BY id",
-                                      kMeasurementColumns));
-  s.bind(1, task_hash).bind(2, variant_hash);
-  bindEnv(s, 3, env);
+                                      "{} = ?3 ORDER BY id",
+                                      measurementColumns(), v2("env_key")));
+  s.bind(1, task_hash).bind(2, variant_hash).bind(3, env.key());
   std::vector<MeasurementRow> out;
   while (s.step()) out.push_back(readMeasurement(s));
   return out;
@@ -201,10 +321,9 @@ std::vector<MeasurementRow> ResultsDb::measurementsOfVariant(const std::string& 
 std::vector<MeasurementRow> ResultsDb::measurementsFor(const std::string& task_hash, const std::string& base_hash,
                                                        const MeasureEnv& env) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM measurements WHERE task_hash = ?1 AND base_hash = ?2 AND "
-                                      "gpu = ?3 AND driver = ?4 AND triton = ?5 AND worker_protocol = ?6 ORDER BY id",
-                                      kMeasurementColumns));
-  s.bind(1, task_hash).bind(2, base_hash);
-  bindEnv(s, 3, env);
+                                      "{} = ?3 ORDER BY id",
+                                      measurementColumns(), v2("env_key")));
+  s.bind(1, task_hash).bind(2, base_hash).bind(3, env.key());
   std::vector<MeasurementRow> out;
   while (s.step()) out.push_back(readMeasurement(s));
   return out;
@@ -212,7 +331,7 @@ std::vector<MeasurementRow> ResultsDb::measurementsFor(const std::string& task_h
 
 std::vector<MeasurementRow> ResultsDb::measurementsOfRun(int64_t run_id) {
   std::string where = run_id > 0 ? "WHERE run_id = ?1 " : "";
-  SqliteStatement s(*db_, fmt::format("SELECT {} FROM measurements {}ORDER BY id", kMeasurementColumns, where));
+  SqliteStatement s(*db_, fmt::format("SELECT {} FROM measurements {}ORDER BY id", measurementColumns(), where));
   if (run_id > 0) s.bind(1, run_id);
   std::vector<MeasurementRow> out;
   while (s.step()) out.push_back(readMeasurement(s));
@@ -220,17 +339,16 @@ std::vector<MeasurementRow> ResultsDb::measurementsOfRun(int64_t run_id) {
 }
 
 int64_t ResultsDb::beginRun(const RunInfo& info) {
-  SqliteStatement s(*db_,
-                    "INSERT INTO runs (started_at, status, task_name, task_path, task_hash, source_hash, gpu, driver, "
-                    "triton, worker_protocol, tool_version, strategy, seed, options, resumed_from) "
-                    "VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  SqliteStatement s(*db_, fmt::format("INSERT INTO runs (started_at, status, task_name, task_path, task_hash, "
+                                      "source_hash, strategy, seed, options, resumed_from, {}) VALUES (?1, 'running', "
+                                      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                      kEnvColumns));
   s.bind(1, utcTimestamp()).bind(2, info.task_name).bind(3, info.task_path).bind(4, info.task_hash);
-  s.bind(5, info.source_hash);
-  bindEnv(s, 6, info.env);
-  s.bind(10, std::string(TRITONFORGE_VERSION)).bind(11, info.strategy);
-  s.bind(12, static_cast<int64_t>(info.seed)).bind(13, info.options.dump());
-  if (info.resumed_from) s.bind(14, *info.resumed_from);
-  else s.bindNull(14);
+  s.bind(5, info.source_hash).bind(6, info.strategy).bind(7, static_cast<int64_t>(info.seed));
+  s.bind(8, info.options.dump());
+  if (info.resumed_from) s.bind(9, *info.resumed_from);
+  else s.bindNull(9);
+  bindEnv(s, 10, info.env);
   s.run();
   return db_->lastInsertId();
 }
@@ -242,25 +360,23 @@ void ResultsDb::finishRun(int64_t run_id, const std::string& status, const nlohm
 }
 
 std::optional<RunRow> ResultsDb::lastUnfinishedRun(const std::string& task_hash, const MeasureEnv& env) {
-  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE task_hash = ?1 AND gpu = ?2 AND driver = ?3 AND "
-                                      "triton = ?4 AND worker_protocol = ?5 AND finished_at IS NULL "
+  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE task_hash = ?1 AND {} = ?2 AND finished_at IS NULL "
                                       "ORDER BY id DESC LIMIT 1",
-                                      kRunColumns));
-  s.bind(1, task_hash);
-  bindEnv(s, 2, env);
+                                      runColumns(), v2("env_key")));
+  s.bind(1, task_hash).bind(2, env.key());
   if (!s.step()) return std::nullopt;
   return readRun(s);
 }
 
 std::optional<RunRow> ResultsDb::run(int64_t run_id) {
-  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?1", kRunColumns));
+  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?1", runColumns()));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return readRun(s);
 }
 
 std::vector<RunRow> ResultsDb::runs(int limit) {
-  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?1", kRunColumns));
+  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?1", runColumns()));
   s.bind(1, static_cast<int64_t>(limit));
   std::vector<RunRow> out;
   while (s.step()) out.push_back(readRun(s));

@@ -1,15 +1,23 @@
 // The results database (SQLite, one file, per-user cache by default): every measurement a
 // run makes, keyed by what determines it, the runs, and their decision traces.
 //
-//   measurements  one row per (task, base source, variant, parameters, case, GPU, driver,
-//                 Triton version, worker protocol): status, median time, the measurement as
-//                 JSON, the run that made it, the tool and protocol versions
+//   measurements  one row per (task, base source, variant, parameters, case, environment):
+//                 status, median time, the measurement as JSON, the run that made it; the
+//                 environment (MeasureEnv: GPU, driver, Triton, torch, CUDA, worker protocol,
+//                 tritonforge version, timing settings) in columns and as one key, env_key
 //   runs          one row per `optimize`: task, environment, strategy, seed, options;
 //                 finished_at stays NULL for a run that was killed
 //   trace         the decisions of a run in order (docs/search.md lists the kinds)
+//   meta          schema = kResultsDbSchema
 //
 // Every write commits on its own (WAL journal), so that a run killed with SIGKILL loses
 // nothing it had written; the next `optimize` of the same task reuses those rows.
+//
+// Schema 1 keyed rows by GPU, driver, Triton and protocol only. Opening such a file for
+// writing migrates it: its rows keep their columns and get a NULL env_key, which no lookup
+// matches, so they are listed and exported but never reused. Opened read-only it is read
+// as it is. A file that is not a tritonforge results database is refused before anything
+// is written to it.
 // Entry points: ResultsDb::open, putMeasurement / measurementsFor, beginRun / finishRun,
 // appendTrace. docs/search.md describes the schema.
 #pragma once
@@ -22,18 +30,17 @@
 #include <string>
 #include <vector>
 
+#include "store/measure_env.h"
+
 namespace tf {
 
 class SqliteDb;
 
-inline constexpr int kResultsDbSchema = 1;
+inline constexpr int kResultsDbSchema = 2;
 
-// What a measurement depends on beyond the source: where it ran.
-struct MeasureEnv {
-  std::string gpu;       // "NVIDIA H200"
-  std::string driver;    // "580.159.04"
-  std::string triton;    // "3.6.0"
-  int worker_protocol = 0;
+enum class DbAccess {
+  kReadWrite,  // creates the file when it is missing or empty; migrates an older schema
+  kReadOnly,   // the file must exist; nothing is written to it
 };
 
 struct MeasurementKey {
@@ -52,7 +59,7 @@ struct MeasurementRow {
   std::optional<double> time_ms;     // median; empty for a failure
   nlohmann::json data;               // the measurement (or compile outcome) as JSON
   int64_t run_id = 0;
-  std::string tool_version;
+  std::string tool_version;          // key.env.tool_version
   std::string created_at;
 };
 
@@ -86,14 +93,17 @@ struct TraceRow {
 
 class ResultsDb {
  public:
-  // Opens or creates the database. Throws UserError naming the file when it cannot, or
+  // Opens the database (creating it with kReadWrite). Throws UserError naming the file when
+  // it cannot, when the file is not a tritonforge results database (left as it was), or
   // when it was written by a newer schema.
-  static std::unique_ptr<ResultsDb> open(const std::filesystem::path& path);
+  static std::unique_ptr<ResultsDb> open(const std::filesystem::path& path, DbAccess access = DbAccess::kReadWrite);
   // userCacheDir()/results.sqlite
   static std::filesystem::path defaultPath();
   ~ResultsDb();
 
   const std::filesystem::path& path() const;
+  // The schema of the file: kResultsDbSchema, or an older one opened read-only.
+  int schema() const { return schema_; }
 
   // --- measurements
   // Inserts or replaces the row of `key`; committed before it returns.
@@ -121,8 +131,13 @@ class ResultsDb {
   std::vector<TraceRow> trace(int64_t run_id);
 
  private:
-  explicit ResultsDb(std::unique_ptr<SqliteDb> db);
+  ResultsDb(std::unique_ptr<SqliteDb> db, int schema);
+  // The columns added by schema 2, or NULL in their place when reading schema 1.
+  std::string v2(const char* column) const;
+  std::string measurementColumns() const;
+  std::string runColumns() const;
   std::unique_ptr<SqliteDb> db_;
+  int schema_ = kResultsDbSchema;
 };
 
 }  // namespace tf

@@ -3,15 +3,46 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cctype>
+
 #include "util/error.h"
 
 namespace tf {
 
-SqliteDb::SqliteDb(const std::filesystem::path& path) : path_(path) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+namespace {
+
+// "file:" URI of a path: every byte but unreserved ones and '/' percent-encoded.
+std::string fileUri(const std::filesystem::path& path) {
+  std::string out = "file:";
+  for (unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+}  // namespace
+
+SqliteDb::SqliteDb(const std::filesystem::path& path, Mode mode) : path_(path) {
+  int flags = SQLITE_OPEN_FULLMUTEX;
+  std::string name = path.string();
+  if (mode == Mode::kReadOnly) {
+    flags |= SQLITE_OPEN_READONLY;
+    // A WAL-mode file without its -wal file holds everything in itself, and no connection
+    // has it open (a writer keeps the -wal file while it has). Read it as immutable then:
+    // otherwise SQLite would create -wal and -shm files beside it, which a read-only
+    // connection cannot remove again.
+    std::error_code ec;
+    if (!std::filesystem::exists(path.string() + "-wal", ec)) {
+      flags |= SQLITE_OPEN_URI;
+      name = fileUri(path) + "?immutable=1";
+    }
+  } else {
+    std::error_code ec;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     if (db_) sqlite3_close(db_);
@@ -38,6 +69,12 @@ void SqliteDb::exec(std::string_view sql) {
     sqlite3_free(err);
     throw UserError(fmt::format("{}: results database: {}", path_.string(), msg));
   }
+}
+
+bool SqliteDb::hasTable(std::string_view name) {
+  SqliteStatement s(*this, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  s.bind(1, name);
+  return s.step();
 }
 
 int64_t SqliteDb::lastInsertId() const { return sqlite3_last_insert_rowid(db_); }

@@ -48,13 +48,18 @@ class SqliteStatement {
 
 class SqliteDb {
  public:
-  // Opens (creating it and its folder when needed). Throws UserError on failure.
-  explicit SqliteDb(const std::filesystem::path& path);
+  enum class Mode {
+    kReadWriteCreate,  // creates the file and its folder when needed
+    kReadOnly,         // never writes to the file
+  };
+  // Opens the file. Throws UserError on failure.
+  explicit SqliteDb(const std::filesystem::path& path, Mode mode = Mode::kReadWriteCreate);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   void exec(std::string_view sql);
+  bool hasTable(std::string_view name);
   int64_t lastInsertId() const;
   const std::filesystem::path& path() const { return path_; }
   sqlite3* handle() { return db_; }

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <regex>
 #include <set>
+#include <string_view>
 #include <toml++/toml.h>
 
 #include "util/error.h"
@@ -45,9 +48,20 @@ double requireNumber(const toml::node& n, const fs::path& file, const std::strin
   fail(file, fmt::format("key '{}' must be a number, not {}", key, typeName(n)));
 }
 
+std::string numberText(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
 nlohmann::json caseValue(const toml::node& n, const fs::path& file, const std::string& key) {
   if (n.is_integer()) return n.value<int64_t>().value();
-  if (n.is_floating_point()) return n.value<double>().value();
+  if (n.is_floating_point()) {
+    // TOML allows nan and inf; the harness would get them as sizes or scales.
+    double v = n.value<double>().value();
+    if (!std::isfinite(v)) fail(file, fmt::format("key '{}' must be a finite number, not {}", key, numberText(v)));
+    return v;
+  }
   if (n.is_boolean()) return n.value<bool>().value();
   if (n.is_string()) return n.value<std::string>().value();
   if (const auto* arr = n.as_array()) {
@@ -79,6 +93,46 @@ void rejectUnknown(const toml::table& t, const fs::path& file, const std::set<st
       fail(file, fmt::format("unknown key '{}{}' (known: {})", prefix, key, list));
     }
   }
+}
+
+// The scalar type names of Triton's signatures, as its str_to_ty (triton/language/__init__.py)
+// accepts them; "B" is its alias of i1.
+const std::vector<std::string>& tritonScalarTypes() {
+  static const std::vector<std::string> kTypes = {"i1",    "i8",    "i16",     "i32",      "i64",     "u1",
+                                                  "u8",    "u16",   "u32",     "u64",      "fp8e4nv", "fp8e5",
+                                                  "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32",
+                                                  "fp64",  "B"};
+  return kTypes;
+}
+
+std::string tritonTypeList() {
+  std::string out;
+  for (const auto& t : tritonScalarTypes()) {
+    if (t != "B") out += (out.empty() ? "" : ", ") + t;
+  }
+  return out;
+}
+
+bool isScalarType(std::string_view t) {
+  for (const auto& s : tritonScalarTypes()) {
+    if (t == s) return true;
+  }
+  return false;
+}
+
+// A scalar type; a pointer to one ("*fp16"), or to constant data ("*kfp16"); or a host
+// tensor descriptor "tensordesc<fp16[64, 64]>" (with an optional layout after the shape).
+bool isTritonType(const std::string& t) {
+  if (isScalarType(t)) return true;
+  if (t.size() > 1 && t[0] == '*') {
+    std::string_view rest(t);
+    rest.remove_prefix(1);
+    if (isScalarType(rest)) return true;
+    return rest.size() > 1 && rest[0] == 'k' && isScalarType(rest.substr(1));
+  }
+  static const std::regex desc(R"(tensordesc<([A-Za-z0-9]+)\[\s*\d+(\s*,\s*\d+)*\s*\](,.*)?>)");
+  std::smatch m;
+  return std::regex_match(t, m, desc) && isScalarType(m[1].str());
 }
 
 }  // namespace
@@ -143,7 +197,9 @@ Task loadTask(const fs::path& path_in) {
     if (const auto* n = ct->get("atol")) task.check.atol = requireNumber(*n, path, "check.atol");
     for (const char* k : {"rtol", "atol"}) {
       auto v = std::string(k) == "rtol" ? task.check.rtol : task.check.atol;
-      if (v && (*v < 0 || *v != *v)) fail(path, fmt::format("key 'check.{}' must be a number >= 0", k));
+      if (v && !(std::isfinite(*v) && *v >= 0)) {
+        fail(path, fmt::format("key 'check.{}' must be a finite number >= 0, not {}", k, numberText(*v)));
+      }
     }
     if (const auto* n = ct->get("seeds")) {
       if (!n->is_integer()) fail(path, fmt::format("key 'check.seeds' must be an integer, not {}", typeName(*n)));
@@ -162,11 +218,18 @@ Task loadTask(const fs::path& path_in) {
     if (const auto* n = ct->get("in_place")) {
       const toml::array* ia = n->as_array();
       if (!ia) fail(path, "key 'check.in_place' must be an array of input indices");
+      // Whether an index names an input is known only once the harness has made them: the
+      // worker refuses the others at the first `run`.
       for (size_t i = 0; i < ia->size(); ++i) {
-        if (!ia->get(i)->is_integer() || ia->get(i)->value<int64_t>().value() < 0) {
-          fail(path, fmt::format("key 'check.in_place[{}]' must be a non-negative integer", i));
+        if (!ia->get(i)->is_integer()) {
+          fail(path, fmt::format("key 'check.in_place[{}]' must be an input index (an integer >= 0), not {}", i,
+                                 typeName(*ia->get(i))));
         }
-        task.check.in_place.push_back(static_cast<int>(ia->get(i)->value<int64_t>().value()));
+        int64_t v = ia->get(i)->value<int64_t>().value();
+        if (v < 0 || v > std::numeric_limits<int>::max()) {
+          fail(path, fmt::format("key 'check.in_place[{}]' must be an input index (an integer >= 0), not {}", i, v));
+        }
+        task.check.in_place.push_back(static_cast<int>(v));
       }
     }
   }
@@ -181,7 +244,13 @@ Task loadTask(const fs::path& path_in) {
       auto& out = task.signatures[std::string(kname.str())];
       for (const auto& [pname, pv] : *params) {
         if (pv.is_string()) {
-          out[std::string(pname.str())] = pv.value<std::string>().value();
+          std::string type = pv.value<std::string>().value();
+          if (!isTritonType(type)) {
+            fail(path, fmt::format("key '{}.{}': '{}' is not a Triton type (expected one of {}, with or without a "
+                                   "leading '*', or a constexpr's integer or boolean value)",
+                                   key, pname.str(), type, tritonTypeList()));
+          }
+          out[std::string(pname.str())] = type;
         } else if (pv.is_integer()) {
           out[std::string(pname.str())] = pv.value<int64_t>().value();
         } else if (pv.is_boolean()) {

@@ -12,9 +12,10 @@
 #include "transform/pass_context.h"
 #include "util/error.h"
 #include "util/fs.h"
-#include "transform/pass_applier.h"
-#include "worker/worker_client.h"
 #include "task/source_parser.h"
+#include "transform/pass_applier.h"
+#include "util/temp_dir.h"
+#include "worker/worker_client.h"
 
 namespace tf {
 namespace fs = std::filesystem;
@@ -100,9 +101,9 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   // The module is loaded from a private copy beside nothing else; the original's folder
   // stays on the import path for the modules it imports.
   static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / fmt::format("tf-transform-{}-{}", getpid(), counter++);
-  fs::create_directories(dir);
-  fs::path file = dir / original.filename();
+  ++counter;
+  TempDir dir("tf-transform-");
+  fs::path file = dir.path() / original.filename();
   writeFileAtomic(file, text);
   CompileRequest req;
   req.path = file;
@@ -113,8 +114,6 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   req.constexprs = constexprs;
   for (const auto& [k, v] : options.items()) req.options[k] = v.get<int64_t>();
   CompileReply r = WorkerClient(worker).compile(req);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   check["constexprs"] = constexprs;
   check["options"] = options;
   check["target"] = req.target.label();

@@ -1,15 +1,39 @@
 #include "util/fs.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "util/error.h"
+#include "util/temp_dir.h"
 
 namespace tf {
 namespace fs = std::filesystem;
+
+namespace {
+
+// Read from /proc: umask() can only be read by setting it, which would race with threads
+// creating files.
+mode_t processUmask() {
+  static const mode_t mask = [] {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+    }
+    return static_cast<mode_t>(022);
+  }();
+  return mask;
+}
+
+}  // namespace
 
 std::string readTextFile(const fs::path& path, std::string_view what) {
   std::error_code ec;
@@ -35,23 +59,38 @@ void writeFileAtomic(const fs::path& path, std::string_view content) {
     throw UserError(fmt::format("{}: cannot create directory: {}", path.parent_path().string(),
                                 ec.message()));
   }
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp{}", static_cast<long>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(fmt::format("{}: cannot write file", path.string()));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw UserError(fmt::format("{}: error while writing file", path.string()));
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
+  // The temporary file must sit beside the target for the rename to be atomic; mkstemp
+  // makes it exclusively (never through a link someone left there), and it is registered
+  // so that a signal between here and the rename does not leave it behind.
+  std::string pattern = path.string() + ".tmpXXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = mkstemp(name.data());
+  if (fd < 0) throw UserError(fmt::format("{}: cannot write file: {}", path.string(), std::strerror(errno)));
+  fs::path tmp = name.data();
+  SignalCleanupPath cleanup(tmp);
+  auto failed = [&](const std::string& why) {
     fs::remove(tmp, ec);
-    throw UserError(fmt::format("{}: cannot write file: {}", path.string(), ec.message()));
+    return UserError(fmt::format("{}: {}", path.string(), why));
+  };
+  // mkstemp gives 0600: the file keeps the permissions of the one it replaces, else gets
+  // those any new file would.
+  struct stat old {};
+  fchmod(fd, ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~processUmask()));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      throw failed("error while writing file: " + why);
+    }
+    done += static_cast<size_t>(n);
   }
+  if (::close(fd) != 0) throw failed(std::string("error while writing file: ") + std::strerror(errno));
+  fs::rename(tmp, path, ec);
+  if (ec) throw failed("cannot write file: " + ec.message());
 }
 
 bool isValidUtf8(std::string_view s, size_t* bad_offset) {

@@ -81,6 +81,7 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
       }
       m.message = reply.error_type + ": " + reply.message;
       m.detail = reply.detail;
+      if (reply.error_type == "TaskError") m.task_error = reply.message;
       return m;
     default:
       m.status = CandidateStatus::kCrash;

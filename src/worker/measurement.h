@@ -58,6 +58,9 @@ struct CaseMeasurement {
   nlohmann::json outputs = nlohmann::json::array();   // shapes and dtypes
   nlohmann::json work = nlohmann::json::object();     // the harness's {"flops": x, "bytes": y}, when defined
   double wall_seconds = 0;
+  // The worker found the task at odds with its harness (a TaskError: an in_place index
+  // beyond the inputs): the user's input is wrong, not the kernel.
+  std::optional<std::string> task_error;
   nlohmann::json toJson() const;
   // The inverse of toJson, tolerant of what a database or a worker may hold: a field of the
   // wrong type is left at its default; an object that is no measurement at all becomes a

@@ -90,3 +90,30 @@ def test_oneshot_failures_are_replies_with_exit_codes(tmp_path):
     rc, reply = _oneshot(tmp_path, {"v": 99, "op": "echo"})
     assert rc == 2
     assert "protocol version 99" in reply["error"]["message"]
+
+
+def test_in_place_indices_that_name_no_input_are_a_task_error():
+    runner.check_in_place([0, 2], 3)  # both name inputs
+    with pytest.raises(runner.TaskError) as info:
+        runner.check_in_place([0, 3], 3)
+    assert str(info.value) == ("check.in_place[1] = 3 names no input: make_inputs returned 3 inputs "
+                               "(indices 0 to 2)")
+    assert info.value.tf_data == {"key": "check.in_place[1]", "index": 3, "inputs": 3}
+    with pytest.raises(runner.TaskError) as info:
+        runner.check_in_place([-1], 2)
+    assert info.value.tf_data["index"] == -1
+    with pytest.raises(runner.TaskError) as info:
+        runner.check_in_place([0], 0)
+    assert "returned 0 inputs (no index is valid)" in str(info.value)
+
+
+def test_task_error_reply_names_type_and_key():
+    # What the core sees: an error reply of type TaskError whose message names the key.
+    from tritonforge_worker.server import _error_payload
+    try:
+        runner.check_in_place([5], 2)
+    except runner.TaskError as exc:
+        payload = _error_payload(exc)
+    assert payload["type"] == "TaskError"
+    assert payload["message"].startswith("check.in_place[0] = 5 names no input: make_inputs returned 2 inputs")
+    assert payload["data"] == {"key": "check.in_place[0]", "index": 5, "inputs": 2}

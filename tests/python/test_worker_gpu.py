@@ -115,3 +115,17 @@ def test_compile_error_is_a_status(worker, harness, tmp_path):
     r = run(worker, harness, variant(tmp_path, "bad_block", block=1000))
     res = r["result"]
     assert res["status"] == "compile-error", res
+
+
+def test_in_place_index_beyond_the_inputs_is_a_task_error(worker, harness, tmp_path):
+    # make_inputs returns 2 inputs: index 5 names none. The reply is a TaskError naming the
+    # key, which the core reports as bad input of the task file (not a kernel failure).
+    r = worker.call("run", variant=variant(tmp_path, "in_place"), launcher="add", harness=harness, case={"n": 1000},
+                    seeds=[0], check={"in_place": [0, 5]}, timing={"budget_ms": 10})
+    assert not r["ok"], r
+    assert r["error"]["type"] == "TaskError"
+    assert r["error"]["message"] == ("check.in_place[1] = 5 names no input: make_inputs returned 2 inputs "
+                                     "(indices 0 to 1)")
+    assert r["error"]["data"] == {"key": "check.in_place[1]", "index": 5, "inputs": 2}
+    # The worker keeps serving.
+    assert worker.call("echo", x=1)["ok"]

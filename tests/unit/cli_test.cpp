@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "support/test_support.h"
 #include "util/hash.h"
@@ -128,6 +129,138 @@ TEST(Cli, RefusesToWriteOverTheTaskSource) {
                      "refusing to write the optimized source over the task's own file");
   EXPECT_EQ(test::readFile(root / "matmul/matmul.py"), before);
   EXPECT_FALSE(fs::exists(root / "matmul/result.json"));
+}
+
+// --- flags out of range: one line naming the flag, exit 2, before anything runs
+
+std::string matmulTask() { return (test::sourceDir() / "examples/matmul/task.toml").string(); }
+
+TEST(CliFlags, OptimizeJobsBelowZero) {
+  expectOneLineError("optimize " + matmulTask() + " --jobs -1", "--jobs must be between 1 and 1024 (or 0");
+}
+
+TEST(CliFlags, OptimizeJobsAbove1024) {
+  expectOneLineError("optimize " + matmulTask() + " --jobs 1025", "--jobs must be between 1 and 1024 (or 0");
+}
+
+TEST(CliFlags, OptimizeCompileTimeoutZero) {
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout 0", "--compile-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeCompileTimeoutNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout nan", "--compile-timeout must be a number of seconds > 0");
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout inf", "--compile-timeout must be a number of seconds > 0");
+  expectOneLineError("optimize " + matmulTask() + " --compile-timeout 1e300", "--compile-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeRunTimeoutNegative) {
+  expectOneLineError("optimize " + matmulTask() + " --run-timeout -5", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeRunTimeoutNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --run-timeout inf", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, OptimizeBudgetNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --budget inf", "--budget must be a number > 0");
+  expectOneLineError("optimize " + matmulTask() + " --budget nan", "--budget must be a number > 0");
+}
+
+TEST(CliFlags, OptimizeTimingMsNotFinite) {
+  expectOneLineError("optimize " + matmulTask() + " --timing-ms nan", "--timing-ms must be a number > 0");
+}
+
+TEST(CliFlags, ProfileRunTimeoutZero) {
+  expectOneLineError("profile " + matmulTask() + " --run-timeout 0", "--run-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, ProfileNcuTimeoutNotFinite) {
+  expectOneLineError("profile " + matmulTask() + " --ncu-timeout nan", "--ncu-timeout must be a number of seconds > 0");
+  expectOneLineError("profile " + matmulTask() + " --ncu-timeout -1", "--ncu-timeout must be a number of seconds > 0");
+}
+
+TEST(CliFlags, ProfileBudgetMsNotFinite) {
+  expectOneLineError("profile " + matmulTask() + " --budget-ms inf", "--budget-ms must be a number > 0");
+}
+
+// --- files given as --db that are not tritonforge results databases: refused, untouched
+
+// A foreign SQLite database and a file of random bytes, with their hashes.
+struct ForeignFiles {
+  fs::path dir, sqlite, random;
+};
+
+ForeignFiles foreignFiles() {
+  ForeignFiles f;
+  f.dir = test::tempDir("foreign-db");
+  f.sqlite = f.dir / "other.sqlite";
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open(f.sqlite.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, "CREATE TABLE notes (x); INSERT INTO notes VALUES ('hi');", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  f.random = f.dir / "random.bin";
+  std::string bytes;
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 8192; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    bytes.push_back(static_cast<char>(x & 0xff));
+  }
+  test::writeFile(f.random, bytes);
+  return f;
+}
+
+int filesIn(const fs::path& dir) {
+  return static_cast<int>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+void expectRefusedUntouched(const std::string& args, const fs::path& file) {
+  std::string before = hashHex(test::readFile(file));
+  int files = filesIn(file.parent_path());
+  expectOneLineError(args, file.string() + ": not a tritonforge results database");
+  EXPECT_EQ(hashHex(test::readFile(file)), before) << args;
+  EXPECT_EQ(filesIn(file.parent_path()), files) << "a journal or WAL file appeared: " << args;
+}
+
+TEST(CliDb, RefusesAForeignSqliteDatabaseUntouched) {
+  ForeignFiles f = foreignFiles();
+  ASSERT_EQ(test::readFile(f.sqlite).substr(0, 15), "SQLite format 3");
+  expectRefusedUntouched("db --db " + f.sqlite.string() + " list", f.sqlite);
+  expectRefusedUntouched("db --db " + f.sqlite.string() + " show 1", f.sqlite);
+  expectRefusedUntouched("db --db " + f.sqlite.string() + " export --format json", f.sqlite);
+}
+
+TEST(CliDb, RefusesARandomBytesFileUntouched) {
+  ForeignFiles f = foreignFiles();
+  expectRefusedUntouched("db --db " + f.random.string() + " list", f.random);
+  expectRefusedUntouched("db list --db " + f.random.string(), f.random);
+  expectRefusedUntouched("db --db " + f.random.string() + " export", f.random);
+}
+
+TEST(CliDb, ReadingCommandsCreateNoDatabase) {
+  fs::path dir = test::tempDir("no-db");
+  expectOneLineError("db --db " + (dir / "missing.sqlite").string() + " list", "no results database there");
+  EXPECT_FALSE(fs::exists(dir / "missing.sqlite"));
+}
+
+TEST(CliDb, OptimizeRefusesAForeignSqliteDatabaseUntouched) {
+  ForeignFiles f = foreignFiles();
+  fs::path dir = copyExample("matmul");
+  expectRefusedUntouched("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string() + " --db " +
+                             f.sqlite.string(),
+                         f.sqlite);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(CliDb, OptimizeRefusesARandomBytesFileUntouched) {
+  ForeignFiles f = foreignFiles();
+  fs::path dir = copyExample("matmul");
+  expectRefusedUntouched("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string() + " --db " +
+                             f.random.string(),
+                         f.random);
+  EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 }  // namespace

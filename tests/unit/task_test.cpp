@@ -5,7 +5,11 @@
 #include "support/test_support.h"
 #include "task/task.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <sstream>
+
 #include "util/error.h"
 
 namespace tf {
@@ -153,6 +157,103 @@ TEST_F(TaskFile, MalformedTomlGivesTheLine) {
   std::string m = error("name='a'\nsource = \n");
   EXPECT_NE(m.find("task.toml:2:"), std::string::npos) << m;
   EXPECT_NE(m.find("not valid TOML"), std::string::npos) << m;
+}
+
+// --- refusals: one line naming the file and the key, in process and through the CLI (exit 2)
+
+const char* kBase = "name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\n";
+
+class TaskRefusal : public TaskFile {
+ protected:
+  // `body` must be refused with a message holding `needle`, by loadTask and by the CLI.
+  void expectRefused(const std::string& body, const std::string& needle) {
+    std::string m = error(body);
+    EXPECT_NE(m.find(needle), std::string::npos) << "expected '" << needle << "' in: " << m;
+    auto [rc, out] = test::runShell(test::tritonforgeBinary().string() + " optimize " + (dir_ / "task.toml").string() +
+                                    " --out " + (dir_ / "out").string());
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_NE(out.find((dir_ / "task.toml").string() + ": "), std::string::npos) << out;
+    EXPECT_NE(out.find(needle), std::string::npos) << out;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "out"));
+  }
+};
+
+TEST_F(TaskRefusal, RtolThatIsNan) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nrtol=nan\n", "key 'check.rtol' must be a finite number >= 0, not nan");
+}
+
+TEST_F(TaskRefusal, RtolThatIsInfinite) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nrtol=inf\n", "key 'check.rtol' must be a finite number >= 0, not inf");
+}
+
+TEST_F(TaskRefusal, AtolThatIsNegative) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\natol=-1e-3\n", "key 'check.atol' must be a finite number >= 0, not -0.001");
+}
+
+TEST_F(TaskRefusal, AtolThatIsMinusInfinity) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\natol=-inf\n", "key 'check.atol' must be a finite number >= 0, not -inf");
+}
+
+TEST_F(TaskRefusal, CaseValueThatIsNan) {
+  expectRefused(std::string(kBase) + "cases=[{N=1, eps=nan}]\n", "key 'cases[0].eps' must be a finite number, not nan");
+}
+
+TEST_F(TaskRefusal, CaseValueThatIsInfinite) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}, {N=2, scale=-inf}]\n", "key 'cases[1].scale' must be a finite number, not -inf");
+}
+
+TEST_F(TaskRefusal, CaseValueInAnArrayThatIsInfinite) {
+  expectRefused(std::string(kBase) + "cases=[{shape=[1.0, inf]}]\n", "key 'cases[0].shape[1]' must be a finite number, not inf");
+}
+
+TEST_F(TaskRefusal, InPlaceIndexThatIsNegative) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nin_place=[0, -1]\n",
+                "key 'check.in_place[1]' must be an input index (an integer >= 0), not -1");
+}
+
+TEST_F(TaskRefusal, InPlaceIndexBeyondAnyInputCount) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nin_place=[4294967296]\n",
+                "key 'check.in_place[0]' must be an input index (an integer >= 0), not 4294967296");
+}
+
+TEST_F(TaskRefusal, InPlaceIndexThatIsNotAnInteger) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nin_place=[1.5]\n",
+                "key 'check.in_place[0]' must be an input index (an integer >= 0), not a float");
+}
+
+TEST_F(TaskRefusal, SignatureTypeWithAnUnknownFloatWidth) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[signature.k]\nx_ptr='*fp99'\n",
+                "key 'signature.k.x_ptr': '*fp99' is not a Triton type");
+}
+
+TEST_F(TaskRefusal, SignatureTypeWithAnUnknownIntegerWidth) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[signature.k]\nn='i7'\n", "key 'signature.k.n': 'i7' is not a Triton type");
+}
+
+TEST_F(TaskRefusal, SignatureTypeThatIsNotTritonSpelling) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[signature.k]\nx='f32x'\n", "key 'signature.k.x': 'f32x' is not a Triton type");
+}
+
+TEST_F(TaskFile, SignatureAcceptsEveryTritonTypeName) {
+  std::string body = std::string(kBase) + "cases=[{N=1}]\n[signature.k]\n";
+  std::vector<std::string> types = {"i1",      "i8",      "i16",     "i32",      "i64",  "u1",   "u8",   "u16",
+                                    "u32",     "u64",     "fp8e4nv", "fp8e5",    "fp8e4b15", "fp8e4b8",
+                                    "fp8e5b16", "fp16",   "bf16",    "fp32",     "fp64"};
+  int n = 0;
+  for (const auto& t : types) {
+    body += fmt::format("s{} = '{}'\np{} = '*{}'\n", n, t, n, t);
+    ++n;
+  }
+  body += "c = '*kfp16'\nd = 'tensordesc<fp16[64, 64]>'\nBLOCK = 128\nEVEN = true\n";
+  Task t = loadTask(write(body));
+  const auto& sig = t.signatures.at("k");
+  EXPECT_EQ(sig.size(), 2 * types.size() + 4);
+  EXPECT_EQ(sig.at("s3"), "i32");
+  EXPECT_EQ(sig.at("p15"), "*fp16");
+  EXPECT_EQ(sig.at("c"), "*kfp16");
+  EXPECT_EQ(sig.at("BLOCK"), 128);
+  EXPECT_EQ(sig.at("EVEN"), true);
 }
 
 TEST(TaskFileMissing, NamesTheFile) {

@@ -18,6 +18,8 @@ Environment:
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
+  TF_FAKE_INPUTS    the number of inputs make_inputs "returns": `run` checks check.in_place
+                    against it as the real worker does (a TaskError reply)
 The run log's lines carry "tags": which of "slow" and "spills" the variant has.
 """
 
@@ -29,6 +31,7 @@ import time
 
 from tritonforge_worker import PROTOCOL_VERSION
 from tritonforge_worker.ops import dispatch as real_dispatch
+from tritonforge_worker.runner import check_in_place
 
 
 def fnv1a64(data):
@@ -78,6 +81,8 @@ def op_warm(args):
 
 
 def op_run(args):
+    if os.environ.get("TF_FAKE_INPUTS"):
+        check_in_place((args.get("check") or {}).get("in_place") or [], int(os.environ["TF_FAKE_INPUTS"]))
     time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
     text = variant_text(args)
     h = fnv1a64(text)
