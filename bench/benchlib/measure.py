@@ -5,6 +5,7 @@ Ops
   hello      GPU, driver, CUDA, cuDNN, torch, triton, python
   ceilings   measured DRAM bandwidth (device copy, bytes read + written) and cuBLAS's dense
              matmul rate for fp16, bf16 and tf32 (8192^3): the roofline of the table
+  measure_real  one kernel of the real corpus (bench/real/): as written, tritonforge's result, vendor
   measure    one kernel: for each case, the @triton.autotune variant (first, on a cold Triton
              cache, so that its tuning time includes compiling), the kernel as written,
              tritonforge's result, and the vendor op; each verified against the reference and
@@ -153,6 +154,25 @@ def op_ceilings(args):
             del x, y
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
+    # The real corpus has quantized GEMMs: cuBLAS's int8 (torch._int_mm) and fp8 (torch._scaled_mm,
+    # per-tensor scales) rates bound them.
+    for name in args.get("extra_matmul", []):
+        try:
+            if name == "int8":
+                x = torch.randint(-127, 127, (size, size), device="cuda", dtype=torch.int8)
+                y = torch.randint(-127, 127, (size, size), device="cuda", dtype=torch.int8).t().contiguous().t()
+                t = time_fn(lambda: torch._int_mm(x, y), 400, 5, 100)
+            elif name == "fp8":
+                x = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
+                y = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).t()
+                one = torch.ones((), device="cuda")
+                t = time_fn(lambda: torch._scaled_mm(x, y, one, one, out_dtype=torch.bfloat16), 400, 5, 100)
+            else:
+                continue
+            out["matmul_flops_per_s"][name] = 2 * size**3 / (t["median_ms"] * 1e-3)
+            del x, y
+        except Exception as exc:
+            out.setdefault("errors", {})[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
     out["matmul_size"] = size
     torch.cuda.empty_cache()
     return out
@@ -288,13 +308,104 @@ def op_measure(args):
     return result
 
 
+def _resolve(module, launcher):
+    """The launcher as real code calls it: a function, or Class.method (e.g. Function.apply)."""
+    obj = module
+    for part in launcher.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _with_in_place(fn, in_place):
+    """A launcher that writes its outputs into inputs and returns None returns those inputs."""
+    if not in_place:
+        return fn
+
+    def call(*args):
+        out = fn(*args)
+        return [args[i] for i in in_place] if out is None else out
+    return call
+
+
+def _add_paths(spec):
+    for p in reversed(spec.get("pythonpath") or []):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def _import_source(spec, tag):
+    """The kernel as written, loaded as real code loads it: by its import name from the laid-out
+    package roots where it is part of a package (its relative imports then resolve), else by
+    path (a fresh module each time, as the suite does)."""
+    import importlib
+    _add_paths(spec)
+    if spec.get("module"):
+        return importlib.import_module(spec["module"])
+    return suite.load_module(spec["source"], tag)
+
+
+def op_measure_real(args):
+    """One real-corpus kernel: for each case, the kernel as written (imported as its project
+    imports it), tritonforge's optimized source (loaded by path, as tritonforge ran it), and the
+    harness's vendor op where it names one; each verified against the float64 reference and
+    timed the same way."""
+    import torch
+    spec = args["spec"]
+    cache_dir = args.get("triton_cache_dir")
+    if cache_dir:
+        os.makedirs(cache_dir, exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = cache_dir
+    timing = {"budget_ms": float(args.get("timing_budget_ms", 200))}
+    harness = suite.load_module(spec["harness"], "harness")
+    if INTERPRET:
+        harness.DEVICE = "cpu"
+    cases = [harness.SMALL_CASE] if args.get("small") else spec["cases"]
+    in_place = spec.get("in_place") or []
+    result = {"cases": [], "vendor_name": getattr(harness, "VENDOR", None) if hasattr(harness, "vendor") else None,
+              "peak": getattr(harness, "PEAK", None)}
+    for case in cases:
+        entry = {"case": case}
+        entry["flops"] = harness.flops(case) if hasattr(harness, "flops") else None
+        entry["bytes"] = harness.bytes(case) if hasattr(harness, "bytes") else None
+        inputs = harness.make_inputs(dict(case), 0)
+        if not isinstance(inputs, (tuple, list)):
+            inputs = (inputs,)
+        refs = verify.reference_outputs(harness, inputs, spec["reference_precision"])
+        _sync()
+        rtol, atol = spec["rtol"], spec["atol"]
+
+        def make_baseline():
+            return _with_in_place(_resolve(_import_source(spec, "baseline"), spec["launcher"]), in_place)
+        entry["baseline"] = _variant("baseline", make_baseline, True, inputs, refs, rtol, atol, timing)
+
+        tf_source = args.get("tritonforge_source")
+        if tf_source:
+            def make_tf():
+                _add_paths(spec)
+                mod = suite.load_module(tf_source, "tritonforge")
+                return _with_in_place(_resolve(mod, spec["launcher"]), in_place)
+            entry["tritonforge"] = _variant("tritonforge", make_tf, True, inputs, refs, rtol, atol, timing)
+
+        if hasattr(harness, "vendor"):
+            def make_vendor():
+                return _with_in_place(harness.vendor, in_place)
+            entry["vendor"] = _variant("vendor", make_vendor, True, inputs, refs, rtol, atol, timing)
+
+        result["cases"].append(entry)
+        del inputs, refs
+        gc.collect()
+        if not INTERPRET:
+            torch.cuda.empty_cache()
+    return result
+
+
 def _cpu_call_ms(fn):
     t0 = time.perf_counter()
     fn()
     return (time.perf_counter() - t0) * 1e3
 
 
-OPS = {"hello": op_hello, "ceilings": op_ceilings, "measure": op_measure}
+OPS = {"hello": op_hello, "ceilings": op_ceilings, "measure": op_measure, "measure_real": op_measure_real}
 
 
 def main():

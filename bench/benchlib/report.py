@@ -189,3 +189,128 @@ def markdown(doc):
     lines.append("(!): the vendor's output is outside the task's tolerance (it rounds differently); its time is shown.")
     lines.append("")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# The real corpus (bench/real/): kernels as their authors wrote them, tritonforge's result,
+# the vendor op where the harness names one. No autotune column: many of these kernels carry
+# their authors' own @triton.autotune already.
+
+
+def _what_won(tf):
+    """Parameters, or which pass, from tritonforge's record of a kernel."""
+    status = tf.get("status")
+    if status == "improved":
+        origin = tf.get("best_origin") or ""
+        changes = tf.get("best_changes")
+        if changes is not None:
+            params = [k.split(".", 1)[-1] for k in changes]
+            # The kernel's name only where two kernels share a parameter's name.
+            config = " ".join(f"{k if params.count(k.split('.', 1)[-1]) > 1 else k.split('.', 1)[-1]}={v}"
+                              for k, v in sorted(changes.items()))
+        else:
+            config = tf.get("best_config") or ""
+        if origin.startswith("pass "):
+            return f"{origin}" + (f" + {config}" if config and config != "as-written" else "")
+        return config or "?"
+    if status == "unchanged":
+        return "nothing beat the kernel as written"
+    if status == "skipped":
+        return "tritonforge not run"
+    return f"{status or '?'}"
+
+
+def real_summary(kernels):
+    done = [k for k in kernels.values() if k.get("status") == "done"]
+    s = {"kernels": len(done)}
+    accepted = [k for k in done if k.get("tritonforge", {}).get("status") in TF_RESULTS]
+    s["accepted"] = [k["name"] for k in accepted]
+    s["refused"] = {k["name"]: (k.get("tritonforge") or {}).get("refusal") or (k.get("tritonforge") or {}).get("error")
+                    or (k.get("tritonforge") or {}).get("status")
+                    for k in done if k not in accepted and (k.get("tritonforge") or {}).get("status") != "skipped"}
+    s["not_run"] = [k["name"] for k in done if (k.get("tritonforge") or {}).get("status") == "skipped"]
+    s["geomean_speedup_accepted"] = geomean([k["speedup"].get("tritonforge") for k in accepted])
+    s["geomean_speedup_all"] = geomean([k["speedup"].get("tritonforge") for k in done])
+    walls = [k["tritonforge"].get("wall_s") for k in accepted if k["tritonforge"].get("wall_s") is not None]
+    s["median_tritonforge_wall_s"] = statistics.median(walls) if walls else None
+    s["as_written_wrong"] = [k["name"] for k in done for c in k["cases"]
+                             if c.get("baseline") and _verified_ms(c["baseline"]) is None]
+    s["slower_than_written"] = [{"kernel": k["name"], "ratio": _verified_ms(c["tritonforge"]) / _verified_ms(c["baseline"])}
+                                for k in accepted for c in k["cases"]
+                                if _verified_ms(c.get("tritonforge")) and _verified_ms(c.get("baseline"))
+                                and _verified_ms(c["tritonforge"]) > _verified_ms(c["baseline"]) * NOT_SLOWER_SLACK]
+    return s
+
+
+def real_markdown(doc):
+    env = doc.get("environment", {})
+    gpu = env.get("gpu") or {}
+    ceil = doc.get("ceilings") or {}
+    lines = ["# tritonforge on real kernels (bench/real/): results", ""]
+    lines.append(f"- date: {doc.get('updated', '?')} (runs: {', '.join(r.get('date', '?') for r in doc.get('runs', []))})")
+    lines.append(f"- GPU: {gpu.get('name', 'none')} (sm {gpu.get('capability', '?')}, {gpu.get('sms', '?')} SMs), "
+                 f"driver {env.get('driver', '?')}, CUDA {env.get('cuda_runtime', '?')}")
+    lines.append(f"- torch {env.get('torch', '?')}, triton {env.get('triton', '?')}, python {env.get('python', '?')}, "
+                 f"{doc.get('tritonforge_version') or 'tritonforge ?'}")
+    mm = ceil.get("matmul_flops_per_s") or {}
+    if ceil.get("dram_bytes_per_s"):
+        lines.append(f"- roofline (measured): DRAM {ceil['dram_bytes_per_s'] / 1e12:.2f} TB/s (device copy); cuBLAS "
+                     + ", ".join(f"{k} {v / 1e12:.0f} TFLOP/s" for k, v in mm.items()))
+    args = doc.get("args", {})
+    lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s; sources laid out from "
+                 f"bench/real/manifest.toml (sha256 {str(doc.get('manifest_sha256', '?'))[:12]}); times are medians "
+                 "of CUDA-event timings with the L2 flushed before each call")
+    lines.append("")
+    lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline (written → tf) "
+                 "| tf wall s | what won | vendor | vendor ms |")
+    lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+    for name, k in doc.get("kernels", {}).items():
+        if k.get("status") != "done":
+            lines.append(f"| {name} | – | {k.get('status', '?')}: {str(k.get('error', ''))[:160]} |" + " |" * 7)
+            continue
+        tf = k.get("tritonforge", {})
+        won = _what_won(tf).replace("|", "/")
+        for c in k["cases"]:
+            label = ",".join(f"{a}={b}" for a, b in c["case"].items())
+            b, t, v = (c.get(x) or {} for x in ("baseline", "tritonforge", "vendor"))
+            b_note = "" if not b.get("verify") or b["verify"].get("passed") else " (wrong)"
+            if b.get("status") == "error":
+                b_note = " (error)"
+            t_note = " (wrong)" if t.get("verify") and not t["verify"].get("passed") else ""
+            roof = f"{_f(b.get('roofline_pct'), '{:.0f}%')} → {_f(t.get('roofline_pct'), '{:.0f}%')}"
+            v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
+            lines.append(
+                f"| {name} | {label} | {_f(_ms(b))}{b_note} | {_f(_ms(t))}{t_note} | {_f(t.get('speedup'), '{:.2f}x')} "
+                f"| {roof} | {_f(tf.get('wall_s'), '{:.1f}')} | {won} | {k.get('vendor_name') or '–'} "
+                f"| {_f(_ms(v))}{v_note} |")
+    lines += ["", "## What tritonforge said, per kernel", "",
+              "| kernel | pattern | tritonforge | tunables tuned / left alone |", "| --- | --- | --- | --- |"]
+    for name, k in doc.get("kernels", {}).items():
+        tf = k.get("tritonforge") or {}
+        verdict = tf.get("status", "?")
+        why = tf.get("refusal") or tf.get("error")
+        if why and verdict not in TF_RESULTS:
+            verdict += ": " + str(why)
+        tuned = len(tf.get("tunables") or [])
+        alone = len(tf.get("tunables_left_alone") or [])
+        pattern = str(k.get("pattern", "")).replace("|", "/")
+        lines.append(f"| {name} | {pattern} | {verdict.replace('|', '/')[:400]} | {tuned} / {alone} |")
+    s = doc.get("summary") or {}
+    if s:
+        lines += ["", "## Summary", ""]
+        lines.append(f"- kernels measured: {s.get('kernels')}; tritonforge accepted {len(s.get('accepted') or [])}, "
+                     f"refused or failed on {len(s.get('refused') or {})}"
+                     + (f", not run on {len(s['not_run'])}" if s.get("not_run") else ""))
+        lines.append(f"- geometric-mean speed-up over the kernels as written: "
+                     f"{_f(s.get('geomean_speedup_accepted'), '{:.2f}x')} over the accepted ones, "
+                     f"{_f(s.get('geomean_speedup_all'), '{:.2f}x')} over all (a refusal counts 1.0)")
+        lines.append(f"- median tritonforge wall time (accepted): {_f(s.get('median_tritonforge_wall_s'), '{:.1f}')} s")
+        if s.get("as_written_wrong"):
+            lines.append("- the kernel as written failed its own check on: " + ", ".join(sorted(set(s["as_written_wrong"]))))
+        sl = s.get("slower_than_written") or []
+        lines.append("- slower than the kernel as written (by more than 2%): "
+                     + (", ".join(f"{x['kernel']} {x['ratio']:.2f}x the time" for x in sl) or "none"))
+    lines.append("")
+    lines.append("(wrong): outside the task's tolerance; (!): the vendor's output is outside it (it rounds differently).")
+    lines.append("")
+    return "\n".join(lines)

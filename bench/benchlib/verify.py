@@ -44,6 +44,14 @@ def compare(outputs, refs, rtol, atol):
     if len(outputs) != len(refs):
         return {**res, "passed": False, "reason": f"{len(outputs)} outputs, reference has {len(refs)}"}
     for i, (o, r) in enumerate(zip(outputs, refs)):
+        if not isinstance(r, torch.Tensor):
+            # None or a Python number (e.g. the unused members of a loss's tuple): as the worker does.
+            if isinstance(o, torch.Tensor) and o.numel() == 1:
+                o = o.item()
+            ok = abs(float(o) - r) <= atol + rtol * abs(r) if isinstance(r, float) and o is not None else o == r
+            if not ok:
+                return {**res, "passed": False, "reason": f"output {i}: got {o!r}, expected {r!r}"}
+            continue
         if not isinstance(o, torch.Tensor) or tuple(o.shape) != tuple(r.shape):
             shape = tuple(o.shape) if isinstance(o, torch.Tensor) else type(o).__name__
             return {**res, "passed": False, "reason": f"output {i} is {shape}, expected {tuple(r.shape)}"}

@@ -118,3 +118,61 @@ def test_budget_plan_fits_the_deadline():
     assert run.plan_budget(args, elapsed=470, kernels_left=3, overhead=20) == 8.0
     # ...and nothing when even that does not fit.
     assert run.plan_budget(args, elapsed=490, kernels_left=3, overhead=20) is None
+
+
+# ---------------------------------------------------------------------------------------
+# The real corpus's table
+
+
+def _real_entry(name, tf, base=1.0, best=None, passed=True):
+    case = {"case": {"T": 8}, "flops": 0, "bytes": 4e9, "baseline": _rec(base, passed),
+            "vendor": _rec(0.9)}
+    if best is not None:
+        case["tritonforge"] = _rec(best)
+    return {"name": name, "status": "done", "peak": None, "vendor_name": "torch", "pattern": "plain function",
+            "tritonforge": tf, "cases": [case]}
+
+
+def test_real_summary_and_table():
+    kernels = {
+        "a": report.derive(_real_entry("a", {"status": "improved", "wall_s": 40.0, "best_origin": "search",
+                                             "best_changes": {"k.BLOCK": 256, "k.num_warps": 8}}, 1.0, 0.5), CEIL),
+        "b": report.derive(_real_entry("b", {"status": "improved", "wall_s": 50.0, "best_origin": "pass tma",
+                                             "best_changes": {}}, 2.0, 1.0), CEIL),
+        "c": report.derive(_real_entry("c", {"status": "refused", "wall_s": 0.1,
+                                             "refusal": "tritonforge: t.toml: key 'launcher' must be a Python function name"}), CEIL),
+        "d": report.derive(_real_entry("d", {"status": "skipped"}, passed=False), CEIL),
+    }
+    s = report.real_summary(kernels)
+    assert s["accepted"] == ["a", "b"]
+    assert s["refused"] == {"c": "tritonforge: t.toml: key 'launcher' must be a Python function name"}
+    assert s["not_run"] == ["d"]
+    assert s["geomean_speedup_accepted"] == pytest.approx(2.0)
+    assert s["geomean_speedup_all"] == pytest.approx(2.0 ** 0.5)   # c and d (tritonforge not run) count 1.0
+    assert s["median_tritonforge_wall_s"] == 45.0
+    assert s["as_written_wrong"] == ["d"]
+    doc = {"kernels": kernels, "summary": s, "environment": {"gpu": {"name": "NVIDIA H200"}}, "ceilings": CEIL,
+           "runs": [{"date": "d"}], "args": {"budget": 60}}
+    md = report.real_markdown(doc)
+    row_a = next(line for line in md.splitlines() if line.startswith("| a | T=8 "))
+    assert "| 1.000 | 0.500 | 2.00x |" in row_a and "BLOCK=256 num_warps=8" in row_a
+    assert "pass tma" in next(line for line in md.splitlines() if line.startswith("| b | T=8 "))
+    assert "refused: tritonforge: t.toml: key 'launcher'" in md
+    assert "| d | T=8 | 1.000 (wrong) |" in md
+    assert "tritonforge accepted 2, refused or failed on 1, not run on 1" in md
+
+
+def test_what_won_names_the_kernel_only_when_two_share_a_parameter():
+    tf = {"status": "improved", "best_changes": {"q.BLOCK_M": 64, "mm.BLOCK_M": 128, "mm.num_warps": 4}}
+    assert report._what_won(tf) == "mm.BLOCK_M=128 num_warps=4 q.BLOCK_M=64"
+    assert report._what_won({"status": "unchanged"}) == "nothing beat the kernel as written"
+
+
+def test_real_layout_problem_names_the_missing_step(tmp_path, monkeypatch):
+    from benchlib import real
+    run = _load_run()
+    monkeypatch.setattr(real, "SRC_DIR", str(tmp_path))
+    manifest = real.load_manifest()
+    assert "run python3 bench/real/layout.py" in run.real_layout_problem(manifest, [])
+    (tmp_path / "LAYOUT.json").write_text('{"manifest_sha256": "0"}')
+    assert "another version" in run.real_layout_problem(manifest, [])
