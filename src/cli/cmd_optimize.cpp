@@ -156,6 +156,9 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
     settings.signatures = task.signatures;
     settings.rtol = task.check.rtol;
     settings.atol = task.check.atol;
+    // Every variant is compiled by the loop's pool anyway (for every case's specialization,
+    // in parallel): the pass worker only checks that it parses.
+    settings.compile = false;
     options.passes = std::make_shared<TransformPassApplier>(workerOptionsFor(global, false), std::move(settings),
                                                             switched_off.disabled());
   }

@@ -26,6 +26,7 @@ const char* toString(FindingKind k) {
     case FindingKind::kSharedBankConflicts: return "shared-bank-conflicts";
     case FindingKind::kPoorL2Reuse: return "poor-l2-reuse";
     case FindingKind::kLongStalls: return "long-stalls";
+    case FindingKind::kNarrowRows: return "narrow-rows";
     case FindingKind::kMemoryBound: return "memory-bound";
     case FindingKind::kComputeBound: return "compute-bound";
     case FindingKind::kLatencyBound: return "latency-bound";
@@ -65,7 +66,7 @@ const std::vector<FindingKind>& allFindingKinds() {
   static const std::vector<FindingKind> all = {
       FindingKind::kRegisterSpills, FindingKind::kUncoalescedAccess,   FindingKind::kSmallGrid,
       FindingKind::kTailEffect,     FindingKind::kLowOccupancy,        FindingKind::kNoTensorCores,
-      FindingKind::kSharedBankConflicts, FindingKind::kPoorL2Reuse,    FindingKind::kLongStalls,
+      FindingKind::kSharedBankConflicts, FindingKind::kPoorL2Reuse,    FindingKind::kLongStalls,    FindingKind::kNarrowRows,
       FindingKind::kMemoryBound,    FindingKind::kComputeBound,        FindingKind::kLatencyBound};
   return all;
 }

@@ -27,6 +27,7 @@ enum class FindingKind {
   kSharedBankConflicts,
   kPoorL2Reuse,
   kLongStalls,
+  kNarrowRows,        // one short row per program: too little work for a program's warps
   kMemoryBound,
   kComputeBound,
   kLatencyBound,

@@ -149,10 +149,38 @@ void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& r
   scoreCandidate(rec, state.baseline);
 }
 
-void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals) {
+std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals,
+                               std::vector<Prepared> prepared) {
   const Base& base = state.base();
   const Space& space = *state.search.space;
   std::vector<Pending> pending;
+  std::vector<int> prepared_ids;
+  // Looks the source up (this run, then the database) and starts its compile when unknown.
+  auto enqueue = [&](Pending p, const std::string& text) {
+    p.rec.source_hash = hashHex(text);
+    auto dup = state.seen_sources.find(p.rec.source_hash);
+    std::optional<StoredMeasurements::Known> known;
+    if (dup == state.seen_sources.end() && ctx.stored) known = ctx.stored->lookup(p.rec.source_hash);
+    if (dup != state.seen_sources.end()) {
+      p.duplicate_of = dup->second;
+    } else if (known && known->complete) {
+      p.known = true;
+      p.rec.status = known->rec.status;
+      p.rec.message = known->rec.message;
+      p.rec.cases = known->rec.cases;
+      p.rec.compile = known->rec.compile;
+      p.rec.reused = true;
+      p.rec.origin += ", " + known->rec.origin;
+      state.seen_sources[p.rec.source_hash] = p.rec.id;
+    } else {
+      // Cases stored by an interrupted run are kept; only the others are measured.
+      if (known) p.rec.cases = known->rec.cases;
+      p.v = ctx.evaluator.materialize(text);
+      p.compiled = ctx.evaluator.compileAsync(p.v);
+      state.seen_sources[p.rec.source_hash] = p.rec.id;
+    }
+    pending.push_back(std::move(p));
+  };
   for (const auto& pr : proposals) {
     std::string why;
     Pending p;
@@ -180,29 +208,17 @@ void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Pro
       pending.push_back(std::move(p));
       continue;
     }
-    p.rec.source_hash = hashHex(text);
-    auto dup = state.seen_sources.find(p.rec.source_hash);
-    std::optional<StoredMeasurements::Known> known;
-    if (dup == state.seen_sources.end() && ctx.stored) known = ctx.stored->lookup(p.rec.source_hash);
-    if (dup != state.seen_sources.end()) {
-      p.duplicate_of = dup->second;
-    } else if (known && known->complete) {
-      p.known = true;
-      p.rec.status = known->rec.status;
-      p.rec.message = known->rec.message;
-      p.rec.cases = known->rec.cases;
-      p.rec.compile = known->rec.compile;
-      p.rec.reused = true;
-      p.rec.origin += ", " + known->rec.origin;
-      state.seen_sources[p.rec.source_hash] = p.rec.id;
-    } else {
-      // Cases stored by an interrupted run are kept; only the others are measured.
-      if (known) p.rec.cases = known->rec.cases;
-      p.v = ctx.evaluator.materialize(text);
-      p.compiled = ctx.evaluator.compileAsync(p.v);
-      state.seen_sources[p.rec.source_hash] = p.rec.id;
-    }
-    pending.push_back(std::move(p));
+    enqueue(std::move(p), text);
+  }
+  for (auto& pr : prepared) {
+    Pending p;
+    p.rec = std::move(pr.rec);
+    p.rec.id = static_cast<int>(state.result.candidates.size() + pending.size());
+    p.rec.round = state.result.rounds;
+    p.rec.base = base.id;
+    prepared_ids.push_back(p.rec.id);
+    state.pass_texts[p.rec.id] = pr.text;
+    enqueue(std::move(p), pr.text);
   }
   measureInCompileOrder(ctx, state, pending);
   for (auto& p : pending) {
@@ -220,6 +236,7 @@ void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Pro
     ++state.result.evaluated;
     recordCandidate(ctx, state, std::move(p.rec));
   }
+  return prepared_ids;
 }
 
 }  // namespace tf

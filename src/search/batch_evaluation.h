@@ -18,9 +18,18 @@ struct Proposed {
   std::string proposal;              // the engine proposal it came from, "" for the strategy's own
 };
 
-// Evaluates a round of configurations of the current base; every one ends up in
-// state.result.candidates (pruned, reused, failed, not run for lack of budget, or measured).
-void evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals);
+// A candidate whose source is already written: a pass's variant.
+struct Prepared {
+  CandidateRecord rec;               // kind, origin, proposal, config text; id and round are set here
+  std::string text;
+};
+
+// Evaluates a round: configurations of the current base and prepared variants (passes),
+// compiled together and measured in the order their compiles finish. Every one ends up in
+// state.result.candidates (pruned, reused, failed, not run for lack of budget, or measured);
+// returns the ids of the prepared ones, in order.
+std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals,
+                               std::vector<Prepared> prepared = {});
 
 // Measures `v` (compiled: `compiled`) on every case not in rec.cases yet (those came from
 // the database), then scores it against the baseline. Stops at the first failing case.

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
+#include "search/batch_evaluation.h"
 #include "search/loop_diagnosis.h"
 
 namespace tf {
@@ -40,15 +44,88 @@ std::vector<std::string> resolveFindings(const RunState& state, const std::vecto
   return out;
 }
 
+// The worst of each kind over the cases: a block that fits the short rows of one case may
+// spill on the long rows of another, and that case is what must be fixed.
+void mergeWorst(std::vector<EngineDiagnosis>& into, std::vector<EngineDiagnosis> from, const std::string& label,
+                double roofline_fraction, std::map<std::string, double>* worst_fraction) {
+  for (auto& d : from) {
+    for (auto& f : d.findings) f.evidence["case"] = label;
+    auto it = std::find_if(into.begin(), into.end(), [&](const EngineDiagnosis& x) { return x.kernel == d.kernel; });
+    if (it == into.end()) {
+      (*worst_fraction)[d.kernel] = roofline_fraction;
+      into.push_back(std::move(d));
+      continue;
+    }
+    // The bottleneck of the case furthest from its roofline.
+    if (roofline_fraction < (*worst_fraction)[d.kernel] && d.bottleneck != Bottleneck::kUnknown) {
+      it->bottleneck = d.bottleneck;
+      (*worst_fraction)[d.kernel] = roofline_fraction;
+    }
+    for (auto& f : d.findings) {
+      auto same = std::find_if(it->findings.begin(), it->findings.end(),
+                               [&](const EngineFinding& x) { return x.kind == f.kind; });
+      if (same == it->findings.end()) it->findings.push_back(std::move(f));
+      else if (f.severity > same->severity) *same = std::move(f);
+    }
+  }
+}
+
 std::vector<EngineDiagnosis> builtinDiagnosis(const RunContext& ctx, RunState& state, const std::string& text,
                                               const CandidateRecord& rec) {
-  if (rec.cases.empty()) return {};
-  CaseMeasurement ins = ctx.evaluator.inspect(ctx.evaluator.materialize(text), 0);
-  if (ins.status != CandidateStatus::kOk) {
-    ctx.trace.add("diagnosis-failed", {{"candidate", rec.id}, {"reason", ins.message}});
-    return {};
+  std::vector<EngineDiagnosis> out;
+  std::map<std::string, double> worst_fraction;
+  Variant v = ctx.evaluator.materialize(text);
+  nlohmann::json per_case = nlohmann::json::array();
+  for (size_t i = 0; i < rec.cases.size(); ++i) {
+    // Every case's specialization has its own registers, spills and grid; the first is
+    // always diagnosed, the others while the search has time for them.
+    if (i > 0 && ctx.clock.elapsed() + 2 * expectedMeasureSeconds(state, 1) > state.budget.searchEnd()) {
+      per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"skipped", "not enough budget left"}});
+      continue;
+    }
+    CaseMeasurement ins = ctx.evaluator.inspect(v, i);
+    if (ins.status != CandidateStatus::kOk) {
+      ctx.trace.add("diagnosis-failed", {{"candidate", rec.id}, {"case", ctx.task.caseLabel(i)}, {"reason", ins.message}});
+      continue;
+    }
+    std::vector<EngineDiagnosis> d = diagnoseForEngine(ins, rec.cases[i], state.ceilings, state.result.environment["gpu"]);
+    double fraction = 1.0;
+    if (i < state.result.roofline_ms.size() && state.result.roofline_ms[i] && rec.cases[i].timing) {
+      fraction = *state.result.roofline_ms[i] / rec.cases[i].timing->median_ms;
+    }
+    per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"roofline_fraction", fraction}});
+    mergeWorst(out, std::move(d), ctx.task.caseLabel(i), fraction, &worst_fraction);
   }
-  return diagnoseForEngine(ins, rec.cases[0], state.ceilings, state.result.environment["gpu"]);
+  ctx.trace.add("diagnosis-cases", {{"candidate", rec.id}, {"cases", per_case}});
+  return out;
+}
+
+// Says, once per base, why a pass that a finding suggests was not proposed (the pass trials
+// trace what became of those that were).
+void traceUnproposedSuggestions(const RunContext& ctx, RunState& state, const EngineInput& in, const EngineOutput& out) {
+  std::vector<EngineFinding> all = out.findings;
+  for (const auto& d : state.engine.diagnosis) all.insert(all.end(), d.findings.begin(), d.findings.end());
+  for (const auto& f : all) {
+    for (PassName pass : f.suggestions) {
+      const std::string name = toString(pass);
+      bool proposed = std::any_of(out.proposals.begin(), out.proposals.end(), [&](const Proposal& p) {
+        return p.kind == Proposal::Kind::kPass && p.pass == name && (p.kernel.empty() || p.kernel == f.kernel);
+      });
+      if (proposed) continue;
+      std::string key = fmt::format("{}|{}|{}", state.current_base, name, f.kernel);
+      if (!state.engine.unproposed_traced.insert(key).second) continue;
+      std::string why;
+      if (pass == PassName::kRetile || pass == PassName::kLaunch || pass == PassName::kAutotune) {
+        why = "a parameter move: the search's regions make it";
+      } else if (std::find(in.passes.begin(), in.passes.end(), name) == in.passes.end()) {
+        why = ctx.options.passes ? "switched off (--no-pass)" : "no transformation passes (--no-passes)";
+      } else {
+        why = fmt::format("the engine '{}' did not propose it", ctx.engine.name());
+      }
+      ctx.trace.add("pass-skipped", {{"pass", name}, {"kernel", f.kernel}, {"finding", f.id.empty() ? toString(f.kind) : f.id},
+                                     {"reason", why}});
+    }
+  }
 }
 
 }  // namespace
@@ -112,6 +189,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     if (f.source.empty()) f.source = ctx.engine.name();
     registerFinding(ctx, state, f);
   }
+  traceUnproposedSuggestions(ctx, state, in, out);
   for (auto& p : out.proposals) {
     p.findings = resolveFindings(state, p.findings);
     nlohmann::json body = p.toJson();

@@ -76,6 +76,11 @@ void Evaluator::setDeadlines(std::optional<Clock::time_point> compile, std::opti
   run_deadline_ = run;
 }
 
+void Evaluator::setCompileLimit(std::optional<std::chrono::milliseconds> limit) {
+  std::lock_guard<std::mutex> lock(deadline_mu_);
+  compile_limit_ = limit;
+}
+
 std::optional<std::chrono::milliseconds> Evaluator::timeLeft(const std::optional<Clock::time_point>& deadline,
                                                              std::chrono::milliseconds limit) const {
   std::lock_guard<std::mutex> lock(deadline_mu_);
@@ -107,7 +112,13 @@ RunRequest Evaluator::runRequest(const Variant& v, size_t case_index) const {
 }
 
 CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
-  auto limit = timeLeft(compile_deadline_, options_.timeouts.warm);
+  std::optional<std::chrono::milliseconds> adaptive;
+  {
+    std::lock_guard<std::mutex> lock(deadline_mu_);
+    adaptive = compile_limit_;
+  }
+  const auto own = adaptive ? std::min(*adaptive, options_.timeouts.warm) : options_.timeouts.warm;
+  auto limit = timeLeft(compile_deadline_, own);
   if (!limit) {
     CompileOutcome out;
     out.status = CandidateStatus::kNotRun;
@@ -119,9 +130,12 @@ CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
   req.cases = task_.cases;
   CompileOutcome out = WorkerClient(w, options_.timeouts).warm(req, *limit);
   // Stopped by the deadline, not by its own slowness: not the variant's failure.
-  if (out.status == CandidateStatus::kTimeout && *limit < options_.timeouts.warm) {
+  if (out.status == CandidateStatus::kTimeout && *limit < own) {
     out.status = CandidateStatus::kNotRun;
     out.message = "the budget ran out while it compiled";
+  } else if (out.status == CandidateStatus::kTimeout && adaptive && own < options_.timeouts.warm) {
+    out.message = fmt::format("compiling took longer than {:.0f} s, 3x the median compile of this run",
+                              own.count() / 1000.0);
   }
   return out;
 }

@@ -59,6 +59,9 @@ class Evaluator {
   // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own
   // timeouts).
   void setDeadlines(std::optional<Clock::time_point> compile, std::optional<Clock::time_point> run);
+  // An adaptive limit on one compile (the loop's: 3x the median compile so far, at least
+  // 10 s); a compile it stops is a timeout that says so. nullopt: the op's own timeout.
+  void setCompileLimit(std::optional<std::chrono::milliseconds> limit);
 
   Variant materialize(const std::string& source);
   // Compiles every kernel the launcher launches for every case, on a compile worker
@@ -93,6 +96,7 @@ class Evaluator {
   nlohmann::json hello_;
   mutable std::mutex deadline_mu_;   // compile jobs read the deadline on the pool's threads
   std::optional<Clock::time_point> compile_deadline_, run_deadline_;
+  std::optional<std::chrono::milliseconds> compile_limit_;
 };
 
 }  // namespace tf

@@ -1,6 +1,8 @@
 // optimize() (optimizer.h): the run and its rounds. Map:
 //   optimize        the worker, the database, the baseline, the search, the confirmation
-//   searchBases     rounds: engine -> pass trials -> proposals -> evaluateBatch -> endRound,
+//   searchBases     rounds: engine -> pass trials and the strategy's proposals (ordered by
+//                   predicted compile time) -> evaluateBatch -> what the round teaches
+//                   (compile times, structural failures) -> a winning pass's new base,
 //                   until a stop condition holds or the space is exhausted
 //   autotuneSeeds   the kernel's own @triton.autotune configurations, tried first
 #include <fmt/format.h>
@@ -38,10 +40,12 @@ std::string taskHash(const Task& task, const TaskSources& sources) {
 
 namespace {
 
+// Every core but the one the measurement worker needs (compiles are CPU-bound and slow: a
+// 16-core GPU machine gets 15 workers).
 int defaultCompileWorkers() {
   unsigned hw = std::thread::hardware_concurrency();
-  int n = hw > 2 ? static_cast<int>(hw) - 2 : 1;
-  return std::clamp(n, 1, 14);
+  int n = hw > 1 ? static_cast<int>(hw) - 1 : 1;
+  return std::clamp(n, 1, 64);
 }
 
 nlohmann::json regionJson(const Region& r) {
@@ -74,12 +78,99 @@ std::vector<Config> autotuneSeeds(const RunContext& ctx, const Space& space) {
   return seeds;
 }
 
+// Learns from the round's failures (successes first: a dimension a verified candidate
+// changed is never frozen), narrows the space of the dimensions it freezes, and returns the
+// probes the next round measures (the kernel as written with one suspect dimension changed).
+std::vector<Proposed> learnFromFailures(const RunContext& ctx, RunState& state, size_t first) {
+  const Config baseline = state.search.full->baseline();
+  Region freeze;
+  std::vector<Proposed> probes;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = first; i < state.result.candidates.size(); ++i) {
+      const CandidateRecord& c = state.result.candidates[i];
+      if (c.kind != CandidateKind::kSearch || (c.status == CandidateStatus::kOk) != (pass == 0)) continue;
+      FailurePatterns::Learned learned = state.failures.observe(c, baseline);
+      for (const auto& pr : learned.probes) {
+        // The first failing value that is valid with everything else as written.
+        for (int64_t v : pr.values) {
+          Config probe = baseline;
+          probe[pr.tunable] = v;
+          if (!state.search.space->valid(probe)) continue;
+          probes.push_back({probe, fmt::format("probe {}", pr.tunable), ""});
+          ctx.trace.add("freeze-probe", {{"base", state.current_base}, {"dimension", pr.tunable}, {"value", v},
+                                         {"signature", pr.signature}});
+          break;
+        }
+      }
+      for (const auto& f : learned.freezes) {
+        nlohmann::json dims = nlohmann::json::object();
+        for (const auto& id : f.tunables) {
+          int64_t v = baseline.count(id) ? baseline.at(id) : kKeep;
+          freeze[id] = {v};
+          dims[id] = v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v);
+        }
+        ctx.trace.add("freeze", {{"base", state.current_base}, {"dimensions", dims}, {"signature", f.signature},
+                                 {"candidates", f.candidates},
+                                 {"reason", "these values fail with the same error whenever they change"}});
+      }
+    }
+  }
+  if (!freeze.empty()) {
+    auto narrowed = std::make_unique<Space>(state.search.space->restricted(freeze));
+    state.search.tuner->setSpace(*narrowed);
+    state.search.space = std::move(narrowed);
+  }
+  return probes;
+}
+
+// Orders a round by predicted compile time (fast first, so that measurements start early)
+// and puts off what would not compile before the search ends.
+void orderByCompileTime(const RunContext& ctx, RunState& state, std::vector<Proposed>* proposals) {
+  const CompileTimeModel& model = state.compile_model;
+  if (model.observations() < CompileTimeModel::kMinObservations) return;
+  const Space& space = *state.search.space;
+  const double left = state.budget.searchEnd() - ctx.clock.elapsed();
+  std::vector<std::pair<double, Proposed>> scored;
+  nlohmann::json deferred = nlohmann::json::array();
+  for (auto& p : *proposals) {
+    double t = model.predict(space.features(p.config)).value_or(0);
+    if (t > left && proposals->size() > 1) {
+      deferred.push_back({{"config", configJson(p.config)}, {"predicted_s", t}});
+      continue;
+    }
+    scored.emplace_back(t, std::move(p));
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  proposals->clear();
+  for (auto& [t, p] : scored) proposals->push_back(std::move(p));
+  if (!deferred.empty()) {
+    ctx.trace.add("compile-deferred", {{"round", state.result.rounds + 1}, {"left_s", left}, {"configurations", deferred}});
+  }
+}
+
+// Compile times of the round's candidates teach the model and set the adaptive limit.
+void learnCompileTimes(const RunContext& ctx, RunState& state, size_t first) {
+  for (size_t i = first; i < state.result.candidates.size(); ++i) {
+    const CandidateRecord& c = state.result.candidates[i];
+    if (c.kind != CandidateKind::kSearch || c.reused || c.compile.seconds <= 0) continue;
+    if (c.compile.status != CandidateStatus::kOk && c.compile.status != CandidateStatus::kOutOfResources &&
+        c.compile.status != CandidateStatus::kCompileError) {
+      continue;
+    }
+    state.compile_model.observe(state.search.space->features(c.config), c.compile.seconds);
+  }
+  if (auto m = state.compile_model.median(); m && state.compile_model.observations() >= 3) {
+    ctx.evaluator.setCompileLimit(std::chrono::milliseconds(static_cast<int64_t>(1000 * std::max(10.0, 3 * *m))));
+  }
+}
+
 void searchBases(const RunContext& ctx, RunState& state) {
   startBase(ctx, state, 0, state.hints);
   const OptimizeOptions& o = ctx.options;
   int workers = std::max(1, ctx.evaluator.compileWorkers());
   int batch = o.batch > 0 ? o.batch : std::max(8, workers);
   std::vector<Config> seeds = autotuneSeeds(ctx, *state.search.space);
+  std::vector<Proposed> probes;
   StopSettings settings;
   settings.budget = state.budget;
   settings.max_candidates = o.max_candidates;
@@ -101,20 +192,14 @@ void searchBases(const RunContext& ctx, RunState& state) {
       break;
     }
     EngineRound round = engineRound(ctx, state);
-    bool switched = false;
-    for (const auto& pass : round.passes) {
-      if (tryPass(ctx, state, pass)) {
-        switched = true;
-        break;
-      }
-    }
-    if (switched) {
-      seeds.clear();
-      continue;  // a pass won: search the new base from the next round
-    }
+    std::vector<Prepared> prepared;
+    std::vector<PassTrial> trials = preparePassTrials(ctx, state, round.passes, &prepared);
     int n = batch;
-    if (o.max_candidates) n = std::min(n, o.max_candidates - state.result.evaluated);
-    std::vector<Proposed> proposals;
+    if (o.max_candidates) {
+      n = std::min(n, o.max_candidates - state.result.evaluated - static_cast<int>(prepared.size()));
+    }
+    std::vector<Proposed> proposals = std::move(probes);
+    probes.clear();
     for (auto& s : seeds) {
       if (static_cast<int>(proposals.size()) >= n) break;
       proposals.push_back({s, fmt::format("autotune config {}", proposals.size() + 1), ""});
@@ -126,16 +211,39 @@ void searchBases(const RunContext& ctx, RunState& state) {
         proposals.push_back({tp.config, tp.origin, tp.proposal_id});
       }
     }
-    if (proposals.empty()) {
+    orderByCompileTime(ctx, state, &proposals);
+    if (proposals.empty() && prepared.empty()) {
       state.result.stop_reason = "space exhausted";
       break;
     }
     ++state.result.rounds;
     ++state.search.rounds;
     double best_before = state.bestObjective();
-    evaluateBatch(ctx, state, proposals);
-    state.search.tuner->endRound(state.baselineNoise());
+    size_t first = state.result.candidates.size();
+    std::vector<int> ids = evaluateBatch(ctx, state, proposals, std::move(prepared));
+    size_t k = 0;
+    for (auto& t : trials) {
+      for (size_t i = 0; i < t.params.size() && k < ids.size(); ++i) t.candidates.push_back(ids[k++]);
+    }
+    if (!proposals.empty()) state.search.tuner->endRound(state.baselineNoise());
+    learnCompileTimes(ctx, state, first);
+    probes = learnFromFailures(ctx, state, first);
+    if (concludePassTrials(ctx, state, trials, best_before)) {
+      seeds.clear();
+      probes.clear();
+      state.failures.newBase();
+      continue;  // a pass won: search the new base from the next round
+    }
     if (state.bestObjective() < best_before) diagnoseCandidate(ctx, state, *state.best());
+  }
+  // Few candidates measured under the budget: say why.
+  if (state.result.stop_reason == "budget" && state.result.measured < 10) {
+    const auto& m = state.compile_model;
+    state.result.notes.push_back(fmt::format(
+        "only {} candidates were measured in the budget: compiles took {:.1f} s at the median ({:.1f} s at most) on "
+        "{} compile workers, and a case's measurement {:.1f} s; a larger --budget or --jobs measures more",
+        state.result.measured, m.median().value_or(0), m.max().value_or(0), ctx.evaluator.compileWorkers(),
+        expectedMeasureSeconds(state, 1)));
   }
 }
 

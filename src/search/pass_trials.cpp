@@ -1,6 +1,8 @@
-// Map: tryPass (apply on the best configuration, measure, decide) -> switchBase (parse the
-// pass's output, its tunables, its space) -> startBase (space, strategy, tuner, preload from
-// the database). noteHints feeds each base's space what the measurements showed.
+// Map: preparePassTrials (apply each proposal's parameter variants to the base as written or
+// its best configuration) -> (the round's batch) -> concludePassTrials (the best variant;
+// a winner ->) switchBase (parse the pass's output, its tunables, its space) -> startBase
+// (space, strategy, tuner, preload from the database). noteHints feeds each base's space
+// what the measurements showed.
 #include "search/pass_trials.h"
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "search/batch_evaluation.h"
+#include "search/failure_patterns.h"
 #include "search/engine_round.h"
 #include "search/scoring.h"
 #include "search/stored_measurements.h"
@@ -195,81 +198,121 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
   return true;
 }
 
-bool tryPass(const RunContext& ctx, RunState& state, const Proposal& p) {
+std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state, const std::vector<Proposal>& passes,
+                                         std::vector<Prepared>* prepared) {
+  std::vector<PassTrial> trials;
   const Base& base = state.base();
-  std::string key = fmt::format("{}|{}", base.id, p.id);
-  if (state.engine.passes_tried.count(key)) return false;
-  // A pass is tried on the best configuration found on this base, so it waits for the
-  // base's first round of search (a pass that pays off only with large tiles would lose
-  // against the kernel as written, and be dropped).
-  if (state.search.rounds == 0) return false;
-  state.engine.passes_tried.insert(key);
-  auto skip = [&](const std::string& why) {
-    ctx.trace.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why}});
-    return false;
-  };
-  if (!ctx.options.passes) return skip("no transformation passes are available to the loop");
-  if (ctx.clock.elapsed() + expectedMeasureSeconds(state, ctx.task.cases.size()) + 1.0 > state.budget.searchEnd()) {
-    return skip("not enough budget left");
+  // The first round applies passes to the base as written; later rounds to its best
+  // configuration (a pass that pays off only with large tiles would lose as written).
+  Config on;
+  std::string anchor = "as written";
+  if (state.search.rounds > 0) {
+    auto b = state.search.tuner->best();
+    if (!b || b->config.empty()) return trials;
+    on = b->config;
+    anchor = describeConfig(*base.tunables, on);
   }
-  std::string on_text = base.text;
-  std::string on_config;
-  if (auto b = state.search.tuner->best(); b && !b->config.empty()) {
-    on_text = RunState::textOf(base, b->config);
-    on_config = describeConfig(*base.tunables, b->config);
+  const std::string on_text = RunState::textOf(base, on);
+  for (const auto& p : passes) {
+    auto skip = [&](const std::string& why) {
+      ctx.trace.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why},
+                                     {"round", state.result.rounds + 1}});
+    };
+    std::string key = fmt::format("{}|{}", base.id, p.id);
+    int& tries = state.engine.pass_tries[key];
+    std::string anchor_key = key + "|" + configKey(on);
+    if (state.engine.passes_tried.count(anchor_key)) continue;  // tried on this configuration: traced then
+    if (tries >= 2) continue;
+    state.engine.passes_tried.insert(anchor_key);
+    ++tries;
+    if (!ctx.options.passes) {
+      skip("no transformation passes are available to the loop");
+      continue;
+    }
+    if (state.engine.dropped_passes.count(p.pass)) {
+      skip("dropped: its variants failed twice with the same error");
+      continue;
+    }
+    if (ctx.clock.elapsed() + expectedMeasureSeconds(state, ctx.task.cases.size()) + 1.0 > state.budget.searchEnd()) {
+      skip("not enough budget left");
+      continue;
+    }
+    PassTrial trial;
+    trial.proposal = p;
+    trial.anchor = anchor;
+    for (const auto& params : ctx.options.passes->paramVariants(p.pass, p.params, kPassVariants)) {
+      PassApplication out = ctx.options.passes->apply({on_text, p.kernel, p.pass, params});
+      if (out.status == PassApplication::Status::kUnknownPass || out.status == PassApplication::Status::kSwitchedOff) {
+        tries = 2;  // not on this base, whatever the configuration
+        skip(out.message);
+        break;
+      }
+      if (!out.applied()) {
+        ctx.trace.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"params", params},
+                                       {"status", toString(out.status)}, {"reason", out.message}});
+        // A failed precondition is the kernel's structure: it does not depend on the
+        // parameters, nor on the configuration (not tried again on this base).
+        if (out.status == PassApplication::Status::kRefused) {
+          tries = 2;
+          break;
+        }
+        continue;
+      }
+      Prepared v;
+      v.rec.kind = CandidateKind::kPass;
+      v.rec.origin = fmt::format("pass {}", p.pass);
+      v.rec.proposal = p.id;
+      v.rec.config = on;
+      v.rec.config_text = fmt::format("pass {}{}{}", p.pass, params.empty() ? "" : " " + params.dump(),
+                                      on.empty() ? "" : " on " + anchor);
+      v.text = std::move(out.source);
+      prepared->push_back(std::move(v));
+      trial.params.push_back(params);
+    }
+    if (!trial.params.empty()) {
+      ctx.trace.add("pass-trial", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"on", anchor},
+                                   {"variants", trial.params}, {"round", state.result.rounds + 1}});
+      trials.push_back(std::move(trial));
+    }
   }
-  PassApplication out = ctx.options.passes->apply({on_text, p.kernel, p.pass, p.params});
-  if (out.status == PassApplication::Status::kUnknownPass || out.status == PassApplication::Status::kSwitchedOff) {
-    return skip(out.message);
+  return trials;
+}
+
+bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<PassTrial>& trials, double best_before) {
+  const CandidateRecord* winner = nullptr;
+  const PassTrial* winning = nullptr;
+  double threshold = best_before * (1.0 - std::max(0.005, state.baselineNoise()));
+  for (auto& t : trials) {
+    const CandidateRecord* best = nullptr;
+    nlohmann::json variants = nlohmann::json::array();
+    for (size_t i = 0; i < t.candidates.size(); ++i) {
+      const CandidateRecord& c = state.result.candidates[static_cast<size_t>(t.candidates[i])];
+      variants.push_back({{"candidate", c.id}, {"params", t.params[i]}, {"status", toString(c.status)},
+                          {"objective", c.objective ? nlohmann::json(*c.objective) : nullptr},
+                          {"regressed_cases", c.regressed}});
+      if (c.eligible() && (!best || *c.objective < *best->objective)) best = &c;
+      if (c.status != CandidateStatus::kOk && state.failures.observePass(t.proposal.pass, c)) {
+        state.engine.dropped_passes.insert(t.proposal.pass);
+        ctx.trace.add("pass-dropped", {{"pass", t.proposal.pass},
+                                       {"reason", "two variants failed with the same error"},
+                                       {"signature", FailurePatterns::signature(c)}});
+      }
+    }
+    bool won = best && *best->objective < threshold;
+    ctx.trace.add("pass-result", {{"proposal", t.proposal.id}, {"pass", t.proposal.pass}, {"on", t.anchor},
+                                  {"variants", variants}, {"best_before", best_before},
+                                  {"candidate", best ? nlohmann::json(best->id) : nullptr},
+                                  {"objective", best ? nlohmann::json(*best->objective) : nullptr}, {"won", won}});
+    if (won && (!winner || *best->objective < *winner->objective)) {
+      winner = best;
+      winning = &t;
+    }
   }
-  if (!out.applied()) {
-    ctx.trace.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel},
-                                   {"status", toString(out.status)}, {"reason", out.message}});
-    return false;
-  }
-  CandidateRecord rec;
-  rec.id = state.nextId();
-  rec.round = state.result.rounds + 1;
-  rec.base = base.id;
-  rec.kind = CandidateKind::kPass;
-  rec.origin = fmt::format("pass {}", p.pass);
-  rec.proposal = p.id;
-  rec.config_text = fmt::format("pass {}{}{}", p.pass, p.params.empty() ? "" : " " + p.params.dump(),
-                                on_config.empty() ? "" : " on " + on_config);
-  rec.source_hash = hashHex(out.source);
-  if (auto dup = state.seen_sources.find(rec.source_hash); dup != state.seen_sources.end()) {
-    ctx.trace.add("pass-refused", {{"proposal", p.id}, {"pass", p.pass},
-                                   {"reason", fmt::format("the same source as #{}", dup->second)}});
-    return false;
-  }
-  state.seen_sources[rec.source_hash] = rec.id;
-  state.pass_texts[rec.id] = out.source;
-  std::optional<StoredMeasurements::Known> known;
-  if (ctx.stored) known = ctx.stored->lookup(rec.source_hash);
-  if (known && known->complete) {
-    rec.status = known->rec.status;
-    rec.cases = known->rec.cases;
-    rec.compile = known->rec.compile;
-    rec.message = known->rec.message;
-    rec.reused = true;
-    ++state.result.reused;
-    scoreCandidate(rec, state.baseline);
-  } else {
-    if (known) rec.cases = known->rec.cases;
-    Variant v = ctx.evaluator.materialize(out.source);
-    measureCandidate(ctx, state, rec, v, ctx.evaluator.compileAsync(v).get());
-  }
-  ++state.result.evaluated;
-  double before = state.bestObjective();
-  const CandidateRecord& added = recordCandidate(ctx, state, std::move(rec));
-  bool wins = added.eligible() && *added.objective < before * (1.0 - std::max(0.005, state.baselineNoise()));
-  ctx.trace.add("pass-result", {{"proposal", p.id}, {"pass", p.pass}, {"candidate", added.id},
-                                {"status", toString(added.status)},
-                                {"objective", added.objective ? nlohmann::json(*added.objective) : nullptr},
-                                {"best_before", before}, {"won", wins}, {"pass_seconds", out.seconds}});
-  if (!wins) return false;
-  CandidateRecord winner = added;  // switchBase adds candidates (preloads): copy first
-  return switchBase(ctx, state, winner, out.source, fmt::format("pass {} ({}) on base {}", p.pass, p.id, base.id));
+  if (!winner) return false;
+  CandidateRecord rec = *winner;  // switchBase adds candidates (preloads): copy first
+  const Base& base = state.base();
+  std::string origin = fmt::format("pass {} ({}) on base {}", winning->proposal.pass, winning->proposal.id, base.id);
+  return switchBase(ctx, state, rec, state.pass_texts.at(rec.id), origin);
 }
 
 }  // namespace tf

@@ -1,15 +1,38 @@
-// Pass trials: a pass the engine proposes is applied to the best configuration found on the
-// current base (through the one PassApplier wrapper), compiled, measured and scored like any
-// candidate; when it wins beyond the noise (and is slower on no case), its output becomes a
-// new base whose parameters the search explores next.
+// Pass trials: every pass the engine proposes (each finding's suggestions among them) is
+// tried from the first round on, with its own parameters searched: the pass is applied
+// (through the one PassApplier wrapper) for each parameter set worth trying, to the
+// configuration the base is at (as written in the first round, its best configuration after
+// that), and its variants are compiled and measured in the same batch as the strategy's
+// configurations, competing with them. When the best variant wins beyond the noise (and is
+// slower on no case), its output becomes a new base whose parameters the search explores
+// next. Each pass is tried at most twice per base (as written, then on the best
+// configuration); the trace says for every pass why it was or was not tried.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "search/batch_evaluation.h"
 #include "search/run_state.h"
 
 namespace tf {
 
-// Tries `p` once per base. Returns true when it won and the search moved to a new base.
-bool tryPass(const RunContext& ctx, RunState& state, const Proposal& p);
+// The variants of one pass proposal in this round.
+struct PassTrial {
+  Proposal proposal;
+  std::string anchor;                // the configuration it was applied to ("as written", ...)
+  std::vector<nlohmann::json> params;  // per variant
+  std::vector<int> candidates;       // ids, once evaluated
+};
+
+// Applies the round's pass proposals; returns the trials and appends their variants to
+// `prepared` (evaluated with the round's batch). Skips are traced.
+std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state, const std::vector<Proposal>& passes,
+                                         std::vector<Prepared>* prepared);
+
+// After the batch: traces each trial's result; the best winning variant becomes the new base.
+// Returns true when the search moved to a new base.
+bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<PassTrial>& trials, double best_before);
 
 // Makes the source `text` (measured by `rec`) the base searched from now on; builds its
 // space, strategy and tuner. Returns false (traced) when its source cannot be parsed.

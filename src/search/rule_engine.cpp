@@ -59,6 +59,21 @@ class RuleEngine final : public ReasoningEngine {
         out.findings.push_back(f);
       }
     }
+    // Row-wise kernels: a block that spans the whole row (no loop over it) and holds few
+    // values is one short row per program.
+    for (const auto& [kernel, row] : rowBlocks(in)) {
+      if (row <= 0 || row > kNarrowRow || hasKind(findings, FindingKind::kNarrowRows, kernel)) continue;
+      EngineFinding f;
+      f.kind = FindingKind::kNarrowRows;
+      f.kernel = kernel;
+      f.source = "static";
+      f.severity = 0.5;
+      f.summary = fmt::format("{} handles one row of {} values per program", kernel, row);
+      f.evidence = {{"row_block", row}};
+      f.suggestions = {PassName::kRowsPerProgram};
+      findings.push_back(f);
+      out.findings.push_back(f);
+    }
     for (const auto& f : findings) rules(in, f, &out);
     // Regions share at most half a round: the strategy keeps the rest.
     double total = 0;
@@ -70,6 +85,21 @@ class RuleEngine final : public ReasoningEngine {
   }
 
  private:
+  // A row of at most this many values is short: rows-per-program (the H200: 4.38x on short
+  // rows, docs/transforms-h200.md).
+  static constexpr int64_t kNarrowRow = 512;
+
+  // Per kernel, the largest block that spans a whole row (as the best configuration runs it).
+  static std::map<std::string, int64_t> rowBlocks(const EngineInput& in) {
+    std::map<std::string, int64_t> out;
+    for (const auto& t : in.tunables->items) {
+      if (!t.covers_dimension || t.role != TunableRole::kBlock) continue;
+      int64_t v = in.space->resolvedValue(*in.best, t);
+      out[t.kernel] = std::max(out[t.kernel], v);
+    }
+    return out;
+  }
+
   static bool hasKind(const std::vector<EngineFinding>& fs, FindingKind kind, const std::string& kernel) {
     for (const auto& f : fs) if (f.kind == kind && (f.kernel.empty() || f.kernel == kernel)) return true;
     return false;
@@ -157,6 +187,10 @@ class RuleEngine final : public ReasoningEngine {
       Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t now) { return v >= now; });
       r.insert(w.begin(), w.end());
       addRegion(out, f, r, "fewer registers per thread: tiles and stages no larger, warps no fewer");
+      // A block that must span the whole row cannot shrink: walk the row in chunks instead.
+      if (k == K::kRegisterSpills && rowBlocks(in).count(f.kernel)) {
+        addPass(in, out, f, PassName::kColumnLoop, "the row does not fit in registers: walk it in chunks");
+      }
     } else if (k == K::kLowOccupancy && limiter == Limiter::kSharedMemory) {
       addRegion(out, f,
                 regionOf(in, cur, {R::kNumStages, R::kTileK}, [](int64_t v, int64_t now) { return v < now; }),
@@ -213,6 +247,8 @@ class RuleEngine final : public ReasoningEngine {
                 regionOf(in, cur, {R::kTileK, R::kTileN, R::kBlock, R::kNumWarps},
                          [](int64_t v, int64_t now) { return v != now; }),
                 "other shapes in shared memory: a different K, N or block size, other warps");
+    } else if (k == K::kNarrowRows) {
+      addPass(in, out, f, PassName::kRowsPerProgram, "several short rows per program");
     } else if (k == K::kUncoalescedAccess) {
       addPass(in, out, f, PassName::kMemoryHints, "tell the compiler the offsets are contiguous and aligned");
     } else if (k == K::kPoorL2Reuse) {

@@ -17,6 +17,8 @@
 #include "measure/roofline.h"
 #include "search/candidate.h"
 #include "search/engine.h"
+#include "search/compile_model.h"
+#include "search/failure_patterns.h"
 #include "search/evaluator.h"
 #include "search/optimizer.h"
 #include "search/scoring.h"
@@ -29,6 +31,9 @@
 namespace tf {
 
 class MeasureCallbacks;
+
+// Parameter sets of one pass tried in one round.
+inline constexpr size_t kPassVariants = 4;
 class StoredMeasurements;
 
 // A source the parameters apply to: the original, or what a pass made of a base.
@@ -60,7 +65,10 @@ struct EngineLedger {
   std::map<std::string, std::string> finding_ids;     // key -> "F3"
   std::vector<EngineFinding> findings;
   std::map<std::string, std::string> proposal_ids;    // body -> "P2"
-  std::set<std::string> passes_tried;                 // "base|proposal"
+  std::set<std::string> passes_tried;                 // "base|proposal|configuration"
+  std::map<std::string, int> pass_tries;              // "base|proposal" -> configurations tried on
+  std::set<std::string> dropped_passes;               // failed twice the same way
+  std::set<std::string> unproposed_traced;            // "base|pass|kernel": a suggestion not proposed
   bool error_traced = false;
 };
 
@@ -77,6 +85,8 @@ struct RunState {
   std::map<int, std::string> pass_texts;   // candidate id -> the source a pass made
   BaseSearch search;
   EngineLedger engine;
+  FailurePatterns failures;                // structural failures: frozen dimensions, dropped passes
+  CompileTimeModel compile_model;          // seconds per compile, learnt during the run
   TimingOptions search_timing;
   std::vector<double> recent_case_seconds; // wall time of the last measurements of one case
 

@@ -65,10 +65,12 @@ class Tuner {
   int rounds() const { return round_; }
   // The best measured configuration (preloaded ones included).
   std::optional<Observation> best() const;
-  const Space& space() const { return space_; }
+  const Space& space() const { return *space_; }
+  // Searches `space` from now on (a narrowed copy of the same base's space: the history stays).
+  void setSpace(const Space& space) { space_ = &space; }
 
  private:
-  const Space& space_;
+  const Space* space_;
   SearchStrategy& strategy_;
   double min_gain_;
   Trace* trace_;

@@ -39,6 +39,9 @@ struct ParamSpec {
   bool power_of_two = false;            // for kInt
   std::vector<std::string> choices;     // for kChoice
   std::string help;
+  // Values the optimization loop tries when a proposal leaves this parameter open (a pass's
+  // own parameters are searched, not only its default).
+  std::vector<std::string> search = {};
 };
 
 struct PassInfo {

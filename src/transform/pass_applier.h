@@ -33,6 +33,8 @@ class TransformPassApplier final : public PassApplier {
   // Starts its own worker (no GPU needed) the first time it is used.
   TransformPassApplier(WorkerOptions worker_options, TransformSettings settings, std::set<std::string> switched_off);
   ~TransformPassApplier() override;
+  std::vector<nlohmann::json> paramVariants(const std::string& pass, const nlohmann::json& params,
+                                            size_t limit) const override;
 
  protected:
   std::vector<std::string> known() const override;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -201,6 +202,31 @@ TransformPassApplier::~TransformPassApplier() = default;
 std::vector<std::string> TransformPassApplier::known() const {
   std::vector<std::string> out;
   for (const auto& p : allPasses()) out.push_back(p->info().name);
+  return out;
+}
+
+std::vector<nlohmann::json> TransformPassApplier::paramVariants(const std::string& pass, const nlohmann::json& params,
+                                                                size_t limit) const {
+  std::vector<nlohmann::json> out{params.is_object() ? params : nlohmann::json::object()};
+  const Pass* p = findPass(pass);
+  if (!p) return out;
+  for (const auto& spec : p->info().params) {
+    if (spec.search.empty() || out.front().contains(spec.name)) continue;
+    std::vector<std::string> values = spec.search;
+    auto def = std::find(values.begin(), values.end(), spec.default_value);
+    if (def != values.end()) std::rotate(values.begin(), def, def + 1);  // the pass's default first
+    std::vector<nlohmann::json> next;
+    for (const auto& base : out) {
+      for (const auto& v : values) {
+        nlohmann::json variant = base;
+        if (spec.kind == PassParamKind::kInt) variant[spec.name] = std::stoll(v);
+        else variant[spec.name] = v;
+        next.push_back(std::move(variant));
+      }
+    }
+    out = std::move(next);
+  }
+  if (out.size() > limit) out.resize(limit);
   return out;
 }
 

@@ -51,6 +51,13 @@ class PassApplier {
   PassApplication apply(const PassRequest& request);
   // The passes apply() would run: known and not switched off, in the applier's order.
   std::vector<std::string> enabled() const;
+  // The parameter sets worth trying for `pass` when a proposal gives `params`: every
+  // combination of the values the pass declares for the parameters left open, at most
+  // `limit` of them, `params` itself first (the default: just `params`).
+  virtual std::vector<nlohmann::json> paramVariants(const std::string& pass, const nlohmann::json& params,
+                                                    size_t limit) const {
+    return {params};
+  }
   bool switchedOff(const std::string& pass) const { return switched_off_.count(pass) > 0; }
 
  protected:

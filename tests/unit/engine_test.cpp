@@ -1,6 +1,7 @@
 // The reasoning engine: the rule engine's findings-to-proposals table, the JSON that
 // external engines speak, and an external engine run as a program.
 #include <map>
+#include <set>
 #include <gtest/gtest.h>
 
 #include "diagnose/vocabulary.h"
@@ -134,6 +135,62 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
   ASSERT_EQ(passes.size(), 2u);
   EXPECT_TRUE(passes.count("grouped-order"));
   EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
+}
+
+// A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
+// a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
+TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {
+  auto rowKernel = [](int64_t row) {
+    TunableSet set;
+    Tunable b;
+    b.kernel = "softmax_kernel";
+    b.param = "BLOCK_SIZE";
+    b.id = "softmax_kernel.BLOCK_SIZE";
+    b.role = TunableRole::kBlock;
+    b.value = row;
+    b.covers_dimension = true;
+    b.tunable = false;
+    set.items.push_back(b);
+    Tunable w = b;
+    w.param = "num_warps";
+    w.id = "softmax_kernel.num_warps";
+    w.role = TunableRole::kNumWarps;
+    w.value = 4;
+    w.covers_dimension = false;
+    w.tunable = true;
+    set.items.push_back(w);
+    return set;
+  };
+  auto passesOf = [](const EngineOutput& out) {
+    std::set<std::string> p;
+    for (const auto& x : out.proposals) if (x.kind == Proposal::Kind::kPass) p.insert(x.pass);
+    return p;
+  };
+  auto engine = makeRuleEngine();
+  for (int64_t row : {256, 131072}) {
+    TunableSet set = rowKernel(row);
+    Space space(set, SpaceHints{});
+    EngineInput in;
+    in.tunables = &set;
+    in.space = &space;
+    in.best = space.baseline();
+    for (PassName p : allPassNames()) in.passes.push_back(toString(p));
+    EngineOutput quiet = engine->propose(in);
+    if (row == 256) {
+      ASSERT_EQ(quiet.findings.size(), 1u);
+      EXPECT_EQ(quiet.findings[0].kind, FindingKind::kNarrowRows);
+      EXPECT_EQ(passesOf(quiet), std::set<std::string>{"rows-per-program"});
+      continue;
+    }
+    EXPECT_TRUE(quiet.findings.empty());
+    EngineFinding spills;
+    spills.id = "F1";
+    spills.kind = FindingKind::kRegisterSpills;
+    spills.kernel = "softmax_kernel";
+    spills.evidence = {{"case", "M=256,N=131072"}};
+    in.diagnosis = {EngineDiagnosis{"softmax_kernel", Bottleneck::kMemoryBound, {spills}}};
+    EXPECT_EQ(passesOf(engine->propose(in)), std::set<std::string>{"column-loop"});
+  }
 }
 
 TEST(EngineJson, InputAndOutputRoundTrip) {

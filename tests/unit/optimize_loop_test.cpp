@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "kernel/tunables.h"
+#include "search/compile_model.h"
 #include "search/optimizer.h"
 #include "store/results_db.h"
 #include "support/test_support.h"
@@ -367,9 +368,9 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   auto finding = events(r.trace, "finding");
   ASSERT_EQ(finding.size(), 1u);
   EXPECT_EQ(finding[0]["id"], "F1");
-  // Passes wait for a round of search on the base, then apply to its best configuration.
-  // The base switches as soon as the pass wins, before the other two proposals are
-  // reached; on the new base the engine proposes all three again (P4 to P6).
+  // Passes are tried from the first round on, applied to the base as written, in the same
+  // batch as the strategy's configurations. The pass wins, the base switches; on the new
+  // base the engine proposes all three again (P4 to P6).
   auto proposals = events(r.trace, "proposal");
   ASSERT_EQ(proposals.size(), 6u);
   EXPECT_EQ(proposals[0]["findings"], nlohmann::json::array({"F1"}));
@@ -383,10 +384,17 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   int searched_before = 0;
   for (const auto& c : r.candidates) searched_before += c.base == 0 && c.round >= 1 && c.origin.rfind("pass", 0) != 0 ? 1 : 0;
   EXPECT_GT(searched_before, 0);
-  auto refused = events(r.trace, "pass-refused");   // on base 1: applied already; no loop to split
-  ASSERT_EQ(refused.size(), 2u);
-  EXPECT_EQ(refused[0]["reason"], "already applied");
-  EXPECT_EQ(events(r.trace, "pass-skipped").size(), 1u);
+  // No loop to split, on base 0 and on base 1; applied already, on base 1. A refused pass
+  // is not tried again on the same base.
+  auto refused = events(r.trace, "pass-refused");
+  ASSERT_EQ(refused.size(), 3u);
+  EXPECT_EQ(refused[0]["reason"], "the kernel has no loop to split");
+  EXPECT_EQ(refused[1]["reason"], "already applied");
+  EXPECT_EQ(events(r.trace, "pass-skipped").size(), 2u);  // tensor-cores: no such pass, once per base
+  auto trial = events(r.trace, "pass-trial");
+  ASSERT_EQ(trial.size(), 1u);
+  EXPECT_EQ(trial[0]["round"], 1);
+  EXPECT_EQ(trial[0]["on"], "as written");
   EXPECT_EQ(events(r.trace, "base").size(), 1u);
   int on_new_base = 0;
   for (const auto& c : r.candidates) on_new_base += c.base == 1 ? 1 : 0;
@@ -398,14 +406,15 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
 }
 
 // The run ends right after the pass wins: the pass's own candidate is the best, and its
-// source (the pass applied to the best configuration of round 1) is what is confirmed and
-// handed back, not the base it was applied to.
+// source (the pass's output) is what is confirmed and handed back, not the base it was
+// applied to.
 TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
-  OptimizeResult r = runWithPasses("pass-best", 9);  // one round of 8, then the pass
+  OptimizeResult r = runWithPasses("pass-best", 9);  // one round: 8 configurations and the pass
   ASSERT_GE(r.best, 0);
   const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
   EXPECT_EQ(best.origin, "pass fast-comment");
-  EXPECT_NE(best.config_text.find(" on "), std::string::npos) << best.config_text;
+  EXPECT_EQ(best.kind, CandidateKind::kPass);
+  EXPECT_EQ(best.round, 1);
   EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
   auto confirm = events(r.trace, "confirm");
   ASSERT_EQ(confirm.size(), 1u);
@@ -527,9 +536,10 @@ TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
   ASSERT_EQ(pass->regressed.size(), 1u);
   EXPECT_EQ(pass->regressed[0].rfind("N=8192", 0), 0u) << pass->regressed[0];
   EXPECT_FALSE(pass->eligible());
+  // Tried as written in round 1, then once more on the best configuration: it never wins.
   auto results = events(r.trace, "pass-result");
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0]["won"], false);
+  ASSERT_GE(results.size(), 1u);
+  for (const auto& res : results) EXPECT_EQ(res["won"], false);
   EXPECT_EQ(r.bases.size(), 1u);
   EXPECT_EQ(r.best_source.find("# fast"), std::string::npos);
   EXPECT_EQ(r.best, -1);  // nothing else beat the original: it is handed back
@@ -563,6 +573,79 @@ TEST(OptimizeLoop, TheBudgetIsAPromise) {
   }
   EXPECT_GT(stopped, 0);
   EXPECT_GT(r.reserve_s, 0);
+}
+
+// A block size that also sets the output's size: every value but the one as written fails
+// with the same wrong-shape error. The first round's failures changed both the block and the
+// warps, so the next round probes each alone; then only the block is frozen at its value as
+// written (traced), and the search goes on over the warps.
+TEST(OptimizeLoop, StructuralFailuresFreezeTheirDimension) {
+  fs::path dir = writeTask("freeze");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_WRONG_SHAPE"] = "BLOCK=(?!128\\b)[0-9]+";
+  o.engine = "none";
+  o.max_candidates = 30;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto freeze = events(r.trace, "freeze");
+  ASSERT_EQ(freeze.size(), 1u);
+  EXPECT_EQ(freeze[0]["dimensions"], (nlohmann::json{{"add_kernel.BLOCK", 128}}));
+  EXPECT_NE(freeze[0]["signature"].get<std::string>().find("differ from the original"), std::string::npos);
+  int wrong = 0, later = 0;
+  int frozen_round = 0;
+  for (const auto& c : r.candidates) {
+    if (c.status == CandidateStatus::kWrongResult) {
+      ++wrong;
+      frozen_round = std::max(frozen_round, c.round);
+    }
+  }
+  for (const auto& c : r.candidates) {
+    if (c.kind != CandidateKind::kSearch || c.round <= frozen_round || c.status == CandidateStatus::kPruned) continue;
+    ++later;
+    EXPECT_EQ(c.config.at("add_kernel.BLOCK"), 128) << c.config_text << " #" << c.id << " round " << c.round << " "
+                                                    << c.origin << " " << toString(c.status);
+  }
+  auto probes = events(r.trace, "freeze-probe");
+  EXPECT_EQ(probes.size(), 2u);
+  EXPECT_GE(wrong, 2);
+  EXPECT_LE(wrong, 9);  // the first round's, and the block's probe
+  EXPECT_GT(later, 0);
+}
+
+// A compile that runs away is stopped at the adaptive limit (3x the median compile of the
+// run), as a timeout that says so.
+TEST(OptimizeLoop, AnAdaptiveCompileLimitStopsARunawayCompile) {
+  fs::path dir = writeTask("runaway");
+  auto l = load(dir);
+  EvaluatorOptions o = fakeOptions("").evaluator;
+  o.worker.env["TF_FAKE_SLOW_WARM"] = "# slow";
+  o.worker.env["TF_FAKE_SLOW_WARM_S"] = "30";
+  Evaluator ev(l->task, o, test::tempDir("runaway-work"));
+  ev.start();
+  ev.setCompileLimit(std::chrono::milliseconds(1500));
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileOutcome c = ev.compileAsync(ev.materialize(std::string(kSource) + "\n# slow\n")).get();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(c.status, CandidateStatus::kTimeout);
+  EXPECT_NE(c.message.find("3x the median compile"), std::string::npos) << c.message;
+  EXPECT_LT(s, 10.0);
+  // Without the limit the same variant compiles (slowly) under the op's own timeout.
+  ev.setCompileLimit(std::nullopt);
+  CompileOutcome fast = ev.compileAsync(ev.materialize(kSource)).get();
+  EXPECT_EQ(fast.status, CandidateStatus::kOk);
+}
+
+TEST(CompileTimeModel, LearnsHowCompileTimeGrowsWithTheFeatures) {
+  CompileTimeModel m;
+  EXPECT_FALSE(m.predict({0.5}));
+  for (double x : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) m.observe({x}, std::exp(1.0 + 2.0 * x));
+  ASSERT_TRUE(m.predict({0.5}));
+  EXPECT_NEAR(std::log(*m.predict({0.5})), 2.0, 0.25);
+  EXPECT_GT(*m.predict({1.0}), *m.predict({0.0}) * 3);
+  EXPECT_NEAR(*m.median(), std::exp(1.0 + 2.0 * 0.6), 1e-9);
+  // No wild extrapolation: at most 4x the slowest compile seen.
+  EXPECT_LE(*m.predict({10.0}), 4 * *m.max() + 1e-9);
 }
 
 }  // namespace tf

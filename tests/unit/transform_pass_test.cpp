@@ -4,6 +4,7 @@
 
 #include "support/test_support.h"
 #include "transform/pass.h"
+#include "transform/pass_applier.h"
 #include "transform/pass_context.h"
 #include "transform/source_editor.h"
 #include "transform/transform.h"
@@ -218,4 +219,17 @@ TEST_F(TransformCommand, CompileCheckUsesTheTask) {
 }
 
 }  // namespace
+TEST(PassVariants, APassesOwnParametersAreSearchedDefaultFirst) {
+  TransformPassApplier applier(test::workerOptions(false), TransformSettings{}, {});
+  auto v = applier.paramVariants("split-k", {{"mode", "two-stage"}}, 4);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0], (nlohmann::json{{"mode", "two-stage"}, {"split", 4}}));  // the pass's default first
+  EXPECT_EQ(v[1]["split"], 2);
+  for (const auto& x : v) EXPECT_EQ(x["mode"], "two-stage");
+  // A parameter the proposal fixes is not searched.
+  EXPECT_EQ(applier.paramVariants("split-k", {{"split", 8}}, 4), (std::vector<nlohmann::json>{{{"split", 8}}}));
+  EXPECT_EQ(applier.paramVariants("column-loop", nlohmann::json::object(), 2).size(), 2u);
+  EXPECT_EQ(applier.paramVariants("memory-hints", nlohmann::json::object(), 4).size(), 1u);  // nothing to search
+}
+
 }  // namespace tf

@@ -15,6 +15,8 @@ Environment:
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
                     TF_FAKE_SLOW_WARM_S more seconds (default 1)
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
+  TF_FAKE_WRONG_SHAPE a regular expression: variants whose text matches it return an output
+                    of another shape (as a launcher whose block size sets its output's size)
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
@@ -101,6 +103,9 @@ def op_run(args):
     if b"# fast" in text:
         t *= 1.5 if _slow_case(case) else 0.5
     n = int(case.get("N", 1024))
+    wrong = os.environ.get("TF_FAKE_WRONG_SHAPE")
+    if wrong and re.search(wrong, text.decode("utf-8", "replace")):
+        n += 1
     return {"status": "ok",
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
             "timing": {"median_ms": t, "q1_ms": t * 0.999, "q3_ms": t * 1.001, "min_ms": t * 0.998,

@@ -37,6 +37,9 @@ class ColumnLoopPass : public Pass {
          "the most columns per step: a BLOCK computed from the row length is capped at it"},
         {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
     };
+    for (auto& p : info_.params) {
+      if (p.name == "block") p.search = {"1024", "2048", "4096", "8192"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 

@@ -33,6 +33,9 @@ class GroupedOrderPass : public Pass {
         {"m", PassParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 0 spans (default: inferred)"},
         {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the kernel parameter axis 1 spans (default: inferred)"},
     };
+    for (auto& p : info_.params) {
+      if (p.name == "group") p.search = {"4", "8", "16"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 

@@ -34,6 +34,9 @@ class PersistentPass : public Pass {
         {"flatten", PassParamKind::kInt, "0", false, 0, 1, false, {},
          "1: tl.range(..., flatten=True), so the compiler pipelines across tiles"},
     };
+    for (auto& p : info_.params) {
+      if (p.name == "programs_per_sm") p.search = {"1", "2", "4"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 

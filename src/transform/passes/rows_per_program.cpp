@@ -43,6 +43,9 @@ class RowsPerProgramPass : public Pass {
         {"mode", PassParamKind::kChoice, "loop", false, 0, 0, false, {"loop", "block"},
          "a loop over the rows, or the rows as one 2-D tile"},
     };
+    for (auto& p : info_.params) {
+      if (p.name == "rows") p.search = {"2", "4", "8", "16"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 

@@ -40,6 +40,9 @@ class SplitKPass : public Pass {
         {"mode", PassParamKind::kChoice, "atomic", false, 0, 0, false, {"atomic", "two-stage"}, "how partial sums meet"},
         {"out", PassParamKind::kNames, "", false, 0, 0, false, {}, "the output pointer parameter (default: inferred)"},
     };
+    for (auto& p : info_.params) {
+      if (p.name == "split") p.search = {"2", "4", "8", "16"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 
