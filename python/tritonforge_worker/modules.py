@@ -7,17 +7,26 @@ import sys
 import types
 
 
-def load_module_from_path(path, module_name=None, search_path=None):
+def load_module_from_path(path, module_name=None, search_path=None, package=None):
+    """Loads the file at `path` as a module. With `package` (the dotted package the original
+    source belongs to), the module is loaded inside that package, so that its relative imports
+    (`from .utils import x`) find the package's other modules; the package's root folder must
+    be on `search_path`."""
     path = os.path.abspath(path)
     if module_name is None:
         module_name = "tf_mod_" + hashlib.sha1(path.encode()).hexdigest()[:12]
     for extra in ([os.path.dirname(path)] + list(search_path or [])):
         if extra and extra not in sys.path:
             sys.path.insert(0, extra)
+    if package:
+        importlib.import_module(package)
+        module_name = f"{package}.{module_name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    if package:
+        module.__package__ = package
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
@@ -25,6 +34,16 @@ def load_module_from_path(path, module_name=None, search_path=None):
         sys.modules.pop(module_name, None)
         raise
     return module
+
+
+def resolve_attr(module, dotted):
+    """`Function.apply` in `module`: the attribute chain, or None."""
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def unwrap_jit(obj):

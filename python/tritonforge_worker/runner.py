@@ -34,7 +34,7 @@ import os
 import random
 import time
 
-from .modules import load_module_from_path, unwrap_jit
+from .modules import load_module_from_path, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
 # Launch recording: wraps JITFunction.run once, so that every launch (also through
@@ -327,7 +327,7 @@ def _load_variant(variant, search_path):
     key = (path, name)
     mod = _MODULES.get(key)
     if mod is None:
-        mod = load_module_from_path(path, name, search_path)
+        mod = load_module_from_path(path, name, search_path, variant.get("package"))
         _MODULES[key] = mod
     return mod
 
@@ -796,7 +796,7 @@ def _prepare(args):
     harness_path = args["harness"]
     harness = _harness(harness_path, search_path)
     module = _load_variant(args["variant"], search_path)
-    launcher = getattr(module, args["launcher"], None)
+    launcher = resolve_attr(module, args["launcher"])
     if not callable(launcher):
         raise LookupError(f"{args['variant']['path']}: no function '{args['launcher']}'")
     return harness, harness_path, module, launcher

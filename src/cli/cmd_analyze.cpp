@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "compile/source_analysis.h"
 #include "kernel/module_ir.h"
+#include "task/imported_kernels.h"
 #include "task/task.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -239,13 +240,16 @@ int runAnalyze(const AnalyzeFlags& f, const GlobalOptions& global) {
   wo.name = "parse worker";
   WorkerProcess parser(wo);
   ParsedSource src = parseFile(parser, f.source, "source");
-  ModuleIR ir = buildModuleIR(src);
+  const std::filesystem::path source_path = std::filesystem::absolute(f.source);
+  auto imported = loadImportedKernels(parser, src, source_path, packageOf(source_path));
+  ModuleIR ir = buildModuleIR(src, &imported->kernels);
   if (ir.kernels.empty()) throw UserError(fmt::format("{}: no @triton.jit kernel found", f.source));
   if (!f.kernel.empty() && !ir.kernel(f.kernel)) {
     throw UserError(fmt::format("{}: no @triton.jit kernel named '{}'", f.source, f.kernel));
   }
-  if (!f.launcher.empty() && !ir.functions.count(f.launcher)) {
-    throw UserError(fmt::format("{}: no function named '{}'", f.source, f.launcher));
+  std::string why;
+  if (!f.launcher.empty() && ir.entryFunctions(f.launcher, &why).empty()) {
+    throw UserError(fmt::format("{}: --launcher: {}", f.source, why));
   }
   std::optional<Task> task;
   std::optional<ParsedSource> harness_src;
@@ -255,8 +259,8 @@ int runAnalyze(const AnalyzeFlags& f, const GlobalOptions& global) {
     harness_src = parseFile(parser, task->harness, "harness");
     harness = buildModuleIR(*harness_src);
     std::string launcher = f.launcher.empty() ? task->launcher : f.launcher;
-    if (!ir.functions.count(launcher)) {
-      throw UserError(fmt::format("{}: the task's launcher '{}' is not a function of {}", f.cases, launcher, f.source));
+    if (ir.entryFunctions(launcher, &why).empty()) {
+      throw UserError(fmt::format("{}: the task's launcher: {}", f.cases, why));
     }
   }
   AnalyzeOptions o;

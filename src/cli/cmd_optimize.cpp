@@ -128,8 +128,11 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   }
   TunableSet tunables = discoverTunables(sources->ir, task.launcher, task.kernels);
   if (tunables.sites.empty()) {
-    throw UserError(fmt::format("{}: the launcher '{}' launches no @triton.jit kernel of this file",
-                                task.source.string(), task.launcher));
+    std::string why;
+    for (const auto& n : tunables.notes) why += "; " + n;
+    throw UserError(fmt::format("{}: the launcher '{}' launches no @triton.jit kernel of this file or of the modules "
+                                "of its package it imports{}",
+                                task.source.string(), task.launcher, why));
   }
   // A --db that cannot be opened, or is not a results database, is an error now, before
   // anything is printed.

@@ -446,7 +446,8 @@ class Analyzer {
 }  // namespace
 
 KernelFacts analyzeKernel(const ModuleIR& ir, const Kernel& kernel) {
-  KernelFacts facts = Analyzer(ir, kernel).run();
+  // A kernel imported from another module reads that module's imports (tl, triton).
+  KernelFacts facts = Analyzer(kernel.home ? *kernel.home : ir, kernel).run();
   // Any mention of a constexpr parameter in the body counts as a use.
   walk(kernel.def->at("body"), [&](const Node& n) {
     if (isType(n, "Name")) {

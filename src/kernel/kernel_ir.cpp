@@ -2378,7 +2378,8 @@ class Builder {
 }  // namespace
 
 KernelIR buildKernelIR(const ModuleIR& ir, const Kernel& kernel, const ParamTypes& types) {
-  return Builder(ir, kernel, types).build();
+  // A kernel imported from another module reads that module's imports (tl, triton).
+  return Builder(kernel.home ? *kernel.home : ir, kernel, types).build();
 }
 
 }  // namespace tf

@@ -7,7 +7,9 @@ namespace {
 
 class Builder {
  public:
-  explicit Builder(const ParsedSource& src) : src_(src) { ir_.source = &src; }
+  Builder(const ParsedSource& src, const std::vector<Kernel>* imported) : src_(src), imported_(imported) {
+    ir_.source = &src;
+  }
 
   ModuleIR build() {
     const Node& body = src_.ast["body"];
@@ -15,6 +17,19 @@ class Builder {
     for (const auto& stmt : body) {
       if (isType(stmt, "FunctionDef") || isType(stmt, "AsyncFunctionDef")) {
         if (isJitKernel(stmt)) ir_.kernels.push_back(buildKernel(stmt));
+      }
+    }
+    // Kernels of sibling modules this one imports, under the name it imports them as.
+    if (imported_) {
+      for (const auto& k : *imported_) {
+        for (const auto& [local, full] : ir_.aliases) {
+          std::string last = full.substr(full.rfind('.') + 1);
+          if (last == k.name && !ir_.kernel(local)) {
+            Kernel copy = k;
+            copy.name = local;
+            ir_.kernels.push_back(std::move(copy));
+          }
+        }
       }
     }
     for (const auto& stmt : body) {
@@ -275,6 +290,7 @@ class Builder {
       const Node& sub = n["func"];
       std::string target = dottedName(sub["value"]);
       const Kernel* k = ir_.kernel(target);
+      if (!k) k = kernelFromDefault(target, function);
       if (!k) return true;
       LaunchSite site;
       site.kernel = k->name;
@@ -304,7 +320,29 @@ class Builder {
     });
   }
 
+  // A kernel passed as a parameter's default (`def fwd(x, kernel=_fwd_kernel)`, then
+  // `kernel[grid](...)`): the default's kernel.
+  const Kernel* kernelFromDefault(const std::string& name, const std::string& function) const {
+    auto it = ir_.functions.find(function);
+    if (it == ir_.functions.end() || name.empty()) return nullptr;
+    const Node& args = it->second.def->at("args");
+    const Node& params = args["args"];
+    const Node& defaults = args["defaults"];
+    size_t first = params.size() - std::min(params.size(), defaults.size());
+    for (size_t i = first; i < params.size(); ++i) {
+      if (params[i]["arg"] != name) continue;
+      return ir_.kernel(dottedName(defaults[i - first]));
+    }
+    for (size_t i = 0; i < args["kwonlyargs"].size(); ++i) {
+      if (args["kwonlyargs"][i]["arg"] != name) continue;
+      const Node& d = args["kw_defaults"][i];
+      return d.is_object() ? ir_.kernel(dottedName(d)) : nullptr;
+    }
+    return nullptr;
+  }
+
   const ParsedSource& src_;
+  const std::vector<Kernel>* imported_;
   ModuleIR ir_;
 };
 
@@ -339,6 +377,69 @@ std::string ModuleIR::tritonSpelling() const {
   return "";
 }
 
-ModuleIR buildModuleIR(const ParsedSource& source) { return Builder(source).build(); }
+std::vector<std::string> ModuleIR::entryFunctions(const std::string& launcher, std::string* why) const {
+  std::string name = launcher;
+  for (int depth = 0; depth < 8; ++depth) {
+    if (functions.count(name)) return {name};
+    size_t dot = name.rfind('.');
+    if (dot != std::string::npos) {
+      std::string cls = name.substr(0, dot), attr = name.substr(dot + 1);
+      // An autograd Function: apply() runs forward().
+      if (attr == "apply" && functions.count(cls + ".forward")) return {cls + ".forward"};
+      // An alias of a class: `Norm = LayerNormFunction`, then Norm.apply.
+      auto alias = module_assignments.find(cls);
+      if (alias != module_assignments.end() && isType(*alias->second, "Name")) {
+        name = (*alias->second)["id"].get<std::string>() + "." + attr;
+        continue;
+      }
+      if (why) {
+        *why = fmt::format("'{}' is not a function or method of this file (no '{}' in class '{}')", launcher, attr, cls);
+      }
+      return {};
+    }
+    auto it = module_assignments.find(name);
+    if (it == module_assignments.end()) {
+      if (why) {
+        auto imported = aliases.find(name);
+        *why = imported != aliases.end()
+                   ? fmt::format("'{}' is imported ({}): the launcher must be defined in the task's source", name,
+                                 imported->second)
+                   : fmt::format("'{}' is not a function of this file", name);
+      }
+      return {};
+    }
+    const Node& value = *it->second;
+    std::string target = dottedName(value);
+    if (target.empty()) {
+      if (why) {
+        auto pos = nodePos(value);
+        *why = fmt::format("the launcher '{}' is `{}` (line {}): only a function, a method or an alias of one "
+                           "can be followed",
+                           name, source ? source->source.slice(value) : "?", pos ? pos->line : 0);
+      }
+      return {};
+    }
+    name = target;
+  }
+  if (why) *why = fmt::format("'{}' is an alias of an alias ... more than 8 deep", launcher);
+  return {};
+}
+
+std::string ModuleIR::calleeOf(const Node& call, const std::string& caller) const {
+  std::string callee = dottedName(call["func"]);
+  if (callee.empty()) return "";
+  // self.method / cls.method inside a class's method.
+  size_t dot = caller.find('.');
+  if (dot != std::string::npos && (callee.rfind("self.", 0) == 0 || callee.rfind("cls.", 0) == 0)) {
+    std::string method = caller.substr(0, dot) + callee.substr(callee.find('.'));
+    if (functions.count(method)) return method;
+  }
+  auto entries = entryFunctions(callee);
+  return entries.empty() ? "" : entries.front();
+}
+
+ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* imported) {
+  return Builder(source, imported).build();
+}
 
 }  // namespace tf

@@ -45,9 +45,15 @@ struct HeuristicEntry {
   const Node* body = nullptr;              // the lambda's body expression
 };
 
+struct ModuleIR;
+
 struct Kernel {
   std::string name;
   const Node* def = nullptr;               // the FunctionDef
+  // A kernel imported from another module of the package (`from .kernels import k`): the IR
+  // of the module that defines it (its AST, its imports). Null: defined in this module.
+  const ModuleIR* home = nullptr;
+  std::string home_path;                   // that module's file
   std::vector<Param> params;
   std::optional<AutotuneInfo> autotune;
   std::vector<HeuristicEntry> heuristics;
@@ -103,6 +109,13 @@ struct ModuleIR {
   std::map<std::string, const Node*> module_assignments;  // top-level NAME = value (last one)
 
   const Kernel* kernel(std::string_view name) const;
+  // The functions a launcher name stands for: a function or method of this module, an alias
+  // of one (`layer_norm = LayerNorm.apply`), or an autograd Function's `Class.apply` (its
+  // forward). Empty, with `why` naming the construct and its line, when it cannot be followed.
+  std::vector<std::string> entryFunctions(const std::string& launcher, std::string* why = nullptr) const;
+  // A call's callee as a function of this module, seen from inside `caller` ("" when none):
+  // a function, an alias of one, `Class.apply`, or `self.method` / `cls.method` in a class.
+  std::string calleeOf(const Node& call, const std::string& caller) const;
   // Expands the first component of a dotted name through the import aliases:
   // "tl.arange" -> "triton.language.arange".
   std::string qualify(const std::string& dotted) const;
@@ -111,6 +124,8 @@ struct ModuleIR {
   std::string tritonSpelling() const;
 };
 
-ModuleIR buildModuleIR(const ParsedSource& source);
+// `imported`: kernels of other modules that this one imports (their `home` set), so that
+// launches of them are found too.
+ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* imported = nullptr);
 
 }  // namespace tf

@@ -80,9 +80,13 @@ class Discoverer {
   }
 
  private:
+  // The launcher (a function, an alias, Class.apply) and every function of this module it
+  // calls, directly or through helpers, aliases, autograd Functions and methods.
   std::set<std::string> reachableFunctions() {
     std::set<std::string> seen;
-    std::vector<std::string> todo = {launcher_};
+    std::string why;
+    std::vector<std::string> todo = ir_.entryFunctions(launcher_, &why);
+    if (todo.empty()) set_.notes.push_back(why);
     while (!todo.empty()) {
       std::string f = todo.back();
       todo.pop_back();
@@ -91,13 +95,8 @@ class Discoverer {
       if (it == ir_.functions.end()) continue;
       walk(it->second.def->at("body"), [&](const Node& n) {
         if (isType(n, "Call")) {
-          std::string callee = dottedName(n["func"]);
-          if (ir_.functions.count(callee)) todo.push_back(callee);
-          // Class.apply(...) of an autograd Function reaches its forward.
-          if (callee.size() > 6 && callee.compare(callee.size() - 6, 6, ".apply") == 0) {
-            std::string cls = callee.substr(0, callee.size() - 6);
-            if (ir_.functions.count(cls + ".forward")) todo.push_back(cls + ".forward");
-          }
+          std::string callee = ir_.calleeOf(n, f);
+          if (!callee.empty()) todo.push_back(callee);
         }
         return true;
       });
@@ -369,6 +368,16 @@ class Discoverer {
         t.tunable = false;
         t.note = "not passed at the launch";
       }
+      if (k.home && t.origin != TunableOrigin::kLaunchLiteral && t.origin != TunableOrigin::kLocalLiteral &&
+          t.origin != TunableOrigin::kLocalDerived && t.origin != TunableOrigin::kLaunchOverride &&
+          t.origin != TunableOrigin::kModuleConstant && t.tunable) {
+        // Written in the module that defines the kernel: a variant is the task's source only.
+        t.tunable = false;
+        t.target = {};
+        t.expr_text.clear();
+        t.note = fmt::format("set in {}, where the kernel is defined: only the task's source is rewritten",
+                             k.home_path);
+      }
       classify(site, facts, p, t);
       set_.items.push_back(std::move(t));
     }
@@ -397,6 +406,12 @@ class Discoverer {
       } else {
         t.tunable = false;
         t.note = "the launch has no arguments to add it after";
+      }
+      if (k.home && autotuned) {
+        t.tunable = false;
+        t.target = {};
+        t.note = fmt::format("set by the @triton.autotune configs in {}: only the task's source is rewritten",
+                             k.home_path);
       }
       if (t.role == TunableRole::kNumStages && t.tunable && !(facts.loops > 0 && facts.loop_has_load)) {
         t.tunable = false;

@@ -5,9 +5,11 @@ namespace tf {
 RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t case_index) {
   RunRequest r;
   r.launch.variant = variant;
+  r.launch.variant.package = task.package.name;
   r.launch.launcher = task.launcher;
   r.launch.harness = task.harness;
   r.launch.search_path = {task.source.parent_path(), task.harness.parent_path()};
+  if (!task.package.name.empty()) r.launch.search_path.push_back(task.package.root);
   r.case_values = task.cases.at(case_index);
   r.seeds.clear();
   for (int s = 0; s < task.check.seeds; ++s) r.seeds.push_back(s);

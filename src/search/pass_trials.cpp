@@ -180,7 +180,7 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
     ctx.trace.add("base-refused", {{"candidate", rec.id}, {"reason", e.what()}});
     return false;
   }
-  b->owned_ir = std::make_unique<ModuleIR>(buildModuleIR(*b->parsed));
+  b->owned_ir = std::make_unique<ModuleIR>(buildModuleIR(*b->parsed, ctx.sources.importedKernels()));
   b->owned_tunables =
       std::make_unique<TunableSet>(discoverTunables(*b->owned_ir, ctx.task.launcher, ctx.task.kernels));
   b->ir = b->owned_ir.get();

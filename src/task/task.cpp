@@ -137,6 +137,27 @@ bool isTritonType(const std::string& t) {
 
 }  // namespace
 
+SourcePackage packageOf(const fs::path& source) {
+  SourcePackage p;
+  fs::path dir = source.parent_path();
+  std::vector<std::string> parts;
+  std::error_code ec;
+  // Up through the folders that are packages (hold an __init__.py), at most 16 levels.
+  while (parts.size() < 16 && fs::exists(dir / "__init__.py", ec)) {
+    parts.insert(parts.begin(), dir.filename().string());
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+    dir = dir.parent_path();
+  }
+  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
+  for (const auto& part : parts) {
+    if (!std::regex_match(part, ident)) return SourcePackage{};  // not importable as a package
+  }
+  if (parts.empty()) return p;
+  for (const auto& part : parts) p.name += (p.name.empty() ? "" : ".") + part;
+  p.root = dir;
+  return p;
+}
+
 Task loadTask(const fs::path& path_in) {
   fs::path path = fs::absolute(path_in).lexically_normal();
   std::string text = readTextFile(path, "task file");
@@ -161,10 +182,13 @@ Task loadTask(const fs::path& path_in) {
   task.source = resolveFile(path, task.dir, "source", requireString(root, path, "source"), "source file");
   task.harness = resolveFile(path, task.dir, "harness", requireString(root, path, "harness"), "harness file");
   task.launcher = requireString(root, path, "launcher");
-  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
-  if (!std::regex_match(task.launcher, ident)) {
-    fail(path, fmt::format("key 'launcher' must be a Python function name, not '{}'", task.launcher));
+  // A function, an alias of one, or a class's callable: "LayerNormFunction.apply".
+  static const std::regex dotted("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
+  if (!std::regex_match(task.launcher, dotted)) {
+    fail(path, fmt::format("key 'launcher' must be a Python name (a function, or Class.apply), not '{}'",
+                           task.launcher));
   }
+  task.package = packageOf(task.source);
 
   const toml::node* cases = root.get("cases");
   if (!cases) fail(path, "missing key 'cases' (an array of tables, e.g. cases = [ { M = 4096 } ])");

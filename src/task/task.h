@@ -29,13 +29,24 @@ struct CheckSpec {
   std::vector<int> in_place;            // inputs the launcher may modify (outputs in place)
 };
 
+// The Python package a source belongs to (folders with an __init__.py above it), so that its
+// relative imports (`from .utils import x`) resolve when a variant of it is loaded.
+struct SourcePackage {
+  std::string name;                     // "liger_kernel.ops"; "" when the source is no package's
+  std::filesystem::path root;           // the folder holding the top package
+};
+
+// The package of `source` (empty when its folder has no __init__.py).
+SourcePackage packageOf(const std::filesystem::path& source);
+
 struct Task {
   std::filesystem::path path;           // the task file, absolute
   std::filesystem::path dir;            // its folder
   std::string name;
   std::filesystem::path source;         // absolute
   std::filesystem::path harness;        // absolute
-  std::string launcher;
+  std::string launcher;                 // a function, an alias, or "Class.apply"
+  SourcePackage package;                // the source's package, if it is in one
   std::vector<nlohmann::json> cases;    // each a JSON object of scalars
   std::vector<std::string> kernels;     // empty: every kernel the launcher launches
   CheckSpec check;

@@ -28,9 +28,11 @@ std::unique_ptr<TaskSources> loadTaskSources(const Task& task, WorkerProcess& pa
   auto out = std::make_unique<TaskSources>();
   out->source = parseFile(parser, task.source, "kernel source");
   out->harness = parseFile(parser, task.harness, "harness");
-  if (!definesName(out->source, task.launcher)) {
-    throw UserError(fmt::format("{}: key 'launcher': {} defines no function '{}'", task.path.string(),
-                                task.source.filename().string(), task.launcher));
+  // "Class.apply": the class must be defined here (its forward is followed later).
+  const std::string head = task.launcher.substr(0, task.launcher.find('.'));
+  if (!definesName(out->source, head)) {
+    throw UserError(fmt::format("{}: key 'launcher': {} defines no function or class '{}'", task.path.string(),
+                                task.source.filename().string(), head));
   }
   for (const char* fn : {"make_inputs", "reference"}) {
     if (!definesName(out->harness, fn)) {
@@ -38,9 +40,12 @@ std::unique_ptr<TaskSources> loadTaskSources(const Task& task, WorkerProcess& pa
                                   task.harness.filename().string(), fn));
     }
   }
-  out->ir = buildModuleIR(out->source);
+  out->imported = loadImportedKernels(parser, out->source, task.source, task.package);
+  out->ir = buildModuleIR(out->source, &out->imported->kernels);
   if (out->ir.kernels.empty()) {
-    throw UserError(fmt::format("{}: no @triton.jit kernel found", task.source.string()));
+    throw UserError(fmt::format("{}: no @triton.jit kernel found, in it or in the modules of its package it imports "
+                                "kernels from",
+                                task.source.string()));
   }
   for (const auto& k : task.kernels) {
     if (!out->ir.kernel(k)) {

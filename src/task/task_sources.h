@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kernel/module_ir.h"
+#include "task/imported_kernels.h"
 #include "task/task.h"
 
 namespace tf {
@@ -14,7 +15,10 @@ class WorkerProcess;
 struct TaskSources {
   ParsedSource source;
   ParsedSource harness;
-  ModuleIR ir;  // points into `source`: TaskSources is not movable
+  std::unique_ptr<ImportedKernels> imported;  // kernels of the package's other modules
+  ModuleIR ir;  // points into `source` and `imported`: TaskSources is not movable
+  // The kernels a rewritten source imports (for buildModuleIR of a variant).
+  const std::vector<Kernel>* importedKernels() const { return imported ? &imported->kernels : nullptr; }
   TaskSources() = default;
   TaskSources(const TaskSources&) = delete;
   TaskSources& operator=(const TaskSources&) = delete;

@@ -240,7 +240,11 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     ModuleIR ir = buildModuleIR(src);
     const Kernel* k = ir.kernel(request.kernel);
     if (!k) {
-      out.message = fmt::format("the source has no @triton.jit kernel named '{}'", request.kernel);
+      auto imported = ir.aliases.find(request.kernel);
+      out.message = imported != ir.aliases.end()
+                        ? fmt::format("'{}' is imported ({}): a pass rewrites the kernels of the task's source only",
+                                      request.kernel, imported->second)
+                        : fmt::format("the source has no @triton.jit kernel named '{}'", request.kernel);
       return out;
     }
     PassContext ctx = PassContext::make(ir, *k);

@@ -12,7 +12,9 @@ nlohmann::json paths(const std::vector<std::filesystem::path>& ps) {
 }
 
 nlohmann::json launchJson(const LaunchSpec& l) {
-  return {{"variant", {{"path", l.variant.path.string()}, {"module_name", l.variant.module_name}}},
+  nlohmann::json variant = {{"path", l.variant.path.string()}, {"module_name", l.variant.module_name}};
+  if (!l.variant.package.empty()) variant["package"] = l.variant.package;
+  return {{"variant", variant},
           {"launcher", l.launcher},
           {"harness", l.harness.string()},
           {"search_path", paths(l.search_path)}};

@@ -40,6 +40,7 @@ struct OpTimeouts {
 struct VariantRef {
   std::filesystem::path path;
   std::string module_name;
+  std::string package;                              // the original's package ("" : none): loaded inside it
 };
 
 // What running a task's launcher needs: the variant, the launcher in it, the harness.
