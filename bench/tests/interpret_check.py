@@ -4,45 +4,23 @@ Used by test_interpret.py (run with TRITON_INTERPRET=1 set, torch installed).
 
   python interpret_check.py NAME
 
-Triton 3.6's interpreter keeps bf16 values as their raw 16 bits (numpy uint16) and tl.dot
-multiplies those bits as integers; exact_bf16_dot() widens bf16 operands to float32 first, so
-matmul_bf16 is checked on bf16 inputs like the others."""
+The interpreter's faults in Triton 3.6 (bf16 tl.dot, numpy 2.4) are worked around by
+tests/python/interpreter_fixes.py, so matmul_bf16 is checked on bf16 inputs like the others."""
 
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH_DIR)
+sys.path.insert(0, os.path.join(os.path.dirname(BENCH_DIR), "tests", "python"))
 
+import interpreter_fixes  # noqa: E402
 from benchlib import suite, verify  # noqa: E402
 
 
-def exact_bf16_dot():
-    """Makes the interpreter's tl.dot take bf16 operands as float32. The widening is exact
-    (bf16 is the top half of a float32), and a GPU's bf16 dot also forms exact products and
-    sums them in float32, so this is what the kernel computes on the GPU. A Triton whose
-    interpreter gets bf16 right computes the same with or without it."""
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    builder = interpreter.InterpreterBuilder
-    plain_dot = builder.create_dot
-
-    def widened(handle):
-        if handle.dtype.scalar != tl.bfloat16:
-            return handle
-        bits = handle.data.view(np.uint16).astype(np.uint32) << 16
-        return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
-
-    def create_dot(self, a, b, *rest):
-        return plain_dot(self, widened(a), widened(b), *rest)
-
-    builder.create_dot = create_dot
-
-
 def main():
-    exact_bf16_dot()
+    interpreter_fixes.apply()
     name = sys.argv[1]
     spec = suite.load_spec(name)
     harness = suite.load_module(spec.harness, "harness")
