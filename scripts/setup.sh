@@ -3,9 +3,21 @@
 # Idempotent: a second run only rebuilds what changed.
 #   - C++ dependencies from Debian's packages (apt-get; sudo when not root)
 #   - a Python virtual environment .venv with Triton (python/requirements.txt; no GPU needed)
+#   - with --tests (scripts/test.sh), also torch in .venv (python/requirements-test.txt), for
+#     the checks that run kernels under Triton's CPU interpreter: about 3.7 GB to download
 #   - build/tritonforge and the tests, with CMake
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+REQS=python/requirements.txt
+CHECK="import triton, numpy, pytest"
+if [ "${1:-}" = "--tests" ]; then
+  REQS=python/requirements-test.txt
+  CHECK="$CHECK, torch; assert torch.ones(2).sum().item() == 2"
+elif [ -n "${1:-}" ]; then
+  echo "setup: unknown option '$1' (the only one is --tests)" >&2
+  exit 2
+fi
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -23,10 +35,17 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import triton, numpy, pytest" >/dev/null 2>&1; then
-  echo "setup: installing Python packages into .venv"
+# Python packages are installed again when an import fails or when the requirement files
+# differ from those of the last install (the stamp), so that a changed pin reaches an
+# existing .venv; otherwise this step asks no registry.
+wanted_requirements() { cat python/requirements.txt; [ "$REQS" = python/requirements.txt ] || cat "$REQS"; }
+stamp=".venv/.tritonforge-$(basename "$REQS")"
+if ! .venv/bin/python -c "$CHECK" >/dev/null 2>&1 || ! wanted_requirements | cmp -s - "$stamp"; then
+  echo "setup: installing Python packages into .venv ($REQS)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r python/requirements.txt
+  .venv/bin/python -m pip install -q -r "$REQS"
+  .venv/bin/python -c "$CHECK"
+  wanted_requirements > "$stamp"
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -4,7 +4,7 @@
 # GPU machine they run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 export TRITONFORGE_PYTHON="$(scripts/python-for-worker.sh)"
 echo "test: worker python is $TRITONFORGE_PYTHON"
 (cd build && ctest --output-on-failure --timeout 900)

@@ -2,30 +2,31 @@
 interpreter and compares it with the float64 reference; prints one JSON line.
 Used by test_interpret.py (run with TRITON_INTERPRET=1 set, torch installed).
 
-  python interpret_check.py NAME [--fp16-inputs]
+  python interpret_check.py NAME
 
---fp16-inputs casts floating inputs to fp16 first: Triton 3.6's interpreter computes bf16
-tl.dot wrongly, so matmul_bf16's indexing is checked with fp16 inputs instead."""
+The interpreter's faults in Triton 3.6 (bf16 tl.dot, numpy 2.4) are worked around by
+tests/python/interpreter_fixes.py, so matmul_bf16 is checked on bf16 inputs like the others."""
 
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH_DIR)
+sys.path.insert(0, os.path.join(os.path.dirname(BENCH_DIR), "tests", "python"))
 
+import interpreter_fixes  # noqa: E402
 from benchlib import suite, verify  # noqa: E402
 
 
 def main():
-    import torch
+    interpreter_fixes.apply()
     name = sys.argv[1]
     spec = suite.load_spec(name)
     harness = suite.load_module(spec.harness, "harness")
     harness.DEVICE = "cpu"
     mod = suite.load_module(spec.source, "kernel")
     inputs = harness.make_inputs(dict(harness.SMALL_CASE), 0)
-    if "--fp16-inputs" in sys.argv:
-        inputs = tuple(t.to(torch.float16) if t.is_floating_point() else t for t in inputs)
     refs = verify.reference_outputs(harness, inputs, spec.reference_precision)
     out = getattr(mod, spec.launcher)(*verify.clone(inputs))
     res = verify.compare(out, refs, spec.rtol, spec.atol)

@@ -34,6 +34,7 @@ import os
 import random
 import time
 
+from .errors import FatalWorkerError, is_context_fatal
 from .modules import load_module_from_path, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
@@ -774,9 +775,8 @@ def _classify(exc):
 
 
 def _fail(status, exc, stage):
-    from .server import FatalWorkerError, _is_context_fatal
     message = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-    if _is_context_fatal(exc):
+    if is_context_fatal(exc):
         err = FatalWorkerError(f"{stage}: {message}")
         err.tf_data = {"status": "crash", "stage": stage}
         raise err from exc
@@ -833,7 +833,6 @@ def _wait_gpu(timeout_s, stage):
     """Waits for the GPU's queued work like torch.cuda.synchronize(), but gives up after
     `timeout_s`: a hung kernel ends this worker (a FatalWorkerError with status `timeout`)."""
     import torch
-    from .server import FatalWorkerError
     done = torch.cuda.Event()
     done.record()
     t0 = time.monotonic()
@@ -867,7 +866,6 @@ def check_in_place(in_place, n_inputs):
 
 def op_run(args):
     import torch
-    from .server import FatalWorkerError
     harness, harness_path, module, launcher = _prepare(args)
     check = args.get("check") or {}
     rtol = check.get("rtol")

@@ -13,10 +13,8 @@ import sys
 import traceback
 
 from . import PROTOCOL_VERSION
-
-
-class FatalWorkerError(Exception):
-    """An error after which this process must not serve more requests (CUDA context lost)."""
+from .errors import FatalWorkerError, is_context_fatal
+from .ops import dispatch
 
 
 def _summarize_traceback(exc, limit=12):
@@ -41,22 +39,11 @@ def _error_payload(exc):
     return payload
 
 
-def _is_context_fatal(exc):
-    text = f"{type(exc).__name__}: {exc}".lower()
-    markers = ("illegal memory access", "illegal address", "unspecified launch failure",
-               "misaligned address", "device-side assert", "cuda error: an illegal",
-               "launch timed out", "context is destroyed", "invalid program counter",
-               "hardware stack error", "illegal instruction")
-    return any(m in text for m in markers)
-
-
 def main():
     proto_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     out = os.fdopen(proto_fd, "w", buffering=1, encoding="utf-8")
-
-    from .ops import dispatch
 
     for raw in sys.stdin.buffer:
         line = raw.decode("utf-8", errors="replace").strip()
@@ -83,7 +70,7 @@ def main():
             if isinstance(exc, KeyboardInterrupt):
                 raise
             reply = {"v": PROTOCOL_VERSION, "id": rid, "ok": False, "error": _error_payload(exc)}
-            if isinstance(exc, FatalWorkerError) or _is_context_fatal(exc):
+            if isinstance(exc, FatalWorkerError) or is_context_fatal(exc):
                 reply["error"]["fatal"] = True
                 exit_after = True
         try:

@@ -1,14 +1,10 @@
 """The transformation passes' golden outputs compute what their inputs compute: run under
 Triton's CPU interpreter against torch, on shapes the tiles do not divide. Needs torch (not
-a GPU); skipped visibly without it."""
+a GPU; scripts/setup.sh --tests installs it)."""
 
 import os
 import subprocess
 import sys
-
-import pytest
-
-torch = pytest.importorskip("torch", reason="the interpreter check needs torch (CPU is enough)")
 
 
 def test_golden_outputs_match_torch_under_the_interpreter():

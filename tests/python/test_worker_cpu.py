@@ -1,9 +1,13 @@
 """The worker's parse and compile ops, on a machine without a GPU (Triton from PyPI)."""
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
+from tritonforge_worker import errors
 from worker_client import ROOT, Worker
 
 
@@ -105,3 +109,60 @@ def test_compile_missing_signature_entry(worker):
 def test_compile_unknown_kernel(worker):
     r = compile_matmul(worker, kernel="nope")
     assert not r["ok"] and "no kernel named 'nope'" in r["error"]["message"]
+
+
+# A request loop whose ops raise what the caller names: the fatal path (reply, then exit 3)
+# is checked without a GPU.
+_RAISING_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tritonforge_worker import errors, server
+
+def dispatch(op, args):
+    if op == "fatal_error":
+        raise errors.FatalWorkerError("launch: the kernel did not finish within 1 s (a hang?)")
+    raise RuntimeError(args["message"])
+
+server.dispatch = dispatch
+server.main()
+"""
+
+
+def _raising_worker(requests):
+    proc = subprocess.run([sys.executable, "-c", _RAISING_SERVER, os.path.join(ROOT, "python")],
+                          input="".join(json.dumps({"v": 1, "id": i + 1, "op": op, "args": args}) + "\n"
+                                        for i, (op, args) in enumerate(requests)),
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
+
+
+def test_context_fatal_cuda_error_is_replied_then_the_worker_exits():
+    rc, replies, err = _raising_worker([
+        ("raise", {"message": "shape mismatch"}),
+        ("raise", {"message": "CUDA error: an illegal memory access was encountered"}),
+        ("raise", {"message": "never reached"})])
+    assert rc == 3, err
+    assert [r["id"] for r in replies] == [1, 2]
+    assert not replies[0]["ok"] and "fatal" not in replies[0]["error"]
+    assert replies[1]["error"]["fatal"] is True
+    assert replies[1]["error"]["message"] == "CUDA error: an illegal memory access was encountered"
+    assert "CUDA context is no longer usable" in err
+
+
+def test_fatal_worker_error_ends_the_worker_whatever_its_message():
+    rc, replies, _ = _raising_worker([("fatal_error", {}), ("raise", {"message": "never reached"})])
+    assert rc == 3
+    assert len(replies) == 1
+    assert replies[0]["error"]["type"] == "FatalWorkerError" and replies[0]["error"]["fatal"] is True
+
+
+@pytest.mark.parametrize("text,fatal", [
+    ("CUDA error: an illegal memory access was encountered", True),
+    ("CUDA error: unspecified launch failure", True),
+    ("device-side assert triggered", True),
+    ("CUDA error: misaligned address", True),
+    ("CUDA out of memory. Tried to allocate 2.00 GiB", False),
+    ("CompilationError: at 3:4: unsupported", False),
+])
+def test_is_context_fatal_only_for_sticky_cuda_errors(text, fatal):
+    assert errors.is_context_fatal(RuntimeError(text)) is fatal

@@ -12,6 +12,10 @@ import types
 os.environ["TRITON_INTERPRET"] = "1"
 import torch  # noqa: E402
 
+import interpreter_fixes  # noqa: E402
+
+interpreter_fixes.apply()
+
 # The launchers ask the GPU for its SM count and allocate on "cuda": give them a CPU stand-in.
 torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(multi_processor_count=3)
 torch.cuda.current_device = lambda: 0
