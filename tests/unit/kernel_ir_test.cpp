@@ -65,6 +65,64 @@ TEST(SymExpr, Substitutes) {
   EXPECT_EQ(vars(s), (std::set<std::string>{"BLOCK_M", "k", "program_id(0)"}));
 }
 
+// `x = x * s + x` doubles the printed tree at every step: past kMaxTerms the value is a limit
+// leaf, unknown, instead of a tree of 2^n nodes (issue 11).
+TEST(SymExpr, GrowthStopsAtTheLimitAsUnknown) {
+  uint64_t hits = limitHits();
+  Expr x = var("pid"), s = var("stride");
+  int steps = 0;
+  while (!overLimit(x) && steps < 12) {
+    x = add(mul(x, s), x);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 9);  // sizes 5, 13, 29, ..., 1021, then 2045 > 1024
+  EXPECT_EQ(x->op, Op::kOpaque);
+  EXPECT_TRUE(isOpaque(x));
+  EXPECT_EQ(str(x).rfind("<unknown: too large #", 0), 0u) << str(x);
+  EXPECT_EQ(limitHits(), hits + 1);
+  EXPECT_EQ(eval(x, envOf({{"pid", 1}, {"stride", 1}})), std::nullopt);
+  // What is built from it stays small and unknown; the same value still cancels itself.
+  Expr y = add(mul(x, num(2)), var("pid"));
+  EXPECT_TRUE(overLimit(y));
+  EXPECT_LT(y->size, 8u);
+  EXPECT_EQ(str(sub(x, x)), "0");
+  // Nesting is capped too: each step adds a level without doubling.
+  Expr z = var("pid");
+  for (int i = 0; i < 100; ++i) z = add(mul(z, s), num(1));
+  EXPECT_TRUE(overLimit(z));
+  EXPECT_LE(z->depth, kMaxDepth);
+}
+
+// Two different values over the limit print differently: they must not combine as like terms
+// (x - y would read 0) or compare equal.
+TEST(SymExpr, DifferentValuesOverTheLimitStayApart) {
+  Expr x = var("a"), y = var("b"), s = var("s");
+  for (int i = 0; i < 12; ++i) {
+    x = add(mul(x, s), x);
+    y = add(mul(y, s), y);
+  }
+  ASSERT_TRUE(overLimit(x));
+  ASSERT_TRUE(overLimit(y));
+  EXPECT_FALSE(same(x, y));
+  EXPECT_EQ(constant(sub(x, y)), std::nullopt);
+  EXPECT_NE(str(sub(x, y)), "0");
+}
+
+// Below the limit nothing changes: a sum of 300 distinct terms prints whole and evaluates.
+TEST(SymExpr, LargeExpressionsUnderTheLimitAreKept) {
+  Expr e = num(0);
+  std::map<std::string, int64_t> values;
+  for (int i = 0; i < 300; ++i) {
+    std::string n = "v" + std::to_string(i);
+    e = add(e, mul(num(2), var(n)));
+    values[n] = 1;
+  }
+  EXPECT_FALSE(overLimit(e));
+  EXPECT_FALSE(isOpaque(e));
+  EXPECT_EQ(eval(e, envOf(values)), 600);
+  EXPECT_NE(str(e).find("2*v299"), std::string::npos);
+}
+
 struct Built {
   ParsedSource src;
   ModuleIR ir;
