@@ -511,12 +511,16 @@ class Builder {
 
   void bindName(const std::string& name, Value v, const Node& value_node) {
     // Scalar integer locals assigned once in the kernel (not in a callee) keep their name, so
-    // that offsets read "pid_m*BLOCK_M*stride_am"; their definitions go in out_.locals.
+    // that offsets read "pid_m*BLOCK_M*stride_am"; their definitions go in out_.locals. A
+    // parameter assigned in the body (`GROUP_M = min(num_pid_m - first_pid_m, GROUP_M)`) is
+    // not such a local: its name already stands for the argument in earlier definitions, and
+    // naming the new value after it made the definition refer to itself (expand then grew it
+    // at every round: minutes on a grouped-order matmul, and pid_m lost its grid axis).
     sym::Expr s = v.sym();
     if (via_.empty() && s && s->op == sym::Op::kVar && s->name.rfind("program_id(", 0) == 0) {
       pid_names_[name] = std::stoi(s->name.substr(11));
     }
-    if (via_.empty() && s && assign_count_[name] == 1 && !v.is_pointer && s->op != sym::Op::kNum &&
+    if (via_.empty() && s && assign_count_[name] == 1 && !k_.param(name) && !v.is_pointer && s->op != sym::Op::kNum &&
         s->op != sym::Op::kVar && !sym::isOpaque(s) && !v.data && v.dtype_obj.empty()) {
       bool int_only = true;
       for (const auto& n : sym::vars(s)) {

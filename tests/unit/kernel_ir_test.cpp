@@ -199,6 +199,43 @@ def k(x_ptr, B: tl.constexpr):
   EXPECT_EQ(ir.accesses.size(), 2u);
 }
 
+// A grouped order that reassigns the GROUP_M argument: the new value is not a local named
+// GROUP_M (earlier definitions use that name for the argument). It was, and expanding the
+// locals then grew without end: minutes for this kernel, and pid_m lost its grid axis.
+TEST(KernelIR, ParameterReassignedInTheBodyIsNotALocal) {
+  auto b = build(R"(
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(c_ptr, M, N, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    GROUP_M = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % GROUP_M)
+    pid_n = (pid % num_pid_in_group) // GROUP_M
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32))
+)");
+  uint64_t hits = limitHits();
+  KernelIR ir = buildKernelIR(b->ir, b->ir.kernels[0]);
+  EXPECT_EQ(ir.locals.count("GROUP_M"), 0u);
+  ASSERT_EQ(ir.locals.count("pid_m"), 1u);
+  EXPECT_EQ(str(ir.locals.at("pid_m")), "first_pid_m + program_id(0) % min(num_pid_m - first_pid_m, GROUP_M)");
+  EXPECT_EQ(str(ir.expand(var("pid_n"))),
+            "program_id(0) % (GROUP_M*cdiv(N, BLOCK_N)) // min(cdiv(M, BLOCK_M) - GROUP_M*(program_id(0) // "
+            "(GROUP_M*cdiv(N, BLOCK_N))), GROUP_M)");
+  ASSERT_EQ(ir.program_axes.size(), 1u);
+  EXPECT_TRUE(ir.program_axes[0].grouped);
+  EXPECT_EQ(limitHits(), hits);
+  EXPECT_TRUE(ir.notes.empty());
+}
+
 // Every Python file of the repository: the builder must finish on each kernel it finds.
 TEST(KernelIR, RepositorySourcesDoNotCrashIt) {
   int kernels = 0;
