@@ -53,19 +53,35 @@ const IrParam* KernelIR::param(std::string_view n) const {
   return nullptr;
 }
 
-sym::Expr KernelIR::expand(const sym::Expr& e) const {
-  sym::Expr cur = e;
-  for (int i = 0; i < 16; ++i) {
-    bool changed = false;
-    cur = sym::substitute(cur, [&](const std::string& n) -> sym::Expr {
-      auto it = locals.find(n);
-      if (it == locals.end()) return nullptr;
-      changed = true;
-      return it->second;
-    });
-    if (!changed) break;
+void KernelIR::setLocal(const std::string& name, const sym::Expr& def) {
+  locals[name] = def;
+  expanded_locals_.clear();
+}
+
+// A local that refers to itself through others (not built by the IR builder, which names no
+// reassigned variable) keeps its name where the cycle closes; such partial results are not
+// remembered.
+sym::Expr KernelIR::expandLocal(const std::string& name, std::set<std::string>& active, bool& cyclic) const {
+  auto memo = expanded_locals_.find(name);
+  if (memo != expanded_locals_.end()) return memo->second;
+  auto it = locals.find(name);
+  if (it == locals.end()) return nullptr;
+  if (!active.insert(name).second) {
+    cyclic = true;
+    return nullptr;
   }
-  return cur;
+  bool inner_cyclic = false;
+  sym::Expr r = sym::substitute(it->second, [&](const std::string& n) { return expandLocal(n, active, inner_cyclic); });
+  active.erase(name);
+  if (inner_cyclic) cyclic = true;
+  else expanded_locals_[name] = r;
+  return r;
+}
+
+sym::Expr KernelIR::expand(const sym::Expr& e) const {
+  std::set<std::string> active;
+  bool cyclic = false;
+  return sym::substitute(e, [&](const std::string& n) { return expandLocal(n, active, cyclic); });
 }
 
 namespace {
@@ -530,7 +546,7 @@ class Builder {
         if (p && t != types_.types.end() && !t->second.empty() && t->second[0] == '*') int_only = false;
       }
       if (int_only) {
-        out_.locals[name] = s;
+        out_.setLocal(name, s);
         v.aff->offset = sym::var(name);
       }
     }
