@@ -5,6 +5,12 @@
 // program-id axes). Loops run their body twice: a first pass whose facts are thrown away
 // finds loop-carried increments (a_ptrs += BLOCK_K * stride_ak; tl.advance), the second
 // records with those increments expressed per iteration.
+//
+// Bounded work (issue 11): symbolic expressions are capped by sym::kMaxTerms / kMaxDepth
+// (noteLimits says at which statement, in the IR's notes), and a kernel interprets at most
+// kMaxInlinedSteps statements inside inlined helpers, its module at most its InlineBudget:
+// past either, calls to @triton.jit helpers are no longer inlined (helpers that call helpers
+// several times multiply the work at every level).
 #include "kernel/kernel_ir.h"
 
 #include <fmt/format.h>
@@ -85,6 +91,10 @@ sym::Expr KernelIR::expand(const sym::Expr& e) const {
 }
 
 namespace {
+
+// Statements interpreted inside inlined helpers for one kernel (at every call, loop bodies
+// twice) before calls stop being inlined: the corpus' kernels interpret under 100 in all.
+constexpr int64_t kMaxInlinedSteps = 10000;
 
 std::string dtypeFromTritonName(const std::string& attr) {
   static const std::map<std::string, std::string> names = {
@@ -226,6 +236,7 @@ class Builder {
     }
     block(k_.def->at("body"));
     finish();
+    summarizeLimits();
     return std::move(out_);
   }
 
@@ -247,6 +258,16 @@ class Builder {
     }
     if (t.size() > max) t = t.substr(0, max - 3) + "...";
     return t;
+  }
+
+  // A call site once, however many times it is inlined (a helper called from a helper
+  // called twice): the list stays as long as the source, not as the work.
+  void recordCall(const IrCall& c) {
+    for (const auto& o : out_.calls) {
+      if (o.loc.line == c.loc.line && o.loc.col == c.loc.col && o.callee == c.callee && o.inlined == c.inlined &&
+          o.note == c.note) return;
+    }
+    out_.calls.push_back(c);
   }
 
   void opaque(const Node& n, const std::string& reason) {
@@ -577,6 +598,42 @@ class Builder {
   }
 
   void stmt(const Node& s) {
+    if (!via_.empty()) {
+      ++inlined_steps_;
+      if (ir_.inline_budget) --ir_.inline_budget->statements_left;
+    }
+    statement(s);
+    noteLimits(s);
+  }
+
+  // Expressions cut by the symbolic limits are reported at the innermost statement that built
+  // them (a compound statement reports what its header or its merge built): the first few
+  // statements each in a note, the rest counted by summarizeLimits.
+  static constexpr size_t kLimitNotes = 8;
+  void noteLimits(const Node& s) {
+    uint64_t hits = sym::limitHits();
+    if (hits == limit_hits_seen_) return;
+    limit_hits_seen_ = hits;
+    int line = loc(s).line;
+    if (!limit_lines_.insert(line).second || limit_lines_.size() > kLimitNotes) return;
+    out_.notes.push_back(fmt::format("line {}: `{}` builds an expression over the symbolic limits ({} terms or depth {}): "
+                                     "not judged, its value is unknown and so is what it feeds",
+                                     line, text(s, 60), sym::kMaxTerms, sym::kMaxDepth));
+  }
+
+  void summarizeLimits() {
+    if (limit_lines_.size() > kLimitNotes) {
+      out_.notes.push_back(fmt::format("{} more statements build expressions over the symbolic limits (up to line {}): not judged",
+                                       limit_lines_.size() - kLimitNotes, *limit_lines_.rbegin()));
+    }
+    if (sym::limitHits() != limit_hits_seen_) {
+      out_.notes.push_back(fmt::format("expanding locals into parameters builds expressions over the symbolic limits ({} terms "
+                                       "or depth {}): those values are unknown",
+                                       sym::kMaxTerms, sym::kMaxDepth));
+    }
+  }
+
+  void statement(const Node& s) {
     const std::string& t = nodeType(s);
     if (t == "Assign") {
       Value v = expr(s["value"]);
@@ -1234,7 +1291,7 @@ class Builder {
     c.callee = name.empty() ? text(e["func"], 40) : name;
     c.inlined = false;
     c.note = "not a @triton.jit function of this module: its effect is unknown";
-    out_.calls.push_back(c);
+    recordCall(c);
     opaque(e, "call to " + c.callee + ", which is not a @triton.jit function of this module");
     return unknown();
   }
@@ -1250,8 +1307,24 @@ class Builder {
     c.callee = callee.name;
     if (via_.size() >= 8 || std::find(via_.begin(), via_.end(), callee.name) != via_.end() || callee.name == k_.name) {
       c.note = "recursion or nesting deeper than 8: not inlined";
-      out_.calls.push_back(c);
+      recordCall(c);
       opaque(e, c.note);
+      return unknown();
+    }
+    bool module_spent = ir_.inline_budget && ir_.inline_budget->statements_left <= 0;
+    if (inlined_steps_ >= kMaxInlinedSteps || module_spent) {
+      std::string limit = module_spent ? fmt::format("the analyses of this file reached their limit of {} statements "
+                                                     "interpreted in inlined helpers", InlineBudget::kStatements)
+                                       : fmt::format("the analysis of this kernel reached its limit of {} statements "
+                                                     "interpreted in inlined helpers", kMaxInlinedSteps);
+      c.note = "not inlined: " + limit;
+      recordCall(c);
+      opaque(e, c.note);
+      if (!inline_limit_noted_) {
+        out_.notes.push_back(fmt::format("line {}: {}: this call and later ones are not inlined, their effects are unknown",
+                                         loc(e).line, limit));
+        inline_limit_noted_ = true;
+      }
       return unknown();
     }
     std::map<std::string, Value> env;
@@ -1263,7 +1336,7 @@ class Builder {
       else env[p.name] = unknown();
     }
     c.inlined = true;
-    out_.calls.push_back(c);
+    recordCall(c);
     std::swap(env, env_);
     via_.push_back(callee.name);
     auto saved_return = return_value_;
@@ -2393,6 +2466,10 @@ class Builder {
   int next_arange_ = 0;
   std::set<std::string> host_descs_;
   std::map<std::string, int> pid_names_;
+  int64_t inlined_steps_ = 0;
+  bool inline_limit_noted_ = false;
+  uint64_t limit_hits_seen_ = sym::limitHits();
+  std::set<int> limit_lines_;
 };
 
 }  // namespace

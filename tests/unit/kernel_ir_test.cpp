@@ -236,6 +236,47 @@ def k(c_ptr, M, N, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROU
   EXPECT_TRUE(ir.notes.empty());
 }
 
+// Helpers that call helpers several times multiply the work at every level (4^7 calls here):
+// inlining stops at the kernel's limit, and the module's budget, shared by all its kernels,
+// keeps a file of many such kernels bounded too.
+TEST(KernelIR, InliningStopsAtItsBudgets) {
+  std::string text = "import triton\nimport triton.language as tl\n\n";
+  for (int d = 7; d >= 0; --d) {
+    text += "@triton.jit\ndef h" + std::to_string(d) + "(x, s):\n";
+    if (d == 7) text += "    return x * s + 1\n\n";
+    for (int j = 0; d < 7 && j < 4; ++j) text += "    x = h" + std::to_string(d + 1) + "(x, s) + 1\n";
+    if (d < 7) text += "    return x\n\n";
+  }
+  for (int k = 0; k < 2; ++k) {
+    text += "@triton.jit\ndef k" + std::to_string(k) + "(c_ptr, n, B: tl.constexpr):\n"
+            "    tl.store(c_ptr + h0(tl.program_id(0), n) + tl.arange(0, B), tl.zeros((B,), dtype=tl.float32))\n\n";
+  }
+  auto b = build(text);
+  auto noted = [](const KernelIR& ir, const std::string& needle) {
+    for (const auto& n : ir.notes) if (n.find(needle) != std::string::npos) return true;
+    return false;
+  };
+  const Kernel* k0 = b->ir.kernel("k0");
+  ASSERT_TRUE(k0);
+  KernelIR ir0 = buildKernelIR(b->ir, *k0);
+  EXPECT_TRUE(noted(ir0, "the analysis of this kernel reached its limit of 10000 statements interpreted in inlined helpers"));
+  bool not_inlined = false;
+  for (const auto& c : ir0.calls) if (!c.inlined && c.note.find("not inlined") != std::string::npos) not_inlined = true;
+  EXPECT_TRUE(not_inlined);
+  // Each call site is listed once (inlined, and not inlined past the limit), not once per
+  // inlining: 7 helpers x 4 sites + the kernel's.
+  EXPECT_LE(ir0.calls.size(), 2u * (7u * 4u + 1u));
+  // The store is still there.
+  ASSERT_EQ(ir0.accesses.size(), 1u);
+  EXPECT_EQ(ir0.accesses[0].kind, AccessKind::kStore);
+
+  b->ir.inline_budget->statements_left = 0;
+  KernelIR ir1 = buildKernelIR(b->ir, *b->ir.kernel("k1"));
+  EXPECT_TRUE(noted(ir1, "the analyses of this file reached their limit of 50000 statements interpreted in inlined helpers"));
+  ASSERT_EQ(ir1.calls.size(), 1u);
+  EXPECT_FALSE(ir1.calls[0].inlined);
+}
+
 // Every Python file of the repository: the builder must finish on each kernel it finds.
 TEST(KernelIR, RepositorySourcesDoNotCrashIt) {
   int kernels = 0;
