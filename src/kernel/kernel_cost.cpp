@@ -135,8 +135,19 @@ int64_t specializedDivisibility(int64_t value) {
   return value % 16 == 0 ? 16 : 1;
 }
 
+namespace {
+
+// Derived values built from expressions over the symbolic limits (sym::kMaxTerms) are unknown.
+std::string limitNote(const char* what) {
+  return fmt::format("{} builds expressions over the symbolic limits ({} terms or depth {}): not judged, those values are unknown",
+                     what, sym::kMaxTerms, sym::kMaxDepth);
+}
+
+}  // namespace
+
 KernelStaticFacts deriveFacts(const KernelIR& ir) {
   KernelStaticFacts f;
+  const uint64_t limit_hits = sym::limitHits();
   for (const auto& a : ir.accesses) f.coalescing.push_back(staticCoalescing(ir, a));
 
   // Bytes per program.
@@ -382,6 +393,7 @@ KernelStaticFacts deriveFacts(const KernelIR& ir) {
   w.text = "num_warps is a power of two";
   w.why = "Triton's layouts split a block into a power-of-two number of warps";
   addConstraint(f, w);
+  if (sym::limitHits() != limit_hits) f.notes.push_back(limitNote("deriving bytes, FLOPs, shared memory and constraints"));
   return f;
 }
 
@@ -587,6 +599,7 @@ AccessEstimate estimateAccess(const KernelIR& ir, const IrAccess& a, const Coale
 
 CostEstimate estimate(const KernelIR& ir, const KernelStaticFacts& facts, const AnalysisConfig& cfg) {
   CostEstimate out;
+  const uint64_t limit_hits = sym::limitHits();
   Evaluator ev(ir, cfg);
   for (size_t i = 0; i < ir.accesses.size(); ++i) {
     AccessEstimate ae = estimateAccess(ir, ir.accesses[i], facts.coalescing[i], ev, cfg);
@@ -817,6 +830,7 @@ CostEstimate estimate(const KernelIR& ir, const KernelStaticFacts& facts, const 
     }
     out.constraints.push_back(chk);
   }
+  if (sym::limitHits() != limit_hits) out.notes.push_back(limitNote("estimating this case"));
   return out;
 }
 

@@ -5,6 +5,12 @@
 // program-id axes). Loops run their body twice: a first pass whose facts are thrown away
 // finds loop-carried increments (a_ptrs += BLOCK_K * stride_ak; tl.advance), the second
 // records with those increments expressed per iteration.
+//
+// Bounded work (issue 11): symbolic expressions are capped by sym::kMaxTerms / kMaxDepth
+// (noteLimits says at which statement, in the IR's notes), and a kernel interprets at most
+// kMaxInlinedSteps statements inside inlined helpers, its module at most its InlineBudget:
+// past either, calls to @triton.jit helpers are no longer inlined (helpers that call helpers
+// several times multiply the work at every level).
 #include "kernel/kernel_ir.h"
 
 #include <fmt/format.h>
@@ -53,22 +59,42 @@ const IrParam* KernelIR::param(std::string_view n) const {
   return nullptr;
 }
 
-sym::Expr KernelIR::expand(const sym::Expr& e) const {
-  sym::Expr cur = e;
-  for (int i = 0; i < 16; ++i) {
-    bool changed = false;
-    cur = sym::substitute(cur, [&](const std::string& n) -> sym::Expr {
-      auto it = locals.find(n);
-      if (it == locals.end()) return nullptr;
-      changed = true;
-      return it->second;
-    });
-    if (!changed) break;
+void KernelIR::setLocal(const std::string& name, const sym::Expr& def) {
+  locals[name] = def;
+  expanded_locals_.clear();
+}
+
+// A local that refers to itself through others (not built by the IR builder, which names no
+// reassigned variable) keeps its name where the cycle closes; such partial results are not
+// remembered.
+sym::Expr KernelIR::expandLocal(const std::string& name, std::set<std::string>& active, bool& cyclic) const {
+  auto memo = expanded_locals_.find(name);
+  if (memo != expanded_locals_.end()) return memo->second;
+  auto it = locals.find(name);
+  if (it == locals.end()) return nullptr;
+  if (!active.insert(name).second) {
+    cyclic = true;
+    return nullptr;
   }
-  return cur;
+  bool inner_cyclic = false;
+  sym::Expr r = sym::substitute(it->second, [&](const std::string& n) { return expandLocal(n, active, inner_cyclic); });
+  active.erase(name);
+  if (inner_cyclic) cyclic = true;
+  else expanded_locals_[name] = r;
+  return r;
+}
+
+sym::Expr KernelIR::expand(const sym::Expr& e) const {
+  std::set<std::string> active;
+  bool cyclic = false;
+  return sym::substitute(e, [&](const std::string& n) { return expandLocal(n, active, cyclic); });
 }
 
 namespace {
+
+// Statements interpreted inside inlined helpers for one kernel (at every call, loop bodies
+// twice) before calls stop being inlined: the corpus' kernels interpret under 100 in all.
+constexpr int64_t kMaxInlinedSteps = 10000;
 
 std::string dtypeFromTritonName(const std::string& attr) {
   static const std::map<std::string, std::string> names = {
@@ -210,6 +236,7 @@ class Builder {
     }
     block(k_.def->at("body"));
     finish();
+    summarizeLimits();
     return std::move(out_);
   }
 
@@ -231,6 +258,16 @@ class Builder {
     }
     if (t.size() > max) t = t.substr(0, max - 3) + "...";
     return t;
+  }
+
+  // A call site once, however many times it is inlined (a helper called from a helper
+  // called twice): the list stays as long as the source, not as the work.
+  void recordCall(const IrCall& c) {
+    for (const auto& o : out_.calls) {
+      if (o.loc.line == c.loc.line && o.loc.col == c.loc.col && o.callee == c.callee && o.inlined == c.inlined &&
+          o.note == c.note) return;
+    }
+    out_.calls.push_back(c);
   }
 
   void opaque(const Node& n, const std::string& reason) {
@@ -511,12 +548,16 @@ class Builder {
 
   void bindName(const std::string& name, Value v, const Node& value_node) {
     // Scalar integer locals assigned once in the kernel (not in a callee) keep their name, so
-    // that offsets read "pid_m*BLOCK_M*stride_am"; their definitions go in out_.locals.
+    // that offsets read "pid_m*BLOCK_M*stride_am"; their definitions go in out_.locals. A
+    // parameter assigned in the body (`GROUP_M = min(num_pid_m - first_pid_m, GROUP_M)`) is
+    // not such a local: its name already stands for the argument in earlier definitions, and
+    // naming the new value after it made the definition refer to itself (expand then grew it
+    // at every round: minutes on a grouped-order matmul, and pid_m lost its grid axis).
     sym::Expr s = v.sym();
     if (via_.empty() && s && s->op == sym::Op::kVar && s->name.rfind("program_id(", 0) == 0) {
       pid_names_[name] = std::stoi(s->name.substr(11));
     }
-    if (via_.empty() && s && assign_count_[name] == 1 && !v.is_pointer && s->op != sym::Op::kNum &&
+    if (via_.empty() && s && assign_count_[name] == 1 && !k_.param(name) && !v.is_pointer && s->op != sym::Op::kNum &&
         s->op != sym::Op::kVar && !sym::isOpaque(s) && !v.data && v.dtype_obj.empty()) {
       bool int_only = true;
       for (const auto& n : sym::vars(s)) {
@@ -526,7 +567,7 @@ class Builder {
         if (p && t != types_.types.end() && !t->second.empty() && t->second[0] == '*') int_only = false;
       }
       if (int_only) {
-        out_.locals[name] = s;
+        out_.setLocal(name, s);
         v.aff->offset = sym::var(name);
       }
     }
@@ -557,6 +598,42 @@ class Builder {
   }
 
   void stmt(const Node& s) {
+    if (!via_.empty()) {
+      ++inlined_steps_;
+      if (ir_.inline_budget) --ir_.inline_budget->statements_left;
+    }
+    statement(s);
+    noteLimits(s);
+  }
+
+  // Expressions cut by the symbolic limits are reported at the innermost statement that built
+  // them (a compound statement reports what its header or its merge built): the first few
+  // statements each in a note, the rest counted by summarizeLimits.
+  static constexpr size_t kLimitNotes = 8;
+  void noteLimits(const Node& s) {
+    uint64_t hits = sym::limitHits();
+    if (hits == limit_hits_seen_) return;
+    limit_hits_seen_ = hits;
+    int line = loc(s).line;
+    if (!limit_lines_.insert(line).second || limit_lines_.size() > kLimitNotes) return;
+    out_.notes.push_back(fmt::format("line {}: `{}` builds an expression over the symbolic limits ({} terms or depth {}): "
+                                     "not judged, its value is unknown and so is what it feeds",
+                                     line, text(s, 60), sym::kMaxTerms, sym::kMaxDepth));
+  }
+
+  void summarizeLimits() {
+    if (limit_lines_.size() > kLimitNotes) {
+      out_.notes.push_back(fmt::format("{} more statements build expressions over the symbolic limits (up to line {}): not judged",
+                                       limit_lines_.size() - kLimitNotes, *limit_lines_.rbegin()));
+    }
+    if (sym::limitHits() != limit_hits_seen_) {
+      out_.notes.push_back(fmt::format("expanding locals into parameters builds expressions over the symbolic limits ({} terms "
+                                       "or depth {}): those values are unknown",
+                                       sym::kMaxTerms, sym::kMaxDepth));
+    }
+  }
+
+  void statement(const Node& s) {
     const std::string& t = nodeType(s);
     if (t == "Assign") {
       Value v = expr(s["value"]);
@@ -1214,7 +1291,7 @@ class Builder {
     c.callee = name.empty() ? text(e["func"], 40) : name;
     c.inlined = false;
     c.note = "not a @triton.jit function of this module: its effect is unknown";
-    out_.calls.push_back(c);
+    recordCall(c);
     opaque(e, "call to " + c.callee + ", which is not a @triton.jit function of this module");
     return unknown();
   }
@@ -1230,8 +1307,24 @@ class Builder {
     c.callee = callee.name;
     if (via_.size() >= 8 || std::find(via_.begin(), via_.end(), callee.name) != via_.end() || callee.name == k_.name) {
       c.note = "recursion or nesting deeper than 8: not inlined";
-      out_.calls.push_back(c);
+      recordCall(c);
       opaque(e, c.note);
+      return unknown();
+    }
+    bool module_spent = ir_.inline_budget && ir_.inline_budget->statements_left <= 0;
+    if (inlined_steps_ >= kMaxInlinedSteps || module_spent) {
+      std::string limit = module_spent ? fmt::format("the analyses of this file reached their limit of {} statements "
+                                                     "interpreted in inlined helpers", InlineBudget::kStatements)
+                                       : fmt::format("the analysis of this kernel reached its limit of {} statements "
+                                                     "interpreted in inlined helpers", kMaxInlinedSteps);
+      c.note = "not inlined: " + limit;
+      recordCall(c);
+      opaque(e, c.note);
+      if (!inline_limit_noted_) {
+        out_.notes.push_back(fmt::format("line {}: {}: this call and later ones are not inlined, their effects are unknown",
+                                         loc(e).line, limit));
+        inline_limit_noted_ = true;
+      }
       return unknown();
     }
     std::map<std::string, Value> env;
@@ -1243,7 +1336,7 @@ class Builder {
       else env[p.name] = unknown();
     }
     c.inlined = true;
-    out_.calls.push_back(c);
+    recordCall(c);
     std::swap(env, env_);
     via_.push_back(callee.name);
     auto saved_return = return_value_;
@@ -2373,6 +2466,10 @@ class Builder {
   int next_arange_ = 0;
   std::set<std::string> host_descs_;
   std::map<std::string, int> pid_names_;
+  int64_t inlined_steps_ = 0;
+  bool inline_limit_noted_ = false;
+  uint64_t limit_hits_seen_ = sym::limitHits();
+  std::set<int> limit_lines_;
 };
 
 }  // namespace

@@ -248,14 +248,22 @@ struct KernelIR {
   std::vector<IrOpaque> opaque;
   std::vector<std::string> notes;
   // Scalar locals assigned once, by name: their definitions (used to evaluate and expand).
+  // Written through setLocal (it invalidates expand's memo).
   std::map<std::string, sym::Expr> locals;
   // Constexpr parameters by what they do (a tile extent, a loop step, ...), for constraints.
   std::set<std::string> tile_params;      // tl.arange extents and tensor shapes: powers of two
   std::set<std::string> static_range_params;
 
   const IrParam* param(std::string_view n) const;
-  // Expands locals into parameters / program ids (for display and evaluation).
+  // Expands locals into parameters / program ids (for display and evaluation). Each local is
+  // expanded once and remembered: program axes and the cost model expand every addend of
+  // every access (the memo is not locked: a KernelIR is used by one thread at a time).
   sym::Expr expand(const sym::Expr& e) const;
+  void setLocal(const std::string& name, const sym::Expr& def);
+
+ private:
+  sym::Expr expandLocal(const std::string& name, std::set<std::string>& active, bool& cyclic) const;
+  mutable std::map<std::string, sym::Expr> expanded_locals_;
 };
 
 KernelIR buildKernelIR(const ModuleIR& ir, const Kernel& kernel, const ParamTypes& types = {});

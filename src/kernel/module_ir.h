@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,8 +101,19 @@ struct FunctionInfo {
   std::vector<std::string> params;
 };
 
+// Statements that analyses of a module's kernels may still interpret inside inlined
+// @triton.jit helpers, shared by every kernel built from the module (and by copies of the
+// ModuleIR). Helpers that call helpers several times multiply the work at every level, and a
+// file of many kernels calling such a chain multiplies it again (issue 11): past the budget,
+// calls are not inlined and the IR says so. The largest real kernels inline under 100.
+struct InlineBudget {
+  static constexpr int64_t kStatements = 50000;
+  int64_t statements_left = kStatements;
+};
+
 struct ModuleIR {
   const ParsedSource* source = nullptr;
+  std::shared_ptr<InlineBudget> inline_budget = std::make_shared<InlineBudget>();
   std::map<std::string, std::string> aliases;   // local name -> qualified ("tl" -> "triton.language")
   std::vector<Kernel> kernels;
   std::map<std::string, FunctionInfo> functions;  // top-level non-kernel functions

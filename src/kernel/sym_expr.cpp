@@ -7,10 +7,68 @@
 namespace tf::sym {
 namespace {
 
+thread_local uint64_t limit_hits = 0;
+
+uint64_t combine(uint64_t h, uint64_t v) {
+  // 64-bit hash_combine (golden-ratio constant): deterministic across runs and platforms.
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+uint64_t hashText(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string render(const Node& n);
+
+Expr leaf(Op op, int64_t value, std::string name, bool over_limit = false) {
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->value = value;
+  n->name = std::move(name);
+  n->hash = combine(combine(static_cast<uint64_t>(op), static_cast<uint64_t>(value)), hashText(n->name));
+  n->has_opaque = op == Op::kOpaque;
+  n->has_limit = over_limit;
+  n->text = op == Op::kNum ? std::to_string(value) : n->name;
+  return n;
+}
+
+// An expression over the limits: an opaque leaf named after its structure, so that two
+// different ones never print alike (add() would merge them as like terms, same() equate them).
+Expr limitLeaf(uint64_t hash) {
+  ++limit_hits;
+  return leaf(Op::kOpaque, 0, fmt::format("<unknown: too large #{:08x}>", static_cast<uint32_t>(hash ^ (hash >> 32))), true);
+}
+
+// Two non-constant operands whose trees together are over the limit: the sum or product
+// could only stay under it by cancelling, and combining like terms of trees that large is
+// the costliest step of all (every term's text is a key), so it is not attempted.
+bool tooLargeToCombine(const Expr& a, const Expr& b) {
+  return a->op != Op::kNum && b->op != Op::kNum && uint64_t{a->size} + b->size > kMaxTerms + 1;
+}
+
 Expr make(Op op, std::vector<Expr> args) {
+  uint64_t size = 1, hash = combine(0x51ed270b27d0f3a1ULL, static_cast<uint64_t>(op));
+  uint32_t depth = 1;
+  bool has_opaque = false, has_limit = false;
+  for (const auto& a : args) {
+    size += a->size;
+    depth = std::max(depth, a->depth + 1);
+    hash = combine(hash, a->hash);
+    has_opaque = has_opaque || a->has_opaque;
+    has_limit = has_limit || a->has_limit;
+  }
+  if (size > kMaxTerms || depth > kMaxDepth) return limitLeaf(hash);
   auto n = std::make_shared<Node>();
   n->op = op;
   n->args = std::move(args);
+  n->size = static_cast<uint32_t>(size);
+  n->depth = depth;
+  n->hash = hash;
+  n->has_opaque = has_opaque;
+  n->has_limit = has_limit;
+  n->text = render(*n);
   return n;
 }
 
@@ -34,6 +92,15 @@ std::pair<int64_t, Expr> coefficient(const Expr& e) {
   return {c, make(Op::kMul, rest)};
 }
 
+// The numeric coefficient alone (no allocation): orders a sum's terms for printing.
+int64_t coefficientValue(const Expr& e) {
+  if (e->op == Op::kNum) return e->value;
+  if (e->op != Op::kMul) return 1;
+  int64_t c = 1;
+  for (const auto& f : e->args) if (f->op == Op::kNum) c *= f->value;
+  return c;
+}
+
 bool mulOverflow(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
 int precedence(const Expr& e) {
@@ -51,8 +118,7 @@ int precedence(const Expr& e) {
 }
 
 std::string wrap(const Expr& e, int min_prec) {
-  std::string s = str(e);
-  return precedence(e) < min_prec ? "(" + s + ")" : s;
+  return precedence(e) < min_prec ? "(" + e->text + ")" : e->text;
 }
 
 const char* cmpText(Op op) {
@@ -83,29 +149,13 @@ int64_t pow2Factor(int64_t v) {
 
 }  // namespace
 
-Expr num(int64_t v) {
-  auto n = std::make_shared<Node>();
-  n->op = Op::kNum;
-  n->value = v;
-  return n;
-}
-
-Expr var(const std::string& name) {
-  auto n = std::make_shared<Node>();
-  n->op = Op::kVar;
-  n->name = name;
-  return n;
-}
-
-Expr opaque(const std::string& text) {
-  auto n = std::make_shared<Node>();
-  n->op = Op::kOpaque;
-  n->name = text;
-  return n;
-}
+Expr num(int64_t v) { return leaf(Op::kNum, v, ""); }
+Expr var(const std::string& name) { return leaf(Op::kVar, 0, name); }
+Expr opaque(const std::string& text) { return leaf(Op::kOpaque, 0, text); }
 
 Expr add(const Expr& a, const Expr& b) {
   if (anyNull({&a, &b})) return nullptr;
+  if (tooLargeToCombine(a, b)) return limitLeaf(combine(combine(a->hash, b->hash), static_cast<uint64_t>(Op::kAdd)));
   std::vector<Expr> flat;
   for (const Expr* x : {&a, &b}) {
     if ((*x)->op == Op::kAdd) flat.insert(flat.end(), (*x)->args.begin(), (*x)->args.end());
@@ -139,6 +189,7 @@ Expr sub(const Expr& a, const Expr& b) { return add(a, neg(b)); }
 
 Expr mul(const Expr& a, const Expr& b) {
   if (anyNull({&a, &b})) return nullptr;
+  if (tooLargeToCombine(a, b)) return limitLeaf(combine(combine(a->hash, b->hash), static_cast<uint64_t>(Op::kMul)));
   std::vector<Expr> flat;
   for (const Expr* x : {&a, &b}) {
     if ((*x)->op == Op::kMul) flat.insert(flat.end(), (*x)->args.begin(), (*x)->args.end());
@@ -278,24 +329,27 @@ Expr product(const std::vector<Expr>& xs) {
   return p;
 }
 
-std::string str(const Expr& e) {
-  if (!e) return "";
-  switch (e->op) {
-    case Op::kNum: return std::to_string(e->value);
-    case Op::kVar: return e->name;
-    case Op::kOpaque: return e->name;
+namespace {
+
+std::string render(const Node& n) {
+  switch (n.op) {
+    case Op::kNum: return std::to_string(n.value);
+    case Op::kVar: case Op::kOpaque: return n.name;
     case Op::kAdd: {
       std::string s;
       // Non-constant terms first, the constant last, as people write it.
       std::vector<Expr> order;
-      for (const auto& t : e->args) if (t->op != Op::kNum && coefficient(t).first > 0) order.push_back(t);
-      for (const auto& t : e->args) if (t->op != Op::kNum && coefficient(t).first < 0) order.push_back(t);
-      for (const auto& t : e->args) if (t->op == Op::kNum) order.push_back(t);
+      for (const auto& t : n.args) if (t->op != Op::kNum && coefficientValue(t) > 0) order.push_back(t);
+      for (const auto& t : n.args) if (t->op != Op::kNum && coefficientValue(t) < 0) order.push_back(t);
+      for (const auto& t : n.args) if (t->op == Op::kNum) order.push_back(t);
       for (const auto& t : order) {
-        auto [c, rest] = coefficient(t);
+        int64_t c = coefficientValue(t);
         bool negative = c < 0;
         Expr shown = t;
-        if (negative) shown = rest ? (c == -1 ? rest : mul(num(-c), rest)) : num(-c);
+        if (negative) {
+          Expr rest = coefficient(t).second;
+          shown = rest ? (c == -1 ? rest : mul(num(-c), rest)) : num(-c);
+        }
         std::string part = wrap(shown, 6);
         if (s.empty()) s = negative ? "-" + part : part;
         else s += (negative ? " - " : " + ") + part;
@@ -305,46 +359,47 @@ std::string str(const Expr& e) {
     case Op::kMul: {
       std::string s;
       size_t i = 0;
-      bool negate = e->args[0]->op == Op::kNum && e->args[0]->value == -1;
+      bool negate = n.args[0]->op == Op::kNum && n.args[0]->value == -1;
       if (negate) i = 1;
-      for (; i < e->args.size(); ++i) {
+      for (; i < n.args.size(); ++i) {
         if (!s.empty()) s += "*";
-        s += wrap(e->args[i], 7);
+        s += wrap(n.args[i], 7);
       }
       return negate ? "-" + s : s;
     }
-    case Op::kFloorDiv: return wrap(e->args[0], 6) + " // " + wrap(e->args[1], 7);
-    case Op::kMod: return wrap(e->args[0], 6) + " % " + wrap(e->args[1], 7);
-    case Op::kCDiv: return "cdiv(" + str(e->args[0]) + ", " + str(e->args[1]) + ")";
-    case Op::kMin: return "min(" + str(e->args[0]) + ", " + str(e->args[1]) + ")";
-    case Op::kMax: return "max(" + str(e->args[0]) + ", " + str(e->args[1]) + ")";
-    case Op::kPow2: return "next_power_of_2(" + str(e->args[0]) + ")";
+    case Op::kFloorDiv: return wrap(n.args[0], 6) + " // " + wrap(n.args[1], 7);
+    case Op::kMod: return wrap(n.args[0], 6) + " % " + wrap(n.args[1], 7);
+    case Op::kCDiv: return "cdiv(" + str(n.args[0]) + ", " + str(n.args[1]) + ")";
+    case Op::kMin: return "min(" + str(n.args[0]) + ", " + str(n.args[1]) + ")";
+    case Op::kMax: return "max(" + str(n.args[0]) + ", " + str(n.args[1]) + ")";
+    case Op::kPow2: return "next_power_of_2(" + str(n.args[0]) + ")";
     case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe: case Op::kEq: case Op::kNe:
-      return wrap(e->args[0], 5) + " " + cmpText(e->op) + " " + wrap(e->args[1], 5);
-    case Op::kAnd: return wrap(e->args[0], 3) + " and " + wrap(e->args[1], 3);
-    case Op::kOr: return wrap(e->args[0], 2) + " or " + wrap(e->args[1], 2);
-    case Op::kNot: return "not " + wrap(e->args[0], 4);
+      return wrap(n.args[0], 5) + " " + cmpText(n.op) + " " + wrap(n.args[1], 5);
+    case Op::kAnd: return wrap(n.args[0], 3) + " and " + wrap(n.args[1], 3);
+    case Op::kOr: return wrap(n.args[0], 2) + " or " + wrap(n.args[1], 2);
+    case Op::kNot: return "not " + wrap(n.args[0], 4);
     case Op::kSelect:
-      return "(" + wrap(e->args[1], 1) + " if " + wrap(e->args[0], 1) + " else " + wrap(e->args[2], 1) + ")";
+      return "(" + wrap(n.args[1], 1) + " if " + wrap(n.args[0], 1) + " else " + wrap(n.args[2], 1) + ")";
   }
   return "?";
 }
+
+}  // namespace
+
+std::string str(const Expr& e) { return e ? e->text : ""; }
 
 std::optional<int64_t> constant(const Expr& e) {
   if (e && e->op == Op::kNum) return e->value;
   return std::nullopt;
 }
 
-bool isOpaque(const Expr& e) {
-  if (!e) return true;
-  if (e->op == Op::kOpaque) return true;
-  for (const auto& a : e->args) if (isOpaque(a)) return true;
-  return false;
-}
+bool isOpaque(const Expr& e) { return !e || e->has_opaque; }
+bool overLimit(const Expr& e) { return e && e->has_limit; }
+uint64_t limitHits() { return limit_hits; }
 
 bool same(const Expr& a, const Expr& b) {
   if (!a || !b) return !a && !b;
-  return str(a) == str(b);
+  return a == b || a->text == b->text;
 }
 
 std::optional<int64_t> eval(const Expr& e, const Env& env) {

@@ -7,6 +7,15 @@
 // and products, so that equal expressions print equally; str() prints Python-like text;
 // eval() evaluates with an environment and says nullopt when a name is unbound, the
 // expression is opaque or arithmetic is undefined (division by zero, overflow).
+//
+// Bounded work (issue 11): every node carries its printed text, the size and depth of the
+// tree that text spells out, and a structural hash, all computed once when it is built, so
+// printing, comparing and walking never revisit shared subtrees. An expression that would
+// exceed kMaxTerms nodes or kMaxDepth levels is not built: the constructors return a
+// "limit" leaf instead, an opaque value (it never evaluates: unknown) whose text names it
+// uniquely, and count the event (limitHits()) so that callers can say what was not judged.
+// Chains such as `x = x * s + x` or ten nested if/else updates of one offset double the
+// tree at each step; without the limit a 300-line kernel took minutes to analyse.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +40,26 @@ enum class Op {
 struct Node;
 using Expr = std::shared_ptr<const Node>;
 
+// Larger expressions are unreadable and cost more than they tell: the tree a text spells
+// out (shared subtrees counted each time they print) and its nesting. The largest in the
+// corpus, the examples and the bench kernels have 55 nodes and depth 10; a per-program byte
+// count over 80 distinct accesses still fits.
+inline constexpr uint32_t kMaxTerms = 1024;
+inline constexpr uint32_t kMaxDepth = 64;
+
+// Built only by the functions below; immutable once built (safe to share between threads).
 struct Node {
   Op op = Op::kNum;
   int64_t value = 0;          // kNum
   std::string name;           // kVar, kOpaque (its text)
   std::vector<Expr> args;
+  // Derived when built.
+  std::string text;           // str()
+  uint32_t size = 1;          // nodes of the printed tree (at most kMaxTerms)
+  uint32_t depth = 1;
+  uint64_t hash = 0;          // structural
+  bool has_opaque = false;    // an opaque leaf inside (or is one)
+  bool has_limit = false;     // a limit leaf inside (or is one)
 };
 
 // Leaves.
@@ -65,6 +89,10 @@ Expr product(const std::vector<Expr>& xs);
 std::string str(const Expr& e);         // "" for null
 std::optional<int64_t> constant(const Expr& e);
 bool isOpaque(const Expr& e);           // contains an opaque leaf (or is null)
+// Contains a leaf that stands for an expression over kMaxTerms / kMaxDepth.
+bool overLimit(const Expr& e);
+// Expressions replaced by a limit leaf so far on this thread (monotonic; compare two readings).
+uint64_t limitHits();
 bool same(const Expr& a, const Expr& b);
 
 // Name lookup for evaluation; nullopt: unbound.

@@ -65,6 +65,64 @@ TEST(SymExpr, Substitutes) {
   EXPECT_EQ(vars(s), (std::set<std::string>{"BLOCK_M", "k", "program_id(0)"}));
 }
 
+// `x = x * s + x` doubles the printed tree at every step: past kMaxTerms the value is a limit
+// leaf, unknown, instead of a tree of 2^n nodes (issue 11).
+TEST(SymExpr, GrowthStopsAtTheLimitAsUnknown) {
+  uint64_t hits = limitHits();
+  Expr x = var("pid"), s = var("stride");
+  int steps = 0;
+  while (!overLimit(x) && steps < 12) {
+    x = add(mul(x, s), x);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 9);  // sizes 5, 13, 29, ..., 1021, then 2045 > 1024
+  EXPECT_EQ(x->op, Op::kOpaque);
+  EXPECT_TRUE(isOpaque(x));
+  EXPECT_EQ(str(x).rfind("<unknown: too large #", 0), 0u) << str(x);
+  EXPECT_EQ(limitHits(), hits + 1);
+  EXPECT_EQ(eval(x, envOf({{"pid", 1}, {"stride", 1}})), std::nullopt);
+  // What is built from it stays small and unknown; the same value still cancels itself.
+  Expr y = add(mul(x, num(2)), var("pid"));
+  EXPECT_TRUE(overLimit(y));
+  EXPECT_LT(y->size, 8u);
+  EXPECT_EQ(str(sub(x, x)), "0");
+  // Nesting is capped too: each step adds a level without doubling.
+  Expr z = var("pid");
+  for (int i = 0; i < 100; ++i) z = add(mul(z, s), num(1));
+  EXPECT_TRUE(overLimit(z));
+  EXPECT_LE(z->depth, kMaxDepth);
+}
+
+// Two different values over the limit print differently: they must not combine as like terms
+// (x - y would read 0) or compare equal.
+TEST(SymExpr, DifferentValuesOverTheLimitStayApart) {
+  Expr x = var("a"), y = var("b"), s = var("s");
+  for (int i = 0; i < 12; ++i) {
+    x = add(mul(x, s), x);
+    y = add(mul(y, s), y);
+  }
+  ASSERT_TRUE(overLimit(x));
+  ASSERT_TRUE(overLimit(y));
+  EXPECT_FALSE(same(x, y));
+  EXPECT_EQ(constant(sub(x, y)), std::nullopt);
+  EXPECT_NE(str(sub(x, y)), "0");
+}
+
+// Below the limit nothing changes: a sum of 300 distinct terms prints whole and evaluates.
+TEST(SymExpr, LargeExpressionsUnderTheLimitAreKept) {
+  Expr e = num(0);
+  std::map<std::string, int64_t> values;
+  for (int i = 0; i < 300; ++i) {
+    std::string n = "v" + std::to_string(i);
+    e = add(e, mul(num(2), var(n)));
+    values[n] = 1;
+  }
+  EXPECT_FALSE(overLimit(e));
+  EXPECT_FALSE(isOpaque(e));
+  EXPECT_EQ(eval(e, envOf(values)), 600);
+  EXPECT_NE(str(e).find("2*v299"), std::string::npos);
+}
+
 struct Built {
   ParsedSource src;
   ModuleIR ir;
@@ -139,6 +197,84 @@ def k(x_ptr, B: tl.constexpr):
   for (const auto& c : ir.calls) if (c.note.find("recursion") != std::string::npos) noted = true;
   EXPECT_TRUE(noted);
   EXPECT_EQ(ir.accesses.size(), 2u);
+}
+
+// A grouped order that reassigns the GROUP_M argument: the new value is not a local named
+// GROUP_M (earlier definitions use that name for the argument). It was, and expanding the
+// locals then grew without end: minutes for this kernel, and pid_m lost its grid axis.
+TEST(KernelIR, ParameterReassignedInTheBodyIsNotALocal) {
+  auto b = build(R"(
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(c_ptr, M, N, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    GROUP_M = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % GROUP_M)
+    pid_n = (pid % num_pid_in_group) // GROUP_M
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32))
+)");
+  uint64_t hits = limitHits();
+  KernelIR ir = buildKernelIR(b->ir, b->ir.kernels[0]);
+  EXPECT_EQ(ir.locals.count("GROUP_M"), 0u);
+  ASSERT_EQ(ir.locals.count("pid_m"), 1u);
+  EXPECT_EQ(str(ir.locals.at("pid_m")), "first_pid_m + program_id(0) % min(num_pid_m - first_pid_m, GROUP_M)");
+  EXPECT_EQ(str(ir.expand(var("pid_n"))),
+            "program_id(0) % (GROUP_M*cdiv(N, BLOCK_N)) // min(cdiv(M, BLOCK_M) - GROUP_M*(program_id(0) // "
+            "(GROUP_M*cdiv(N, BLOCK_N))), GROUP_M)");
+  ASSERT_EQ(ir.program_axes.size(), 1u);
+  EXPECT_TRUE(ir.program_axes[0].grouped);
+  EXPECT_EQ(limitHits(), hits);
+  EXPECT_TRUE(ir.notes.empty());
+}
+
+// Helpers that call helpers several times multiply the work at every level (4^7 calls here):
+// inlining stops at the kernel's limit, and the module's budget, shared by all its kernels,
+// keeps a file of many such kernels bounded too.
+TEST(KernelIR, InliningStopsAtItsBudgets) {
+  std::string text = "import triton\nimport triton.language as tl\n\n";
+  for (int d = 7; d >= 0; --d) {
+    text += "@triton.jit\ndef h" + std::to_string(d) + "(x, s):\n";
+    if (d == 7) text += "    return x * s + 1\n\n";
+    for (int j = 0; d < 7 && j < 4; ++j) text += "    x = h" + std::to_string(d + 1) + "(x, s) + 1\n";
+    if (d < 7) text += "    return x\n\n";
+  }
+  for (int k = 0; k < 2; ++k) {
+    text += "@triton.jit\ndef k" + std::to_string(k) + "(c_ptr, n, B: tl.constexpr):\n"
+            "    tl.store(c_ptr + h0(tl.program_id(0), n) + tl.arange(0, B), tl.zeros((B,), dtype=tl.float32))\n\n";
+  }
+  auto b = build(text);
+  auto noted = [](const KernelIR& ir, const std::string& needle) {
+    for (const auto& n : ir.notes) if (n.find(needle) != std::string::npos) return true;
+    return false;
+  };
+  const Kernel* k0 = b->ir.kernel("k0");
+  ASSERT_TRUE(k0);
+  KernelIR ir0 = buildKernelIR(b->ir, *k0);
+  EXPECT_TRUE(noted(ir0, "the analysis of this kernel reached its limit of 10000 statements interpreted in inlined helpers"));
+  bool not_inlined = false;
+  for (const auto& c : ir0.calls) if (!c.inlined && c.note.find("not inlined") != std::string::npos) not_inlined = true;
+  EXPECT_TRUE(not_inlined);
+  // Each call site is listed once (inlined, and not inlined past the limit), not once per
+  // inlining: 7 helpers x 4 sites + the kernel's.
+  EXPECT_LE(ir0.calls.size(), 2u * (7u * 4u + 1u));
+  // The store is still there.
+  ASSERT_EQ(ir0.accesses.size(), 1u);
+  EXPECT_EQ(ir0.accesses[0].kind, AccessKind::kStore);
+
+  b->ir.inline_budget->statements_left = 0;
+  KernelIR ir1 = buildKernelIR(b->ir, *b->ir.kernel("k1"));
+  EXPECT_TRUE(noted(ir1, "the analyses of this file reached their limit of 50000 statements interpreted in inlined helpers"));
+  ASSERT_EQ(ir1.calls.size(), 1u);
+  EXPECT_FALSE(ir1.calls[0].inlined);
 }
 
 // Every Python file of the repository: the builder must finish on each kernel it finds.
