@@ -5,7 +5,8 @@
 #   scripts/gpu-run.sh env optimize:matmul,softmax,layernorm tests
 #
 # Steps: env (versions, ldd), optimize:<examples> (tritonforge optimize on examples/<name>),
-# tests (the GPU-labelled tests: carry build/tests/tf_gpu_tests too), bench:<args> (bench/run),
+# tests (the GPU-labelled tests: carry build/tests/tf_gpu_tests too; $TF_GTEST_FILTER narrows
+# them), bench:<args> (bench/run, arguments comma separated),
 # script:<path>[,args] (any GPU script of the repo, its first argument the output folder).
 # Needs build/tritonforge.
 set -u
@@ -46,7 +47,8 @@ step_optimize() {
 
 step_tests() {
   if [ -x build/tests/tf_gpu_tests ]; then
-    TRITONFORGE_SOURCE_DIR=$PWD TRITONFORGE_BINARY_DIR=$PWD/build build/tests/tf_gpu_tests > "$WORK/gtest-gpu.log" 2>&1
+    TRITONFORGE_SOURCE_DIR=$PWD TRITONFORGE_BINARY_DIR=$PWD/build build/tests/tf_gpu_tests \
+      ${TF_GTEST_FILTER:+--gtest_filter=$TF_GTEST_FILTER} > "$WORK/gtest-gpu.log" 2>&1
     echo "gtest gpu: exit $?" | tee -a "$SUMMARY"
     grep -E "^\[  (FAILED|PASSED|SKIPPED) |OK \]" "$WORK/gtest-gpu.log" | tee -a "$SUMMARY"
   fi
@@ -55,10 +57,13 @@ step_tests() {
   tail -n 15 "$WORK/pytest-gpu.log" | tee -a "$SUMMARY"
 }
 
+BENCH_RUNS=0
 step_bench() {
-  python3 bench/run --out "$WORK/bench" ${1//,/ } > "$WORK/bench.log" 2>&1
-  echo "bench: exit $?" | tee -a "$SUMMARY"
-  tail -n 40 "$WORK/bench.log" | tee -a "$SUMMARY"
+  BENCH_RUNS=$((BENCH_RUNS + 1))
+  local log="$WORK/bench-$BENCH_RUNS.log"
+  python3 bench/run --out "$WORK/bench" ${1//,/ } > "$log" 2>&1
+  echo "bench ${1//,/ }: exit $?" | tee -a "$SUMMARY"
+  tail -n 40 "$log" | tee -a "$SUMMARY"
 }
 
 for step in "$@"; do

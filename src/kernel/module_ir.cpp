@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tf {
 namespace {
 
@@ -291,6 +293,7 @@ class Builder {
       std::string target = dottedName(sub["value"]);
       const Kernel* k = ir_.kernel(target);
       if (!k) k = kernelFromDefault(target, function);
+      if (!k) k = kernelFromCallers(target, function);
       if (!k) return true;
       LaunchSite site;
       site.kernel = k->name;
@@ -339,6 +342,40 @@ class Builder {
       return d.is_object() ? ir_.kernel(dottedName(d)) : nullptr;
     }
     return nullptr;
+  }
+
+  // A kernel its callers pass for a parameter (`LayerNorm.apply(x, ..., implementation)`
+  // where the caller's `implementation` defaults to a kernel): the first caller's.
+  const Kernel* kernelFromCallers(const std::string& name, const std::string& function) const {
+    auto fit = ir_.functions.find(function);
+    if (fit == ir_.functions.end() || name.empty()) return nullptr;
+    const auto& params = fit->second.params;
+    auto pos = std::find(params.begin(), params.end(), name);
+    if (pos == params.end()) return nullptr;
+    size_t index = static_cast<size_t>(pos - params.begin());
+    const Kernel* found = nullptr;
+    for (const auto& [caller, info] : ir_.functions) {
+      if (found) break;
+      walk(info.def->at("body"), [&](const Node& n) {
+        if (found || !isType(n, "Call")) return !found;
+        std::string callee = dottedName(n["func"]);
+        auto entries = ir_.entryFunctions(callee);
+        if (entries.empty() || entries.front() != function) return true;
+        // Class.apply(a, b) binds forward(ctx, a, b): one parameter fewer.
+        size_t shift = callee.size() > 6 && callee.compare(callee.size() - 6, 6, ".apply") == 0 ? 1 : 0;
+        const Node* bound = nullptr;
+        if (index >= shift && index - shift < n["args"].size()) bound = &n["args"][index - shift];
+        for (const auto& kw : n["keywords"]) {
+          if (kw["arg"].is_string() && kw["arg"] == name) bound = &kw["value"];
+        }
+        if (!bound) return true;
+        std::string arg = dottedName(*bound);
+        found = ir_.kernel(arg);
+        if (!found) found = kernelFromDefault(arg, caller);
+        return !found;
+      });
+    }
+    return found;
   }
 
   const ParsedSource& src_;

@@ -227,7 +227,16 @@ class Discoverer {
         auto it = f->assignments.find(var);
         if (it != f->assignments.end()) assigns = &it->second;
       }
+      // A launch option (num_warps, num_stages) changes how the kernel runs, never what it
+      // computes: whatever its value is computed from, the launch's own keyword can be set.
+      const bool option = t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages;
+      auto overrideAtLaunch = [&] {
+        t.origin = TunableOrigin::kLaunchOverride;
+        t.expr_text = var;
+        t.target = *src_.range(e);
+      };
       if (!assigns) {
+        if (option && !mentions(*gridExpr(site), var, "")) return overrideAtLaunch();
         if (f && std::find(f->params.begin(), f->params.end(), var) != f->params.end()) {
           t.tunable = false;
           t.note = fmt::format("comes from the launcher's parameter '{}'", var);
@@ -265,6 +274,7 @@ class Discoverer {
       // the data, not a choice of the writer.
       for (const auto& a : *assigns) {
         if (!a.value) {
+          if (option && !mentions(*gridExpr(site), var, "")) return overrideAtLaunch();
           t.tunable = false;
           t.note = fmt::format("'{}' is unpacked from a value computed at run time (a shape?); left as written", var);
           return;

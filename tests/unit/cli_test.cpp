@@ -66,7 +66,7 @@ TEST(Cli, TaskNamingAMissingLauncherOrHarnessFunction) {
   fs::path dir = copyExample("softmax");
   std::string task = test::readFile(dir / "task.toml");
   test::writeFile(dir / "task.toml", std::regex_replace(task, std::regex("launcher = \"softmax\""), "launcher = \"soft\""));
-  expectOneLineError("optimize " + (dir / "task.toml").string(), "key 'launcher': softmax.py defines no function 'soft'");
+  expectOneLineError("optimize " + (dir / "task.toml").string(), "key 'launcher': softmax.py defines no function or class 'soft'");
   test::writeFile(dir / "task.toml", task);
   test::writeFile(dir / "softmax_harness.py", "import torch\ndef make_inputs(case, seed):\n    return ()\n");
   expectOneLineError("optimize " + (dir / "task.toml").string(), "softmax_harness.py defines no function 'reference'");

@@ -1,0 +1,201 @@
+// How real code launches Triton (issue 12): a launcher that is an autograd Function's
+// apply (forward launches), a module alias of it, helpers and methods reached through
+// self, a kernel passed as a parameter's default, and kernels imported from a sibling module
+// of the package. Each is followed to its launch and tuned there; what cannot be followed
+// names itself.
+#include <gtest/gtest.h>
+
+#include "kernel/module_ir.h"
+#include "kernel/tunables.h"
+#include "support/test_support.h"
+#include "task/imported_kernels.h"
+#include "task/source_parser.h"
+#include "task/task.h"
+#include "worker/worker_process.h"
+
+namespace tf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kAutograd = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _norm_fwd(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + row * n + cols, x / tl.sum(x, axis=0), mask=cols < n)
+
+
+def _launch(x, y, block):
+    _norm_fwd[(x.shape[0],)](x, y, x.shape[1], BLOCK=block, num_warps=4)
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        NormFunction._run(x, y)
+        return y
+
+    @staticmethod
+    def _run(x, y):
+        _launch(x, y, 1024)
+
+
+class Wrapper:
+    def __call__(self, x):
+        return self.go(x)
+
+    def go(self, x):
+        return NormFunction.apply(x)
+
+
+norm = NormFunction.apply
+Alias = NormFunction
+odd = functools.partial(_launch, block=64)
+)";
+
+TEST(LaunchPatterns, AutogradApplyAliasesAndMethodsReachTheLaunch) {
+  ParsedSource src = test::parseText(kAutograd);
+  ModuleIR ir = buildModuleIR(src);
+  EXPECT_EQ(ir.entryFunctions("NormFunction.apply"), std::vector<std::string>{"NormFunction.forward"});
+  EXPECT_EQ(ir.entryFunctions("norm"), std::vector<std::string>{"NormFunction.forward"});
+  EXPECT_EQ(ir.entryFunctions("Alias.apply"), std::vector<std::string>{"NormFunction.forward"});
+  EXPECT_EQ(ir.entryFunctions("Wrapper.__call__"), std::vector<std::string>{"Wrapper.__call__"});
+  for (const char* launcher : {"NormFunction.apply", "norm", "Wrapper.__call__", "_launch"}) {
+    TunableSet set = discoverTunables(ir, launcher, {});
+    ASSERT_EQ(set.sites.size(), 1u) << launcher;
+    const Tunable* warps = set.find("_norm_fwd.num_warps");
+    ASSERT_NE(warps, nullptr) << launcher;
+    EXPECT_TRUE(warps->tunable) << launcher;
+  }
+  std::string why;
+  EXPECT_TRUE(ir.entryFunctions("odd", &why).empty());
+  EXPECT_NE(why.find("functools.partial(_launch, block=64)"), std::string::npos) << why;
+  EXPECT_NE(why.find("line 40"), std::string::npos) << why;
+  EXPECT_TRUE(ir.entryFunctions("Missing.apply", &why).empty());
+  EXPECT_TRUE(ir.entryFunctions("torch", &why).empty());
+  EXPECT_NE(why.find("is imported"), std::string::npos) << why;
+}
+
+TEST(LaunchPatterns, AKernelPassedAsADefaultIsLaunched) {
+  ParsedSource src = test::parseText(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def scale(x, implementation=_fwd):
+    implementation[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)
+    return x
+)");
+  ModuleIR ir = buildModuleIR(src);
+  ASSERT_EQ(ir.launches.size(), 1u);
+  EXPECT_EQ(ir.launches[0].kernel, "_fwd");
+  TunableSet set = discoverTunables(ir, "scale", {});
+  const Tunable* block = set.find("_fwd.BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->value, 256);
+  EXPECT_TRUE(block->tunable);
+  EXPECT_EQ(block->mirrors.size(), 1u);
+}
+
+// The kernel travels as an argument: the launcher's parameter defaults to it, and
+// Function.apply hands it to forward, which launches it.
+TEST(LaunchPatterns, AKernelPassedThroughApplyIsLaunched) {
+  ParsedSource src = test::parseText(R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, implementation, block):
+        implementation[(triton.cdiv(x.numel(), block),)](x, x.numel(), BLOCK=block, num_warps=4)
+        return x
+
+
+def scale(x, implementation=_fwd):
+    return Scale.apply(x, implementation, 512)
+)");
+  ModuleIR ir = buildModuleIR(src);
+  ASSERT_EQ(ir.launches.size(), 1u);
+  EXPECT_EQ(ir.launches[0].kernel, "_fwd");
+  EXPECT_EQ(ir.launches[0].function, "Scale.forward");
+  TunableSet set = discoverTunables(ir, "scale", {});
+  ASSERT_EQ(set.sites.size(), 1u);
+  const Tunable* warps = set.find("_fwd.num_warps");
+  ASSERT_NE(warps, nullptr);
+  EXPECT_TRUE(warps->tunable);
+}
+
+// ops/__init__.py, ops/kernels.py (the kernel, with a default), ops/norm.py (the launcher,
+// importing the kernel relatively).
+TEST(LaunchPatterns, KernelsImportedFromASiblingModuleAreTunedAtTheLaunch) {
+  fs::path dir = test::tempDir("sibling");
+  test::writeFile(dir / "ops" / "__init__.py", "");
+  test::writeFile(dir / "ops" / "kernels.py", R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def rms_kernel(x_ptr, y_ptr, n, eps, BLOCK: tl.constexpr, ROWS: tl.constexpr = 1):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0).to(tl.float32)
+    r = tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
+    tl.store(y_ptr + row * n + cols, x * r, mask=cols < n)
+)");
+  test::writeFile(dir / "ops" / "norm.py", R"(import torch
+import triton
+from .kernels import rms_kernel as _rms
+
+
+def rms_norm(x, eps=1e-6):
+    y = torch.empty_like(x)
+    _rms[(x.shape[0],)](x, y, x.shape[1], eps, BLOCK=triton.next_power_of_2(x.shape[1]), num_warps=8)
+    return y
+)");
+  SourcePackage pkg = packageOf(dir / "ops" / "norm.py");
+  EXPECT_EQ(pkg.name, "ops");
+  EXPECT_EQ(pkg.root, dir);
+  WorkerProcess parser(test::workerOptions(false));
+  ParsedSource src = parseFile(parser, dir / "ops" / "norm.py", "source");
+  auto imported = loadImportedKernels(parser, src, dir / "ops" / "norm.py", pkg);
+  ASSERT_EQ(imported->kernels.size(), 1u);
+  EXPECT_EQ(imported->kernels[0].name, "rms_kernel");
+  ModuleIR ir = buildModuleIR(src, &imported->kernels);
+  ASSERT_NE(ir.kernel("_rms"), nullptr);
+  EXPECT_NE(ir.kernel("_rms")->home, nullptr);
+  TunableSet set = discoverTunables(ir, "rms_norm", {});
+  ASSERT_EQ(set.sites.size(), 1u);
+  const Tunable* warps = set.find("_rms.num_warps");
+  ASSERT_NE(warps, nullptr);
+  EXPECT_TRUE(warps->tunable);     // written at the launch, in the task's source
+  EXPECT_EQ(warps->value, 8);
+  const Tunable* rows = set.find("_rms.ROWS");
+  ASSERT_NE(rows, nullptr);
+  EXPECT_FALSE(rows->tunable);     // the kernel's default, in kernels.py
+  EXPECT_NE(rows->note.find("kernels.py"), std::string::npos) << rows->note;
+  // The kernel's facts come from its own module (tl resolved through its imports).
+  ASSERT_TRUE(set.facts.count("_rms"));
+  EXPECT_GE(set.facts.at("_rms").reductions, 1);
+}
+
+}  // namespace
+}  // namespace tf
