@@ -74,9 +74,7 @@ nlohmann::json profileLaunchRequest(const RunRequest& request, int warmup) {
   return {{"op", "profile_launch"}, {"args", args}};
 }
 
-ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
-                               std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));
+ParseReply parseReplyFrom(WorkerReply r) {
   ParseReply out;
   out.worker = r.status;
   out.message = r.message;
@@ -98,8 +96,7 @@ ParseReply WorkerClient::parse(const std::string& text, const std::string& filen
   return out;
 }
 
-CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("compile", toJson(request), pick(timeout, timeouts_.compile));
+CompileReply compileReplyFrom(WorkerReply r) {
   CompileReply out;
   out.worker = r.status;
   out.error_type = r.error_type;
@@ -126,9 +123,7 @@ CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<
   return out;
 }
 
-CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  auto limit = pick(timeout, timeouts_.warm);
-  WorkerReply r = process_.call("warm", toJson(request), limit);
+CompileOutcome warmOutcomeFrom(WorkerReply r, std::chrono::milliseconds limit) {
   CompileOutcome out;
   out.seconds = r.seconds;
   CaseMeasurement m = measurementFromReply(r);
@@ -146,19 +141,7 @@ CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std:
   return out;
 }
 
-CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  auto limit = pick(timeout, timeouts_.run);
-  WorkerReply r = process_.call("run", toJson(request), limit);
-  CaseMeasurement m = measurementFromReply(r);
-  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
-  if (r.status == WorkerReply::Status::kTimeout) {
-    m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", limit.count() / 1000.0);
-  }
-  return m;
-}
-
-CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("ceilings", nlohmann::json::object(), pick(timeout, timeouts_.ceilings));
+CeilingsReply ceilingsReplyFrom(WorkerReply r) {
   CeilingsReply out;
   if (!r.ok() || !r.result.is_object()) {
     out.message = r.ok() ? "the ceilings reply is not an object" : r.message;
@@ -174,6 +157,39 @@ CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> ti
   }
   out.ok = true;
   return out;
+}
+
+ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
+                               std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));
+  return parseReplyFrom(std::move(r));
+}
+
+CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("compile", toJson(request), pick(timeout, timeouts_.compile));
+  return compileReplyFrom(std::move(r));
+}
+
+CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.warm);
+  WorkerReply r = process_.call("warm", toJson(request), limit);
+  return warmOutcomeFrom(std::move(r), limit);
+}
+
+CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.run);
+  WorkerReply r = process_.call("run", toJson(request), limit);
+  CaseMeasurement m = measurementFromReply(r);
+  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
+  if (r.status == WorkerReply::Status::kTimeout) {
+    m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", limit.count() / 1000.0);
+  }
+  return m;
+}
+
+CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("ceilings", nlohmann::json::object(), pick(timeout, timeouts_.ceilings));
+  return ceilingsReplyFrom(std::move(r));
 }
 
 }  // namespace tf

@@ -68,6 +68,33 @@ std::string summarizeStderr(const std::string& text, size_t max_len) {
   return pick;
 }
 
+ReplyLine parseReplyLine(std::string_view line, uint64_t id) {
+  ReplyLine out;
+  nlohmann::json reply = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("id")) return out;
+  if (!reply["id"].is_number_unsigned() || reply["id"].get<uint64_t>() != id) {
+    out.kind = ReplyLine::Kind::kOtherId;
+    return out;
+  }
+  out.kind = ReplyLine::Kind::kReply;
+  WorkerReply& r = out.reply;
+  if (reply.value("ok", false)) {
+    r.status = WorkerReply::Status::kOk;
+    r.result = reply.contains("result") ? reply["result"] : nlohmann::json::object();
+    return out;
+  }
+  const auto& err = reply.contains("error") && reply["error"].is_object() ? reply["error"] : nlohmann::json::object();
+  r.status = WorkerReply::Status::kFailed;
+  r.error_type = err.value("type", "Error");
+  r.message = firstLine(err.value("message", std::string("unknown error")), 1000);
+  r.detail = err.value("traceback", std::string());
+  if (err.contains("data")) r.result = err["data"];
+  out.fatal = err.value("fatal", false);
+  return out;
+}
+
+int helloProtocolVersion(const nlohmann::json& hello_result) { return hello_result.value("protocol", -1); }
+
 std::string choosePython(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("TRITONFORGE_PYTHON"); env && *env) return env;
@@ -145,7 +172,7 @@ WorkerReply WorkerProcess::ensureStarted() {
     killProcess();
     return r;
   }
-  int version = hello.result.value("protocol", -1);
+  int version = helloProtocolVersion(hello.result);
   if (version != kWorkerProtocolVersion) {
     killProcess();
     return failure(WorkerReply::Status::kStartFailed,
@@ -210,8 +237,8 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
     while ((nl = out_buf_.find('\n')) != std::string::npos) {
       std::string reply_line = out_buf_.substr(0, nl);
       out_buf_.erase(0, nl + 1);
-      nlohmann::json reply = nlohmann::json::parse(reply_line, nullptr, /*allow_exceptions=*/false);
-      if (reply.is_discarded() || !reply.is_object() || !reply.contains("id")) {
+      ReplyLine parsed = parseReplyLine(reply_line, id);
+      if (parsed.kind == ReplyLine::Kind::kGarbage) {
         if (garbage_sample.empty()) garbage_sample = firstLine(reply_line, 120);
         if (++garbage > kMaxGarbageLines) {
           WorkerReply r = failure(WorkerReply::Status::kProtocolError,
@@ -223,23 +250,11 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
         }
         continue;
       }
-      if (!reply["id"].is_number_unsigned() || reply["id"].get<uint64_t>() != id) continue;  // stale reply
-      WorkerReply r;
+      if (parsed.kind == ReplyLine::Kind::kOtherId) continue;  // stale reply
+      WorkerReply r = std::move(parsed.reply);
       r.seconds = secondsSince(t0);
-      if (reply.value("ok", false)) {
-        r.status = WorkerReply::Status::kOk;
-        r.result = reply.contains("result") ? reply["result"] : nlohmann::json::object();
-        return r;
-      }
-      const auto& err = reply.contains("error") && reply["error"].is_object() ? reply["error"]
-                                                                                : nlohmann::json::object();
-      r.status = WorkerReply::Status::kFailed;
-      r.error_type = err.value("type", "Error");
-      r.message = firstLine(err.value("message", std::string("unknown error")), 1000);
-      r.detail = err.value("traceback", std::string());
-      if (err.contains("data")) r.result = err["data"];
       // The worker exits after a fatal error (a lost CUDA context): replace it now.
-      if (err.value("fatal", false)) killProcess();
+      if (parsed.fatal) killProcess();
       return r;
     }
     auto now = Clock::now();
