@@ -52,15 +52,18 @@ struct ReplyLine {
 };
 
 // A pure function, so that what WorkerProcess makes of a line can be tested (and fuzzed)
-// without a process.
+// without a process. Never throws: a field of the wrong type counts as absent ("ok" that is
+// not true: a failure; "type", "message", "traceback" that are not strings: their
+// defaults); error_type and message are one line of valid UTF-8.
 ReplyLine parseReplyLine(std::string_view line, uint64_t id);
 
 // The protocol version a `hello` result announces, -1 when it says none.
 int helloProtocolVersion(const nlohmann::json& hello_result);
 
 // The last exception line of a Python traceback in `stderr_text` ("RuntimeError: CUDA
-// error: an illegal memory access was encountered"), else its last non-empty line,
-// cut to `max_len` characters.
+// error: an illegal memory access was encountered"), else its last non-empty line, as one
+// line of valid UTF-8 (control characters escaped, ill-formed bytes replaced), cut to
+// `max_len` bytes at a character boundary.
 std::string summarizeStderr(const std::string& stderr_text, size_t max_len = 400);
 
 }  // namespace tf

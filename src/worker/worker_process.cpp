@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace tf {
 namespace {
@@ -22,10 +23,13 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The first line of `s`, as one line of valid UTF-8 (it goes into messages and JSON), cut
+// to `max_len` bytes at a character boundary.
 std::string firstLine(std::string s, size_t max_len) {
   auto nl = s.find('\n');
   if (nl != std::string::npos) s.resize(nl);
-  if (s.size() > max_len) s = s.substr(0, max_len) + "...";
+  s = oneLine(toValidUtf8(s));
+  if (s.size() > max_len) s = cutUtf8(s, max_len) + "...";
   return s;
 }
 
@@ -63,8 +67,10 @@ std::string summarizeStderr(const std::string& text, size_t max_len) {
       }
     }
   }
-  std::string pick = !last_exception.empty() ? last_exception : last_nonempty;
-  if (pick.size() > max_len) pick = pick.substr(0, max_len) + "...";
+  // Stderr is any bytes (a kernel's printf, a progress bar's carriage returns), and the summary
+  // goes into messages and the results database's JSON.
+  std::string pick = oneLine(toValidUtf8(!last_exception.empty() ? last_exception : last_nonempty));
+  if (pick.size() > max_len) pick = cutUtf8(pick, max_len) + "...";
   return pick;
 }
 
@@ -78,18 +84,27 @@ ReplyLine parseReplyLine(std::string_view line, uint64_t id) {
   }
   out.kind = ReplyLine::Kind::kReply;
   WorkerReply& r = out.reply;
-  if (reply.value("ok", false)) {
+  // A field of the wrong type counts as absent (json::value would throw for it).
+  auto flag = [](const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+  };
+  if (flag(reply, "ok")) {
     r.status = WorkerReply::Status::kOk;
     r.result = reply.contains("result") ? reply["result"] : nlohmann::json::object();
     return out;
   }
   const auto& err = reply.contains("error") && reply["error"].is_object() ? reply["error"] : nlohmann::json::object();
+  auto text = [&](const char* key, const char* fallback) {
+    auto it = err.find(key);
+    return it != err.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
   r.status = WorkerReply::Status::kFailed;
-  r.error_type = err.value("type", "Error");
-  r.message = firstLine(err.value("message", std::string("unknown error")), 1000);
-  r.detail = err.value("traceback", std::string());
+  r.error_type = firstLine(text("type", "Error"), 200);
+  r.message = firstLine(text("message", "unknown error"), 1000);
+  r.detail = text("traceback", "");
   if (err.contains("data")) r.result = err["data"];
-  out.fatal = err.value("fatal", false);
+  out.fatal = flag(err, "fatal");
   return out;
 }
 
