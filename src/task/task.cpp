@@ -11,13 +11,16 @@
 
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace tf {
 namespace fs = std::filesystem;
 namespace {
 
+// Messages quote the user's keys and values, which TOML lets hold any character ("a\nb"):
+// oneLine keeps the error one line.
 [[noreturn]] void fail(const fs::path& file, const std::string& msg) {
-  throw UserError(fmt::format("{}: {}", file.string(), msg));
+  throw UserError(oneLine(fmt::format("{}: {}", file.string(), msg)));
 }
 
 const char* typeName(const toml::node& n) {
@@ -145,8 +148,9 @@ Task loadTask(const fs::path& path_in) {
     root = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw UserError(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
-                                std::string(e.description())));
+    // toml++ quotes the character it stopped at, which may be a newline.
+    throw UserError(oneLine(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
+                                        std::string(e.description()))));
   }
   rejectUnknown(root, path, {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature"}, "");
 
