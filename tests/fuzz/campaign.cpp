@@ -58,25 +58,28 @@ std::optional<std::string> notOneLine(const std::string& m) {
 }
 
 // The class of an outcome: the message without the file, numbers and quoted text, so that
-// "line 12 has 3 fields" and "line 40 has 7 fields" are one class.
+// "line 12 has 3 fields" and "line 40 has 7 fields" are one class. A quote opens after a
+// blank, '(' or the start, and closes before a blank, punctuation or the end, so that quotes
+// inside a quoted value do not shift the rest.
 std::string normalize(std::string m, const std::string& label) {
   if (!label.empty()) {
     for (size_t p; (p = m.find(label)) != std::string::npos;) m.replace(p, label.size(), "<file>");
   }
+  auto closes = [&](size_t i) {
+    return i + 1 == m.size() || std::strchr(" ,.;:)", m[i + 1]) != nullptr;
+  };
   std::string out;
-  char quote = 0;
-  for (char c : m) {
-    if (quote) {
-      if (c == quote) {
-        quote = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    char c = m[i];
+    if ((c == '\'' || c == '"') && (i == 0 || std::strchr(" (", m[i - 1]))) {
+      size_t j = i + 1;
+      while (j < m.size() && !(m[j] == c && closes(j))) ++j;
+      if (j < m.size()) {
         out += c;
+        out += c;
+        i = j;
+        continue;
       }
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-      out += c;
-      continue;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       if (out.empty() || out.back() != '#') out += '#';
@@ -84,7 +87,7 @@ std::string normalize(std::string m, const std::string& label) {
     }
     out += c;
   }
-  if (out.size() > 160) out.resize(160);
+  if (out.size() > 120) out.resize(120);
   return out;
 }
 
@@ -351,6 +354,7 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
 
   // 3. Mutations, until the time is up.
   Rng rng(o.seed);
+  const bool verbose = std::getenv("TRITONFORGE_FUZZ_VERBOSE") != nullptr;
   auto t0 = Clock::now();
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
   std::vector<const std::string*> others;
@@ -364,6 +368,7 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
     if (v.kind == Verdict::Kind::kValue) ++res.values;
     if (v.kind == Verdict::Kind::kError) ++res.errors;
     if (v.kind != Verdict::Kind::kBug && signatures.insert(v.signature).second) {
+      if (verbose) std::printf("fuzz %s: new class: %s\n", target.name().c_str(), v.signature.c_str());
       // A new class of outcome: keep the input as a base (bounded; the fixed inputs stay).
       if (bases.size() < 256) bases.push_back(std::move(input));
       else bases[n_fixed + rng.below(bases.size() - n_fixed)] = std::move(input);

@@ -11,6 +11,7 @@
 //   TRITONFORGE_FUZZ_HANG_SECONDS  one input running longer is a hang (default 10)
 //   TRITONFORGE_FUZZ_SAVE_DIR      where failing inputs go (default: the source tree's
 //                                  tests/data/fuzz/<target>/found/, else the build folder)
+//   TRITONFORGE_FUZZ_VERBOSE       set: print each new class of outcome
 #pragma once
 
 #include <cstdint>

@@ -103,6 +103,8 @@ TEST(FuzzOracle, SortsOutcomes) {
   auto one = classify("/t/f", []() -> std::string { throw UserError("/t/f: missing key 'name'"); });
   EXPECT_EQ(one.kind, Verdict::Kind::kError);
   EXPECT_EQ(one.signature, "error: <file>: missing key ''");
+  auto quoted = classify("/t/f", []() -> std::string { throw UserError("/t/f: unknown key 'a'b' (known: x)"); });
+  EXPECT_EQ(quoted.signature, "error: <file>: unknown key '' (known: x)");
   auto two = classify("/t/f", []() -> std::string { throw UserError("/t/f: unknown key 'a\nb'"); });
   EXPECT_EQ(two.kind, Verdict::Kind::kBug);
   auto unnamed = classify("/t/f", []() -> std::string { throw UserError("missing key 'name'"); });
