@@ -78,4 +78,10 @@ std::string cutUtf8(std::string_view s, size_t max_bytes) {
   return std::string(s.substr(0, n));
 }
 
+std::string firstLine(std::string_view text, size_t max_bytes) {
+  std::string s = oneLine(toValidUtf8(text.substr(0, text.find('\n'))));
+  if (s.size() > max_bytes) s = cutUtf8(s, max_bytes) + "...";
+  return s;
+}
+
 }  // namespace tf

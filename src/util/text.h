@@ -1,7 +1,7 @@
 // Text that goes into messages and JSON output: one line, valid UTF-8.
 //
 // Entry points: oneLine (control characters escaped), toValidUtf8 (ill-formed sequences
-// replaced), cutUtf8 (a prefix that ends at a character boundary).
+// replaced), cutUtf8 (a prefix that ends at a character boundary), firstLine.
 #pragma once
 
 #include <string>
@@ -21,5 +21,9 @@ std::string toValidUtf8(std::string_view text);
 // The longest prefix of valid UTF-8 `text` of at most `max_bytes` that does not cut a
 // character in two.
 std::string cutUtf8(std::string_view text, size_t max_bytes);
+
+// The first line of `text` (any bytes) as one line of valid UTF-8, cut to `max_bytes` at a
+// character boundary with "..." after a cut.
+std::string firstLine(std::string_view text, size_t max_bytes);
 
 }  // namespace tf

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace tf {
 namespace {
 
@@ -131,8 +133,13 @@ CompileOutcome warmOutcomeFrom(WorkerReply r, std::chrono::milliseconds limit) {
   out.message = m.message;
   out.detail = m.detail;
   if (r.ok() && r.result.is_object()) {
-    out.status = candidateStatusFromString(r.result.value("status", "runtime-error"));
-    out.message = r.result.contains("message") && r.result["message"].is_string() ? r.result["message"].get<std::string>() : "";
+    // Not json::value, which throws for a status that is no string.
+    const nlohmann::json& status = r.result.contains("status") ? r.result["status"] : nlohmann::json();
+    out.status = candidateStatusFromString(status.is_string() ? status.get<std::string>() : "runtime-error");
+    // One line, as CompileOutcome::message promises.
+    out.message = r.result.contains("message") && r.result["message"].is_string()
+                      ? firstLine(r.result["message"].get<std::string>(), 8000)
+                      : "";
     if (r.result.contains("kernels") && r.result["kernels"].is_array()) out.kernels = r.result["kernels"];
   }
   if (out.status == CandidateStatus::kTimeout && r.status == WorkerReply::Status::kTimeout) {

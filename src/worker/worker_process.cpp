@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "util/error.h"
@@ -21,16 +22,6 @@ constexpr int kMaxGarbageLines = 200;
 
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The first line of `s`, as one line of valid UTF-8 (it goes into messages and JSON), cut
-// to `max_len` bytes at a character boundary.
-std::string firstLine(std::string s, size_t max_len) {
-  auto nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  s = oneLine(toValidUtf8(s));
-  if (s.size() > max_len) s = cutUtf8(s, max_len) + "...";
-  return s;
 }
 
 }  // namespace
@@ -108,7 +99,14 @@ ReplyLine parseReplyLine(std::string_view line, uint64_t id) {
   return out;
 }
 
-int helloProtocolVersion(const nlohmann::json& hello_result) { return hello_result.value("protocol", -1); }
+int helloProtocolVersion(const nlohmann::json& hello_result) {
+  // Not json::value: it throws for a result that is no object or a protocol that is no number.
+  if (!hello_result.is_object()) return -1;
+  auto it = hello_result.find("protocol");
+  if (it == hello_result.end() || !it->is_number_integer()) return -1;
+  int64_t v = it->get<int64_t>();
+  return v >= 0 && v <= std::numeric_limits<int>::max() ? static_cast<int>(v) : -1;
+}
 
 std::string choosePython(const std::string& flag) {
   if (!flag.empty()) return flag;
