@@ -42,8 +42,11 @@ GpuLimits GpuLimits::forComputeCapability(int major, int minor, int sms) {
 GpuLimits GpuLimits::fromHello(const nlohmann::json& gpu) {
   if (!gpu.is_object()) return GpuLimits{};
   int major = 9, minor = 0;
-  if (gpu.contains("cc") && gpu["cc"].is_array() && gpu["cc"].size() == 2 && gpu["cc"][0].is_number_integer() &&
-      gpu["cc"][1].is_number_integer()) {
+  // Two digits at most each: a larger figure is no compute capability, and would overflow
+  // major * 10 + minor.
+  auto digit2 = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < 100; };
+  if (gpu.contains("cc") && gpu["cc"].is_array() && gpu["cc"].size() == 2 && digit2(gpu["cc"][0]) &&
+      digit2(gpu["cc"][1])) {
     major = gpu["cc"][0].get<int>();
     minor = gpu["cc"][1].get<int>();
   }
