@@ -57,35 +57,42 @@ std::optional<std::string> notOneLine(const std::string& m) {
   return std::nullopt;
 }
 
-// The class of an outcome: the message without the file, numbers and quoted text, so that
-// "line 12 has 3 fields" and "line 40 has 7 fields" are one class. A quote opens after a
-// blank, '(' or the start, and closes before a blank, punctuation or the end, so that quotes
-// inside a quoted value do not shift the rest.
+// The class of an outcome: the words of the message without the file, numbers and quoted
+// text, so that "line 12 has 3 fields" and "line 40 has 7 fields" are one class. Quoted text
+// is any word with a quote in it, and the words between one that opens a quote and one that
+// closes it: quotes inside a quoted value (mutated text has many) shift nothing after it.
 std::string normalize(std::string m, const std::string& label) {
   if (!label.empty()) {
     for (size_t p; (p = m.find(label)) != std::string::npos;) m.replace(p, label.size(), "<file>");
   }
-  auto closes = [&](size_t i) {
-    return i + 1 == m.size() || std::strchr(" ,.;:)", m[i + 1]) != nullptr;
-  };
+  auto isQuote = [](char c) { return c == '\'' || c == '"'; };
   std::string out;
-  for (size_t i = 0; i < m.size(); ++i) {
-    char c = m[i];
-    if ((c == '\'' || c == '"') && (i == 0 || std::strchr(" (", m[i - 1]))) {
-      size_t j = i + 1;
-      while (j < m.size() && !(m[j] == c && closes(j))) ++j;
-      if (j < m.size()) {
-        out += c;
-        out += c;
-        i = j;
-        continue;
-      }
-    }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      if (out.empty() || out.back() != '#') out += '#';
+  bool quoted = false;
+  size_t i = 0;
+  while (i < m.size()) {
+    size_t j = m.find(' ', i);
+    if (j == std::string::npos) j = m.size();
+    std::string word = m.substr(i, j - i);
+    i = j + 1;
+    std::string end = word;
+    while (!end.empty() && std::strchr(",.;:)", end.back())) end.pop_back();
+    bool opens = !word.empty() && (isQuote(word[0]) || (word[0] == '(' && word.size() > 1 && isQuote(word[1])));
+    bool closes = !end.empty() && isQuote(end.back()) && (end.size() > 1 || !opens);
+    if (quoted || word.find_first_of("'\"") != std::string::npos) {
+      if (!quoted && opens && !closes) quoted = true;
+      else if (quoted && closes) quoted = false;
+      if (out.empty() || out.back() != '\'') out += out.empty() ? "''" : " ''";
       continue;
     }
-    out += c;
+    std::string w;
+    for (char c : word) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        if (w.empty() || w.back() != '#') w += '#';
+      } else {
+        w += c;
+      }
+    }
+    out += (out.empty() ? "" : " ") + w;
   }
   if (out.size() > 120) out.resize(120);
   return out;
@@ -317,8 +324,10 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
     }
     if (v.kind == Verdict::Kind::kBug) {
       // One input per class of failure is enough to replay it; the others are counted.
+      // The class: what comes before the first quoted text, numbers and hex bytes aside.
       static const std::regex hex("0x[0-9A-Fa-f]+");
-      if (save && !bug_classes.insert(normalize(std::regex_replace(v.what, hex, "#"), "")).second) {
+      std::string cls = normalize(std::regex_replace(v.what.substr(0, v.what.find_first_of("'\"")), hex, "#"), "");
+      if (save && !bug_classes.insert(cls).second) {
         ++res.repeats;
         return v;
       }

@@ -105,6 +105,10 @@ TEST(FuzzOracle, SortsOutcomes) {
   EXPECT_EQ(one.signature, "error: <file>: missing key ''");
   auto quoted = classify("/t/f", []() -> std::string { throw UserError("/t/f: unknown key 'a'b' (known: x)"); });
   EXPECT_EQ(quoted.signature, "error: <file>: unknown key '' (known: x)");
+  auto spaced = classify("/t/f", []() -> std::string {
+    throw UserError("/t/f: not a CSV (line 3 has no columns: '==PROF== Connected \"x to pro')");
+  });
+  EXPECT_EQ(spaced.signature, "error: <file>: not a CSV (line # has no columns: ''");
   auto two = classify("/t/f", []() -> std::string { throw UserError("/t/f: unknown key 'a\nb'"); });
   EXPECT_EQ(two.kind, Verdict::Kind::kBug);
   auto unnamed = classify("/t/f", []() -> std::string { throw UserError("missing key 'name'"); });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <unistd.h>
 
 #include "compile/compiled_facts.h"
@@ -256,16 +257,19 @@ class WorkerTarget : public FuzzTarget {
   }
 
   Verdict run(const std::string& input) override {
-    std::string sig;
-    Verdict v = classify("", [&] { return check(input, sig); });
-    if (v.kind == Verdict::Kind::kValue) v.signature = sig;
+    std::set<std::string> lines;
+    Verdict v = classify("", [&] { return check(input, lines); });
+    if (v.kind == Verdict::Kind::kValue) {
+      // The kinds of line the input holds, whatever their order and number.
+      for (const auto& l : lines) v.signature += l + ";";
+    }
     return v;
   }
 
  private:
   // Every reading the core makes of a reply: none may throw, and what they make must be
   // one-line messages and JSON that can be written.
-  std::string check(const std::string& input, std::string& sig) {
+  std::string check(const std::string& input, std::set<std::string>& lines) {
     // What WorkerProcess::failure makes of the worker's stderr (the same bytes will do).
     if (auto p = notOneLine(summarizeStderr(input), "the stderr summary"); !p.empty()) return p;
     size_t begin = 0;
@@ -276,9 +280,10 @@ class WorkerTarget : public FuzzTarget {
       begin = end + 1;
       ReplyLine parsed = parseReplyLine(line, kReplyId);
       if (parsed.kind != ReplyLine::Kind::kReply) {
-        sig += parsed.kind == ReplyLine::Kind::kGarbage ? "g" : "o";
+        lines.insert(parsed.kind == ReplyLine::Kind::kGarbage ? "garbage" : "other id");
         continue;
       }
+      std::string sig;
       const WorkerReply& r = parsed.reply;
       if (r.status != WorkerReply::Status::kOk && r.status != WorkerReply::Status::kFailed) {
         return fmt::format("a reply line with status {}", toString(r.status));
@@ -301,7 +306,8 @@ class WorkerTarget : public FuzzTarget {
 
       CompiledFacts facts = parseCompiled(compileReplyFrom(r));  // compile
       (void)compiledFactsJson(facts).dump();
-      sig += " c=" + facts.status + (facts.instructions ? "+asm" : "");
+      static const std::set<std::string> kCompileStatuses = {"ok", "compile-error", "out-of-resources", "timeout"};
+      sig += " c=" + (kCompileStatuses.count(facts.status) ? facts.status : "other") + (facts.instructions ? "+asm" : "");
 
       CompileOutcome w = warmOutcomeFrom(r, std::chrono::milliseconds(1000));  // warm
       if (auto p = notOneLine(w.message, "a warm outcome's message"); !p.empty()) return p;
@@ -326,8 +332,8 @@ class WorkerTarget : public FuzzTarget {
         (void)env.key();
       }
       sig += "]";
+      lines.insert(sig);
     }
-    if (sig.size() > 64) sig.resize(64);
     return "";
   }
 };
