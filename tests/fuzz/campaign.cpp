@@ -294,6 +294,7 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
   CampaignResult res;
   MutationSpace space = target.space();
   std::set<std::string> signatures;
+  std::map<std::string, int> per_prefix;
   std::vector<std::string> bases;
   std::set<std::string> saved;  // hashes of inputs saved in this campaign
   std::set<std::string> bug_classes;
@@ -376,7 +377,11 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
     Verdict v = runOne(input, fmt::format("mutation #{} of seed {}", res.mutated, o.seed), true);
     if (v.kind == Verdict::Kind::kValue) ++res.values;
     if (v.kind == Verdict::Kind::kError) ++res.errors;
-    if (v.kind != Verdict::Kind::kBug && signatures.insert(v.signature).second) {
+    // At most 8 classes per message up to its first quoted text: mutated text quoted in a
+    // message (a header line with quotes of its own) would otherwise make a class per input.
+    if (v.kind != Verdict::Kind::kBug && !signatures.count(v.signature) &&
+        ++per_prefix[v.signature.substr(0, v.signature.find("''"))] <= 8) {
+      signatures.insert(v.signature);
       if (verbose) std::printf("fuzz %s: new class: %s\n", target.name().c_str(), v.signature.c_str());
       // A new class of outcome: keep the input as a base (bounded; the fixed inputs stay).
       if (bases.size() < 256) bases.push_back(std::move(input));
