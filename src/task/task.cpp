@@ -294,7 +294,9 @@ std::string Task::caseLabel(size_t i) const {
     if (!out.empty()) out += ",";
     out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return out.empty() ? fmt::format("case{}", i) : out;
+  // A case's keys and strings may hold any character; the label goes into one-line progress
+  // output and report tables.
+  return out.empty() ? fmt::format("case{}", i) : oneLine(out);
 }
 
 }  // namespace tf

@@ -123,6 +123,17 @@ TEST(FoundTask, AQuotedNewlineStaysOneLine) {
   }
 }
 
+TEST(FoundTask, ACaseLabelIsOneLine) {
+  fs::path dir = test::tempDir("found-task-label");
+  test::writeFile(dir / "k.py", "def launch(x):\n    return x\n");
+  test::writeFile(dir / "h.py", "def make_inputs(case, seed):\n    return ()\n");
+  test::writeFile(dir / "task.toml", "name = \"m\"\nsource = \"k.py\"\nlauncher = \"launch\"\nharness = \"h.py\"\n"
+                                     "cases = [ { M = 1, \"a\\nb\" = 2, dtype = \"fp\\r16\" } ]\n");
+  Task t = loadTask(dir / "task.toml");
+  EXPECT_EQ(t.cases[0]["a\nb"], 2);
+  EXPECT_EQ(t.caseLabel(0), "M=1,a\\nb=2,dtype=fp\\r16");
+}
+
 TEST(FoundNcuCsv, NoFigureBeyondTheDoubleRangeAndStrictUtf8) {
   NcuTable t = parseNcuRawCsv(
       "\"ID\",\"Kernel Name\",\"dram__bytes.sum.per_second\"\n\"\",\"\",\"Tbyte/second\"\n\"0\",\"k\",\"1e308\"\n", "t.csv");
