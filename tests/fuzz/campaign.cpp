@@ -285,8 +285,9 @@ CampaignOptions CampaignOptions::fromEnvironment(const FuzzTarget& target, uint6
 
 std::string CampaignResult::summary() const {
   return fmt::format("{} found cases replayed, {}/{} seeds loaded, {} mutated inputs ({} values, {} errors), "
-                     "{} outcome classes, {} bases, {} failing (and {} more of the same classes)",
-                     found, seed_values, seeds, mutated, values, errors, signatures, corpus, bugs.size(), repeats);
+                     "{} outcome classes, {} bases, slowest input {:.3f} s, {} failing (and {} more of the same classes)",
+                     found, seed_values, seeds, mutated, values, errors, signatures, corpus, slowest_seconds, bugs.size(),
+                     repeats);
 }
 
 CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
@@ -317,7 +318,9 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
       fs::create_directories(o.save_dir, ec);
     }
     g_armed.store(true);
+    auto started = Clock::now();
     Verdict v = target.run(input);
+    res.slowest_seconds = std::max(res.slowest_seconds, std::chrono::duration<double>(Clock::now() - started).count());
     g_armed.store(false);
     {
       std::lock_guard<std::mutex> lock(g_in_flight.mu);
@@ -371,7 +374,8 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
   while (Clock::now() < deadline && res.bugs.size() < o.max_bugs) {
     others.clear();
     for (const auto& b : bases) others.push_back(&b);
-    const std::string& base = bases[rng.below(bases.size())];
+    // Half the time a seed or found case: each keeps its share however many bases join.
+    const std::string& base = bases[rng.oneIn(2) ? rng.below(n_fixed) : rng.below(bases.size())];
     std::string input = mutate(base, others, space, rng);
     ++res.mutated;
     Verdict v = runOne(input, fmt::format("mutation #{} of seed {}", res.mutated, o.seed), true);

@@ -76,6 +76,7 @@ struct CampaignResult {
   size_t values = 0, errors = 0;    // among the mutated inputs
   size_t signatures = 0;            // distinct outcome classes seen
   size_t corpus = 0;                // inputs kept as bases at the end
+  double slowest_seconds = 0;       // the longest any one input ran
   std::vector<std::string> bugs;    // "where: what", one per class of failure
   size_t repeats = 0;               // further failing inputs of a class already listed
   std::vector<std::string> bad_seeds;  // seeds that did not load as values: "file: what"

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "compile/asm_facts.h"
+#include "compile/compiled_facts.h"
 #include "measure/ncu_csv.h"
 #include "measure/ncu_metrics.h"
 #include "store/results_db.h"
@@ -88,6 +89,14 @@ TEST(FoundWorkerReplies, TypedResultsOfOddReplies) {
   GpuLimits g = GpuLimits::fromHello({{"cc", {214748364, 9}}, {"sms", 132}});
   EXPECT_EQ(g.name, "sm_90");
   EXPECT_EQ(GpuLimits::fromHello({{"cc", {8, 9}}}).name, "sm_89");
+}
+
+TEST(FoundWorkerReplies, ASassErrorThatIsNoStringIsNoReason) {
+  CompiledFacts f = parseCompiled(compileReplyFrom(replyOf(R"({"id": 7, "ok": true, "result": {"sass_error": 5}})")));
+  EXPECT_EQ(f.status, "ok");
+  EXPECT_EQ(f.sass_missing, "no SASS in the reply");
+  f = parseCompiled(compileReplyFrom(replyOf(R"({"id": 7, "ok": true, "result": {"sass_error": "cuobjdump exited with 1"}})")));
+  EXPECT_EQ(f.sass_missing, "cuobjdump exited with 1");
 }
 
 TEST(FoundPtx, OddWidthsAndLonePredicatesAreSkipped) {

@@ -253,7 +253,47 @@ class WorkerTarget : public FuzzTarget {
         "\"ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\\n\"", "\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32\"",
         "\"cp.async.cg.shared.global [%r1], [%rd1], 16;\\n\"", "\"STL.64 [R1], R2 ;\\n\"",
     });
+    s.custom = [](std::string& data, Rng& rng) { return jsonEdit(data, rng); };
     return s;
+  }
+
+  // A structure-aware edit: one value anywhere in a line's JSON replaced by a value of
+  // another type (a byte edit rarely keeps JSON valid and changes a type).
+  static bool jsonEdit(std::string& data, Rng& rng) {
+    std::vector<std::pair<size_t, size_t>> lines;
+    for (size_t b = 0; b < data.size();) {
+      size_t e = data.find('\n', b);
+      if (e == std::string::npos) e = data.size();
+      if (e > b && data[b] == '{') lines.emplace_back(b, e);
+      b = e + 1;
+    }
+    if (lines.empty()) return false;
+    auto [b, e] = lines[rng.below(lines.size())];
+    nlohmann::json j = nlohmann::json::parse(data.substr(b, e - b), nullptr, false);
+    if (j.is_discarded()) return false;
+    std::vector<nlohmann::json*> nodes;
+    std::vector<nlohmann::json*> stack = {&j};
+    while (!stack.empty() && nodes.size() < 4096) {
+      nlohmann::json* n = stack.back();
+      stack.pop_back();
+      nodes.push_back(n);
+      if (n->is_structured()) {
+        for (auto& c : *n) stack.push_back(&c);
+      }
+    }
+    static const char* kValues[] = {"null", "true", "false", "0", "-1", "7", "2147483648", "-2147483649", "1e308",
+                                    "-1e308", "0.5", "18446744073709551615", "\"\"", "\"x\"", "\"a\\nb\"",
+                                    "\"\\ud83d\\ude00\"", "[]", "{}", "[1, 2]", "[9, 0]", "{\"a\": 1}"};
+    nlohmann::json* target = nodes[rng.below(nodes.size())];
+    if (target->is_object() && !target->empty() && rng.oneIn(4)) {
+      auto it = target->begin();
+      std::advance(it, static_cast<long>(rng.below(target->size())));
+      target->erase(it.key());
+    } else {
+      *target = nlohmann::json::parse(kValues[rng.below(std::size(kValues))]);
+    }
+    data.replace(b, e - b, j.dump());
+    return true;
   }
 
   Verdict run(const std::string& input) override {
