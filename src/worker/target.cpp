@@ -57,7 +57,9 @@ GpuLimits GpuLimits::fromHello(const nlohmann::json& gpu) {
     return it != gpu.end() && it->is_number_integer() && it->get<int64_t>() > 0 ? it->get<int64_t>() : 0;
   };
   // What the device reports beats the table (a GPU the table does not know, a MIG slice).
-  if (int64_t v = positive("shared_per_sm")) g.shared_per_sm = v;
+  // Less than a block's reservation is no figure of a GPU, and would leave blocks a negative
+  // share of shared memory.
+  if (int64_t v = positive("shared_per_sm"); v > g.shared_per_block_reserved) g.shared_per_sm = v;
   if (int64_t v = positive("shared_per_block_optin"); v && v < g.shared_per_sm) {
     g.shared_per_block_reserved = g.shared_per_sm - v;
   }

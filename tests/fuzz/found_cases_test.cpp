@@ -89,6 +89,8 @@ TEST(FoundWorkerReplies, TypedResultsOfOddReplies) {
   GpuLimits g = GpuLimits::fromHello({{"cc", {214748364, 9}}, {"sms", 132}});
   EXPECT_EQ(g.name, "sm_90");
   EXPECT_EQ(GpuLimits::fromHello({{"cc", {8, 9}}}).name, "sm_89");
+  GpuLimits tiny = GpuLimits::fromHello({{"cc", {9, 0}}, {"shared_per_sm", 7}, {"shared_per_block_optin", 232448}});
+  EXPECT_EQ(tiny.sharedPerBlock(), kSm90SharedPerBlock);
 }
 
 TEST(FoundWorkerReplies, ASassErrorThatIsNoStringIsNoReason) {
