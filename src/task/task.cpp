@@ -138,11 +138,62 @@ bool isTritonType(const std::string& t) {
   return std::regex_match(t, m, desc) && isScalarType(m[1].str());
 }
 
+// toml++ 3.3.0 (Debian 12's) reaches __builtin_unreachable, undefined behaviour, when it asks
+// whether some non-ASCII characters (U+00A1 to U+0499, U+2C5E to U+3057) are whitespace:
+// outside strings and comments, and at the start of the line after a line-ending backslash
+// in a multi-line basic string (its issues 190 and 295, fixed after 3.3.0). TOML allows
+// non-ASCII text only inside strings and comments, so such a character outside them is an
+// error anyway; after a line-ending backslash it is refused too (a task file has no need of
+// one). Returns the offset of the first such byte, or npos.
+size_t nonAsciiOutsideStrings(std::string_view t) {
+  size_t i = t.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a byte order mark, which toml++ skips
+  auto at = [&](size_t k) { return k < t.size() ? t[k] : '\0'; };
+  auto startsWith = [&](size_t k, std::string_view s) { return t.substr(k, s.size()) == s; };
+  while (i < t.size()) {
+    char c = t[i];
+    if (static_cast<unsigned char>(c) >= 0x80) return i;
+    if (c == '#') {  // a comment, to the end of the line
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (startsWith(i, "\"\"\"")) {  // multi-line basic string
+      for (i += 3; i < t.size() && !startsWith(i, "\"\"\""); ++i) {
+        if (t[i] != '\\') continue;
+        size_t k = i + 1;
+        while (at(k) == ' ' || at(k) == '\t' || at(k) == '\r') ++k;
+        if (at(k) != '\n') {
+          ++i;  // an escape: the next character is not the end
+          continue;
+        }
+        while (at(k) == ' ' || at(k) == '\t' || at(k) == '\r' || at(k) == '\n') ++k;
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;
+        i = k - 1;
+      }
+      i += 3;
+    } else if (startsWith(i, "'''")) {  // multi-line literal string
+      for (i += 3; i < t.size() && !startsWith(i, "'''"); ++i) {
+      }
+      i += 3;
+    } else if (c == '"' || c == '\'') {  // one-line string (an escape in a basic one)
+      for (++i; i < t.size() && t[i] != c && t[i] != '\n'; ++i) {
+        if (c == '"' && t[i] == '\\') ++i;
+      }
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Task loadTask(const fs::path& path_in) {
   fs::path path = fs::absolute(path_in).lexically_normal();
   std::string text = readTextFile(path, "task file");
+  if (size_t bad = nonAsciiOutsideStrings(text); bad != std::string_view::npos) {
+    throw UserError(fmt::format("{}:{}: not valid TOML: a non-ASCII character outside a string or comment "
+                                "(or right after a line-ending backslash)",
+                                path.string(), lineOfOffset(text, bad)));
+  }
   toml::table root;
   try {
     root = toml::parse(text, path.string());

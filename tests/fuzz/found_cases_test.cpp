@@ -145,6 +145,26 @@ TEST(FoundTask, ACaseLabelIsOneLine) {
   EXPECT_EQ(t.caseLabel(0), "M=1,a\\nb=2,dtype=fp\\r16");
 }
 
+TEST(FoundTask, NonAsciiOutsideStringsIsRefusedBeforeTomlPlusPlusSeesIt) {
+  fs::path dir = test::tempDir("found-task-utf8");
+  test::writeFile(dir / "k.py", "def launch(x):\n    return x\n");
+  test::writeFile(dir / "h.py", "def make_inputs(case, seed):\n    return ()\n");
+  const std::string head = "\xEF\xBB\xBFname = \"m\"  # caf\xC3\xA9\nsource = \"k.py\"\nlauncher = \"launch\"\nharness = \"h.py\"\n";
+  test::writeFile(dir / "task.toml", head + "cases = [ { s = \"\xD0\x8B\", t = '\xC2\xA7', u = \"\"\"\xC2\xA7\"\"\" } ]\n");
+  Task t = loadTask(dir / "task.toml");
+  EXPECT_EQ(t.cases[0]["s"], "\xD0\x8B");
+  EXPECT_EQ(t.cases[0]["u"], "\xC2\xA7");
+  test::writeFile(dir / "task.toml", head + "cases = [ { N = 1 } ]\nkernels = [ \xD0\x8B ]\n");
+  try {
+    loadTask(dir / "task.toml");
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "task.toml").string() +
+                                         ":6: not valid TOML: a non-ASCII character outside a string or comment (or "
+                                         "right after a line-ending backslash)");
+  }
+}
+
 TEST(FoundNcuCsv, NoFigureBeyondTheDoubleRangeAndStrictUtf8) {
   NcuTable t = parseNcuRawCsv(
       "\"ID\",\"Kernel Name\",\"dram__bytes.sum.per_second\"\n\"\",\"\",\"Tbyte/second\"\n\"0\",\"k\",\"1e308\"\n", "t.csv");
