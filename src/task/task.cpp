@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <regex>
 #include <set>
@@ -144,21 +145,32 @@ bool isTritonType(const std::string& t) {
 // in a multi-line basic string (its issues 190 and 295, fixed after 3.3.0). TOML allows
 // non-ASCII text only inside strings and comments, so such a character outside them is an
 // error anyway; after a line-ending backslash it is refused too (a task file has no need of
+// one), and so is one right after a backslash in a basic string (no escape starts with
 // one). Returns the offset of the first such byte, or npos.
 size_t nonAsciiOutsideStrings(std::string_view t) {
   size_t i = t.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a byte order mark, which toml++ skips
   auto at = [&](size_t k) { return k < t.size() ? t[k] : '\0'; };
   auto startsWith = [&](size_t k, std::string_view s) { return t.substr(k, s.size()) == s; };
+  // A string starts only where TOML lets one: a key at the start of a line or after '.',
+  // '[', '{' or ',', a value after '=' or in an array. A quote elsewhere (1.0'x) is no
+  // string, and neither is what follows it: toml++ reads on there too.
+  char prev = '\n';
   while (i < t.size()) {
     char c = t[i];
     if (static_cast<unsigned char>(c) >= 0x80) return i;
+    const bool string_ok = std::strchr("\n=.[{,", prev) != nullptr;
+    if (c != ' ' && c != '\t' && c != '\r') prev = c;
     if (c == '#') {  // a comment, to the end of the line
       while (i < t.size() && t[i] != '\n') ++i;
+    } else if (!string_ok || (c != '"' && c != '\'')) {
+      ++i;
     } else if (startsWith(i, "\"\"\"")) {  // multi-line basic string
       for (i += 3; i < t.size() && !startsWith(i, "\"\"\""); ++i) {
         if (t[i] != '\\') continue;
         size_t k = i + 1;
         while (at(k) == ' ' || at(k) == '\t' || at(k) == '\r') ++k;
+        // No escape starts with a non-ASCII character, and toml++ tests it for whitespace.
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;
         if (at(k) != '\n') {
           ++i;  // an escape: the next character is not the end
           continue;
@@ -172,12 +184,14 @@ size_t nonAsciiOutsideStrings(std::string_view t) {
       for (i += 3; i < t.size() && !startsWith(i, "'''"); ++i) {
       }
       i += 3;
-    } else if (c == '"' || c == '\'') {  // one-line string (an escape in a basic one)
+    } else {  // one-line string (an escape in a basic one)
       for (++i; i < t.size() && t[i] != c && t[i] != '\n'; ++i) {
-        if (c == '"' && t[i] == '\\') ++i;
+        if (c != '"' || t[i] != '\\') continue;
+        size_t k = i + 1;
+        while (at(k) == ' ' || at(k) == '\t') ++k;
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;  // as in a multi-line string
+        ++i;
       }
-      ++i;
-    } else {
       ++i;
     }
   }
@@ -191,7 +205,7 @@ Task loadTask(const fs::path& path_in) {
   std::string text = readTextFile(path, "task file");
   if (size_t bad = nonAsciiOutsideStrings(text); bad != std::string_view::npos) {
     throw UserError(fmt::format("{}:{}: not valid TOML: a non-ASCII character outside a string or comment "
-                                "(or right after a line-ending backslash)",
+                                "(or right after a backslash)",
                                 path.string(), lineOfOffset(text, bad)));
   }
   toml::table root;

@@ -161,7 +161,7 @@ TEST(FoundTask, NonAsciiOutsideStringsIsRefusedBeforeTomlPlusPlusSeesIt) {
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()), (dir / "task.toml").string() +
                                          ":6: not valid TOML: a non-ASCII character outside a string or comment (or "
-                                         "right after a line-ending backslash)");
+                                         "right after a backslash)");
   }
 }
 
