@@ -61,7 +61,8 @@ int ptxWidth(const std::vector<std::string>& parts) {
     if (p == "v2") vec = 2;
     else if (p == "v4") vec = 4;
     else if (p == "v8") vec = 8;
-    else if (p.size() >= 2 && (p[0] == 'b' || p[0] == 'u' || p[0] == 's' || p[0] == 'f') &&
+    // At most 3 digits (b8 to b128): a longer run is no PTX type, and stoi would throw.
+    else if (p.size() >= 2 && p.size() <= 4 && (p[0] == 'b' || p[0] == 'u' || p[0] == 's' || p[0] == 'f') &&
              std::all_of(p.begin() + 1, p.end(), ::isdigit)) {
       bits = std::stoi(p.substr(1));
     }
@@ -81,9 +82,9 @@ InstructionFacts factsFromPtx(std::string_view ptx) {
     if (i == std::string::npos) continue;
     std::string s = line.substr(i);
     if (s[0] == '@') {
-      size_t sp = s.find_first_of(" \t");
-      if (sp == std::string::npos) continue;
-      s = s.substr(s.find_first_not_of(" \t", sp));
+      size_t sp = s.find_first_not_of(" \t", s.find_first_of(" \t"));
+      if (sp == std::string::npos) continue;  // a predicate and nothing after it
+      s = s.substr(sp);
     }
     if (s.empty() || s[0] == '.' || s[0] == '/' || s[0] == '{' || s[0] == '}' || s[0] == '$') continue;
     std::string op = s.substr(0, s.find_first_of(" \t;"));

@@ -90,8 +90,11 @@ CompiledFacts parseCompiled(const CompileReply& reply) {
       f.instructions.reset();
     }
   } else {
+    // Not json::value: it throws for a sass_error that is no string.
+    const bool has_error = result.contains("sass_error") && result["sass_error"].is_string();
     std::string why = cubin.is_object() && cubin.contains("tool_missing") ? "cuobjdump was not found"
-                      : result.value("sass_error", std::string("no SASS in the reply"));
+                      : has_error ? result["sass_error"].get<std::string>()
+                                  : std::string("no SASS in the reply");
     f.sass_missing = why;
   }
   if (!f.instructions && result.contains("ptx") && result["ptx"].is_string()) {

@@ -4,6 +4,7 @@
 
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace tf {
 namespace {
@@ -26,10 +27,12 @@ size_t tableStart(std::string_view text, int* line) {
   return text.size();
 }
 
+// A field quoted in a message: one line (every control character a blank), cut at a
+// character boundary.
 std::string shortText(std::string_view s, size_t n = 40) {
-  std::string out(s.substr(0, n));
+  std::string out = cutUtf8(s, n);
   for (char& c : out) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
   return s.size() > n ? out + "..." : out;
 }

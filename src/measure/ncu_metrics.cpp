@@ -168,7 +168,12 @@ std::vector<KernelMetrics> kernelMetricsFromTable(const NcuTable& table) {
       v.text = row[c];
       v.unit = c < table.units.size() ? table.units[c] : "";
       v.number = parseNcuNumber(v.text);
-      if (v.number) v.base = *v.number * ncuUnitScale(v.unit);
+      if (v.number) {
+        // A printed number near the double range in a large unit ("1e308 Tbyte/second")
+        // overflows: no figure, like text that is no number.
+        double base = *v.number * ncuUnitScale(v.unit);
+        if (std::isfinite(base)) v.base = base;
+      }
       k.set(table.columns[c], std::move(v));
     }
     out.push_back(std::move(k));

@@ -31,7 +31,7 @@ struct MetricValue {
   std::string text;                 // as printed
   std::string unit;                 // as printed ("" where none)
   std::optional<double> number;     // the printed number, separators removed
-  std::optional<double> base;       // number * ncuUnitScale(unit)
+  std::optional<double> base;       // number * ncuUnitScale(unit), when finite
 };
 
 class KernelMetrics {

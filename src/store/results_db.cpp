@@ -10,6 +10,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/paths.h"
+#include "util/text.h"
 
 namespace tf {
 namespace fs = std::filesystem;
@@ -111,9 +112,10 @@ void migrateFrom1(SqliteDb& db) {
 constexpr int kApplicationId = 0x54665273;
 
 [[noreturn]] void notOurs(const fs::path& path, const std::string& why) {
-  throw UserError(fmt::format("{}: not a tritonforge results database ({}); it was left as it is: "
-                              "give another --db",
-                              path.string(), why));
+  // `why` may quote the file's own text (its schema value).
+  throw UserError(oneLine(fmt::format("{}: not a tritonforge results database ({}); it was left as it is: "
+                                      "give another --db",
+                                      path.string(), why)));
 }
 
 [[noreturn]] void refuseNewer(const fs::path& path, int schema) {

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace tf {
 
@@ -47,7 +48,7 @@ SqliteDb::SqliteDb(const std::filesystem::path& path, Mode mode) : path_(path) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
-    throw UserError(fmt::format("{}: cannot open the results database: {}", path.string(), msg));
+    throw UserError(oneLine(fmt::format("{}: cannot open the results database: {}", path.string(), msg)));
   }
   // Another tritonforge may hold the write lock for a moment.
   sqlite3_busy_timeout(db_, 10000);
@@ -58,7 +59,9 @@ SqliteDb::~SqliteDb() {
 }
 
 void SqliteDb::fail(std::string_view what) const {
-  throw UserError(fmt::format("{}: {}: {}", path_.string(), what, db_ ? sqlite3_errmsg(db_) : "not open"));
+  // SQLite's messages quote the schema of the file ("malformed database schema (runs) -
+  // unrecognized token: ..."), which a damaged file fills with any byte.
+  throw UserError(oneLine(fmt::format("{}: {}: {}", path_.string(), what, db_ ? sqlite3_errmsg(db_) : "not open")));
 }
 
 void SqliteDb::exec(std::string_view sql) {
@@ -67,7 +70,7 @@ void SqliteDb::exec(std::string_view sql) {
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    throw UserError(fmt::format("{}: results database: {}", path_.string(), msg));
+    throw UserError(oneLine(fmt::format("{}: results database: {}", path_.string(), msg)));
   }
 }
 
@@ -140,8 +143,10 @@ std::optional<double> SqliteStatement::optReal(int col) const {
 }
 std::string SqliteStatement::text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-           : std::string();
+  if (!p) return std::string();
+  // SQLite stores text as given and never checks its encoding; a damaged or foreign file may
+  // hold any bytes, and what is read goes into JSON output (`db ... --json`, reports).
+  return toValidUtf8(std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))));
 }
 
 SqliteTransaction::SqliteTransaction(SqliteDb& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }

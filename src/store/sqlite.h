@@ -39,7 +39,7 @@ class SqliteStatement {
   int64_t integer(int col) const;
   double real(int col) const;
   std::optional<double> optReal(int col) const;
-  std::string text(int col) const;
+  std::string text(int col) const;   // valid UTF-8: ill-formed bytes replaced by U+FFFD
 
  private:
   SqliteDb& db_;

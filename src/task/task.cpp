@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <regex>
 #include <set>
@@ -11,13 +12,16 @@
 
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace tf {
 namespace fs = std::filesystem;
 namespace {
 
+// Messages quote the user's keys and values, which TOML lets hold any character ("a\nb"):
+// oneLine keeps the error one line.
 [[noreturn]] void fail(const fs::path& file, const std::string& msg) {
-  throw UserError(fmt::format("{}: {}", file.string(), msg));
+  throw UserError(oneLine(fmt::format("{}: {}", file.string(), msg)));
 }
 
 const char* typeName(const toml::node& n) {
@@ -135,6 +139,65 @@ bool isTritonType(const std::string& t) {
   return std::regex_match(t, m, desc) && isScalarType(m[1].str());
 }
 
+// toml++ 3.3.0 (Debian 12's) reaches __builtin_unreachable, undefined behaviour, when it asks
+// whether some non-ASCII characters (U+00A1 to U+0499, U+2C5E to U+3057) are whitespace:
+// outside strings and comments, and at the start of the line after a line-ending backslash
+// in a multi-line basic string (its issues 190 and 295, fixed after 3.3.0). TOML allows
+// non-ASCII text only inside strings and comments, so such a character outside them is an
+// error anyway; after a line-ending backslash it is refused too (a task file has no need of
+// one), and so is one right after a backslash in a basic string (no escape starts with
+// one). Returns the offset of the first such byte, or npos.
+size_t nonAsciiOutsideStrings(std::string_view t) {
+  size_t i = t.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;  // a byte order mark, which toml++ skips
+  auto at = [&](size_t k) { return k < t.size() ? t[k] : '\0'; };
+  auto startsWith = [&](size_t k, std::string_view s) { return t.substr(k, s.size()) == s; };
+  // A string starts only where TOML lets one: a key at the start of a line or after '.',
+  // '[', '{' or ',', a value after '=' or in an array. A quote elsewhere (1.0'x) is no
+  // string, and neither is what follows it: toml++ reads on there too.
+  char prev = '\n';
+  while (i < t.size()) {
+    char c = t[i];
+    if (static_cast<unsigned char>(c) >= 0x80) return i;
+    const bool string_ok = std::strchr("\n=.[{,", prev) != nullptr;
+    if (c != ' ' && c != '\t' && c != '\r') prev = c;
+    if (c == '#') {  // a comment, to the end of the line
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (!string_ok || (c != '"' && c != '\'')) {
+      ++i;
+    } else if (startsWith(i, "\"\"\"")) {  // multi-line basic string
+      for (i += 3; i < t.size() && !startsWith(i, "\"\"\""); ++i) {
+        if (t[i] != '\\') continue;
+        size_t k = i + 1;
+        while (at(k) == ' ' || at(k) == '\t' || at(k) == '\r') ++k;
+        // No escape starts with a non-ASCII character, and toml++ tests it for whitespace.
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;
+        if (at(k) != '\n') {
+          ++i;  // an escape: the next character is not the end
+          continue;
+        }
+        while (at(k) == ' ' || at(k) == '\t' || at(k) == '\r' || at(k) == '\n') ++k;
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;
+        i = k - 1;
+      }
+      i += 3;
+    } else if (startsWith(i, "'''")) {  // multi-line literal string
+      for (i += 3; i < t.size() && !startsWith(i, "'''"); ++i) {
+      }
+      i += 3;
+    } else {  // one-line string (an escape in a basic one)
+      for (++i; i < t.size() && t[i] != c && t[i] != '\n'; ++i) {
+        if (c != '"' || t[i] != '\\') continue;
+        size_t k = i + 1;
+        while (at(k) == ' ' || at(k) == '\t') ++k;
+        if (static_cast<unsigned char>(at(k)) >= 0x80) return k;  // as in a multi-line string
+        ++i;
+      }
+      ++i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 SourcePackage packageOf(const fs::path& source) {
@@ -161,13 +224,19 @@ SourcePackage packageOf(const fs::path& source) {
 Task loadTask(const fs::path& path_in) {
   fs::path path = fs::absolute(path_in).lexically_normal();
   std::string text = readTextFile(path, "task file");
+  if (size_t bad = nonAsciiOutsideStrings(text); bad != std::string_view::npos) {
+    throw UserError(fmt::format("{}:{}: not valid TOML: a non-ASCII character outside a string or comment "
+                                "(or right after a backslash)",
+                                path.string(), lineOfOffset(text, bad)));
+  }
   toml::table root;
   try {
     root = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw UserError(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
-                                std::string(e.description())));
+    // toml++ quotes the character it stopped at, which may be a newline.
+    throw UserError(oneLine(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
+                                        std::string(e.description()))));
   }
   rejectUnknown(root, path, {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature"}, "");
 
@@ -314,7 +383,9 @@ std::string Task::caseLabel(size_t i) const {
     if (!out.empty()) out += ",";
     out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
-  return out.empty() ? fmt::format("case{}", i) : out;
+  // A case's keys and strings may hold any character; the label goes into one-line progress
+  // output and report tables.
+  return out.empty() ? fmt::format("case{}", i) : oneLine(out);
 }
 
 }  // namespace tf

@@ -55,7 +55,7 @@ struct Task {
   std::map<std::string, std::map<std::string, nlohmann::json>> signatures;
 
   nlohmann::json toJson() const;
-  // A short label for case i: "M=4096,N=4096".
+  // A short label for case i: "M=4096,N=4096", one line (control characters escaped).
   std::string caseLabel(size_t i) const;
 };
 

@@ -112,6 +112,14 @@ bool isValidUtf8(std::string_view s, size_t* bad_offset) {
         return false;
       }
     }
+    // Well-formed needs more than the byte patterns (RFC 3629): no overlong 3- and 4-byte
+    // forms, no surrogates, nothing beyond U+10FFFF. JSON output (nlohmann) refuses them.
+    auto second = n >= 2 ? static_cast<unsigned char>(s[i + 1]) : 0x80;
+    if ((c == 0xE0 && second < 0xA0) || (c == 0xED && second > 0x9F) || (c == 0xF0 && second < 0x90) ||
+        (c == 0xF4 && second > 0x8F)) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
     i += n + 1;
   }
   return true;

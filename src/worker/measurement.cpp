@@ -1,5 +1,7 @@
 #include "worker/measurement.h"
 
+#include "util/text.h"
+
 namespace tf {
 
 const char* toString(CandidateStatus s) {
@@ -92,7 +94,7 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
   CaseMeasurement parsed = CaseMeasurement::fromJson(reply.result);
   parsed.wall_seconds = m.wall_seconds;
   if (parsed.status != CandidateStatus::kOk && !parsed.verify.reason.empty()) {
-    parsed.message = parsed.verify.reason;
+    parsed.message = firstLine(parsed.verify.reason, 8000);
   }
   return parsed;
 }
@@ -135,7 +137,8 @@ CaseMeasurement CaseMeasurement::fromJson(const nlohmann::json& r) {
   }
   std::string status = str(r, "status");
   m.status = candidateStatusFromString(status.empty() ? "runtime-error" : status);
-  m.message = str(r, "message");
+  // One line, as the field promises (the worker sends one; a database may hold anything).
+  m.message = firstLine(str(r, "message"), 8000);
   m.detail = str(r, "detail");
   if (auto it = r.find("verify"); it != r.end() && it->is_object()) {
     const auto& v = *it;

@@ -8,8 +8,10 @@
 // docs/worker-protocol.md documents every op. The version is stored with every result.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace tf {
 
@@ -37,9 +39,31 @@ struct WorkerReply {
 
 const char* toString(WorkerReply::Status status);
 
+// One line of the worker's reply channel, read as the reply to request `id`.
+struct ReplyLine {
+  enum class Kind {
+    kGarbage,  // not a protocol reply (not JSON, not an object, no "id"): skipped, but counted
+    kOtherId,  // a reply to another request (a stale one): skipped
+    kReply,    // the reply: `reply` has status kOk or kFailed (seconds left at 0)
+  };
+  Kind kind = Kind::kGarbage;
+  WorkerReply reply;
+  bool fatal = false;  // error.fatal: the worker exits after this reply
+};
+
+// A pure function, so that what WorkerProcess makes of a line can be tested (and fuzzed)
+// without a process. Never throws: a field of the wrong type counts as absent ("ok" that is
+// not true: a failure; "type", "message", "traceback" that are not strings: their
+// defaults); error_type and message are one line of valid UTF-8.
+ReplyLine parseReplyLine(std::string_view line, uint64_t id);
+
+// The protocol version a `hello` result announces, -1 when it says none.
+int helloProtocolVersion(const nlohmann::json& hello_result);
+
 // The last exception line of a Python traceback in `stderr_text` ("RuntimeError: CUDA
-// error: an illegal memory access was encountered"), else its last non-empty line,
-// cut to `max_len` characters.
+// error: an illegal memory access was encountered"), else its last non-empty line, as one
+// line of valid UTF-8 (control characters escaped, ill-formed bytes replaced), cut to
+// `max_len` bytes at a character boundary.
 std::string summarizeStderr(const std::string& stderr_text, size_t max_len = 400);
 
 }  // namespace tf

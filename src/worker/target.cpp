@@ -42,8 +42,11 @@ GpuLimits GpuLimits::forComputeCapability(int major, int minor, int sms) {
 GpuLimits GpuLimits::fromHello(const nlohmann::json& gpu) {
   if (!gpu.is_object()) return GpuLimits{};
   int major = 9, minor = 0;
-  if (gpu.contains("cc") && gpu["cc"].is_array() && gpu["cc"].size() == 2 && gpu["cc"][0].is_number_integer() &&
-      gpu["cc"][1].is_number_integer()) {
+  // Two digits at most each: a larger figure is no compute capability, and would overflow
+  // major * 10 + minor.
+  auto digit2 = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < 100; };
+  if (gpu.contains("cc") && gpu["cc"].is_array() && gpu["cc"].size() == 2 && digit2(gpu["cc"][0]) &&
+      digit2(gpu["cc"][1])) {
     major = gpu["cc"][0].get<int>();
     minor = gpu["cc"][1].get<int>();
   }
@@ -54,7 +57,9 @@ GpuLimits GpuLimits::fromHello(const nlohmann::json& gpu) {
     return it != gpu.end() && it->is_number_integer() && it->get<int64_t>() > 0 ? it->get<int64_t>() : 0;
   };
   // What the device reports beats the table (a GPU the table does not know, a MIG slice).
-  if (int64_t v = positive("shared_per_sm")) g.shared_per_sm = v;
+  // Less than a block's reservation is no figure of a GPU, and would leave blocks a negative
+  // share of shared memory.
+  if (int64_t v = positive("shared_per_sm"); v > g.shared_per_block_reserved) g.shared_per_sm = v;
   if (int64_t v = positive("shared_per_block_optin"); v && v < g.shared_per_sm) {
     g.shared_per_block_reserved = g.shared_per_sm - v;
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace tf {
 namespace {
 
@@ -76,9 +78,7 @@ nlohmann::json profileLaunchRequest(const RunRequest& request, int warmup) {
   return {{"op", "profile_launch"}, {"args", args}};
 }
 
-ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
-                               std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));
+ParseReply parseReplyFrom(WorkerReply r) {
   ParseReply out;
   out.worker = r.status;
   out.message = r.message;
@@ -100,8 +100,7 @@ ParseReply WorkerClient::parse(const std::string& text, const std::string& filen
   return out;
 }
 
-CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("compile", toJson(request), pick(timeout, timeouts_.compile));
+CompileReply compileReplyFrom(WorkerReply r) {
   CompileReply out;
   out.worker = r.status;
   out.error_type = r.error_type;
@@ -128,9 +127,7 @@ CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<
   return out;
 }
 
-CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  auto limit = pick(timeout, timeouts_.warm);
-  WorkerReply r = process_.call("warm", toJson(request), limit);
+CompileOutcome warmOutcomeFrom(WorkerReply r, std::chrono::milliseconds limit) {
   CompileOutcome out;
   out.seconds = r.seconds;
   CaseMeasurement m = measurementFromReply(r);
@@ -138,8 +135,13 @@ CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std:
   out.message = m.message;
   out.detail = m.detail;
   if (r.ok() && r.result.is_object()) {
-    out.status = candidateStatusFromString(r.result.value("status", "runtime-error"));
-    out.message = r.result.contains("message") && r.result["message"].is_string() ? r.result["message"].get<std::string>() : "";
+    // Not json::value, which throws for a status that is no string.
+    const nlohmann::json& status = r.result.contains("status") ? r.result["status"] : nlohmann::json();
+    out.status = candidateStatusFromString(status.is_string() ? status.get<std::string>() : "runtime-error");
+    // One line, as CompileOutcome::message promises.
+    out.message = r.result.contains("message") && r.result["message"].is_string()
+                      ? firstLine(r.result["message"].get<std::string>(), 8000)
+                      : "";
     if (r.result.contains("kernels") && r.result["kernels"].is_array()) out.kernels = r.result["kernels"];
   }
   if (out.status == CandidateStatus::kTimeout && r.status == WorkerReply::Status::kTimeout) {
@@ -148,19 +150,7 @@ CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std:
   return out;
 }
 
-CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
-  auto limit = pick(timeout, timeouts_.run);
-  WorkerReply r = process_.call("run", toJson(request), limit);
-  CaseMeasurement m = measurementFromReply(r);
-  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
-  if (r.status == WorkerReply::Status::kTimeout) {
-    m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", limit.count() / 1000.0);
-  }
-  return m;
-}
-
-CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> timeout) {
-  WorkerReply r = process_.call("ceilings", nlohmann::json::object(), pick(timeout, timeouts_.ceilings));
+CeilingsReply ceilingsReplyFrom(WorkerReply r) {
   CeilingsReply out;
   if (!r.ok() || !r.result.is_object()) {
     out.message = r.ok() ? "the ceilings reply is not an object" : r.message;
@@ -176,6 +166,39 @@ CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> ti
   }
   out.ok = true;
   return out;
+}
+
+ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
+                               std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));
+  return parseReplyFrom(std::move(r));
+}
+
+CompileReply WorkerClient::compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("compile", toJson(request), pick(timeout, timeouts_.compile));
+  return compileReplyFrom(std::move(r));
+}
+
+CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.warm);
+  WorkerReply r = process_.call("warm", toJson(request), limit);
+  return warmOutcomeFrom(std::move(r), limit);
+}
+
+CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
+  auto limit = pick(timeout, timeouts_.run);
+  WorkerReply r = process_.call("run", toJson(request), limit);
+  CaseMeasurement m = measurementFromReply(r);
+  // Only a timeout of the request itself: the worker's own hang watchdog says what it saw.
+  if (r.status == WorkerReply::Status::kTimeout) {
+    m.message = fmt::format("no result within {:.0f} s (a hang?); the worker was replaced", limit.count() / 1000.0);
+  }
+  return m;
+}
+
+CeilingsReply WorkerClient::ceilings(std::optional<std::chrono::milliseconds> timeout) {
+  WorkerReply r = process_.call("ceilings", nlohmann::json::object(), pick(timeout, timeouts_.ceilings));
+  return ceilingsReplyFrom(std::move(r));
 }
 
 }  // namespace tf

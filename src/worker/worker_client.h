@@ -152,4 +152,11 @@ nlohmann::json toJson(const RunRequest& request);
 nlohmann::json toJson(const CompileRequest& request);
 nlohmann::json toJson(const WarmRequest& request);
 
+// What each op makes of the worker's reply: pure, so that the tests can give them any reply
+// without a worker. `limit`: the timeout the request had (for the message of a timeout).
+ParseReply parseReplyFrom(WorkerReply r);
+CompileReply compileReplyFrom(WorkerReply r);
+CompileOutcome warmOutcomeFrom(WorkerReply r, std::chrono::milliseconds limit);
+CeilingsReply ceilingsReplyFrom(WorkerReply r);
+
 }  // namespace tf

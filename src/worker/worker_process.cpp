@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace tf {
 namespace {
@@ -20,13 +22,6 @@ constexpr int kMaxGarbageLines = 200;
 
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string firstLine(std::string s, size_t max_len) {
-  auto nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  if (s.size() > max_len) s = s.substr(0, max_len) + "...";
-  return s;
 }
 
 }  // namespace
@@ -63,9 +58,54 @@ std::string summarizeStderr(const std::string& text, size_t max_len) {
       }
     }
   }
-  std::string pick = !last_exception.empty() ? last_exception : last_nonempty;
-  if (pick.size() > max_len) pick = pick.substr(0, max_len) + "...";
+  // Stderr is any bytes (a kernel's printf, a progress bar's carriage returns), and the summary
+  // goes into messages and the results database's JSON.
+  std::string pick = oneLine(toValidUtf8(!last_exception.empty() ? last_exception : last_nonempty));
+  if (pick.size() > max_len) pick = cutUtf8(pick, max_len) + "...";
   return pick;
+}
+
+ReplyLine parseReplyLine(std::string_view line, uint64_t id) {
+  ReplyLine out;
+  nlohmann::json reply = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("id")) return out;
+  if (!reply["id"].is_number_unsigned() || reply["id"].get<uint64_t>() != id) {
+    out.kind = ReplyLine::Kind::kOtherId;
+    return out;
+  }
+  out.kind = ReplyLine::Kind::kReply;
+  WorkerReply& r = out.reply;
+  // A field of the wrong type counts as absent (json::value would throw for it).
+  auto flag = [](const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+  };
+  if (flag(reply, "ok")) {
+    r.status = WorkerReply::Status::kOk;
+    r.result = reply.contains("result") ? reply["result"] : nlohmann::json::object();
+    return out;
+  }
+  const auto& err = reply.contains("error") && reply["error"].is_object() ? reply["error"] : nlohmann::json::object();
+  auto text = [&](const char* key, const char* fallback) {
+    auto it = err.find(key);
+    return it != err.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
+  r.status = WorkerReply::Status::kFailed;
+  r.error_type = firstLine(text("type", "Error"), 200);
+  r.message = firstLine(text("message", "unknown error"), 1000);
+  r.detail = text("traceback", "");
+  if (err.contains("data")) r.result = err["data"];
+  out.fatal = flag(err, "fatal");
+  return out;
+}
+
+int helloProtocolVersion(const nlohmann::json& hello_result) {
+  // Not json::value: it throws for a result that is no object or a protocol that is no number.
+  if (!hello_result.is_object()) return -1;
+  auto it = hello_result.find("protocol");
+  if (it == hello_result.end() || !it->is_number_integer()) return -1;
+  int64_t v = it->get<int64_t>();
+  return v >= 0 && v <= std::numeric_limits<int>::max() ? static_cast<int>(v) : -1;
 }
 
 std::string choosePython(const std::string& flag) {
@@ -145,7 +185,7 @@ WorkerReply WorkerProcess::ensureStarted() {
     killProcess();
     return r;
   }
-  int version = hello.result.value("protocol", -1);
+  int version = helloProtocolVersion(hello.result);
   if (version != kWorkerProtocolVersion) {
     killProcess();
     return failure(WorkerReply::Status::kStartFailed,
@@ -210,8 +250,8 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
     while ((nl = out_buf_.find('\n')) != std::string::npos) {
       std::string reply_line = out_buf_.substr(0, nl);
       out_buf_.erase(0, nl + 1);
-      nlohmann::json reply = nlohmann::json::parse(reply_line, nullptr, /*allow_exceptions=*/false);
-      if (reply.is_discarded() || !reply.is_object() || !reply.contains("id")) {
+      ReplyLine parsed = parseReplyLine(reply_line, id);
+      if (parsed.kind == ReplyLine::Kind::kGarbage) {
         if (garbage_sample.empty()) garbage_sample = firstLine(reply_line, 120);
         if (++garbage > kMaxGarbageLines) {
           WorkerReply r = failure(WorkerReply::Status::kProtocolError,
@@ -223,23 +263,11 @@ WorkerReply WorkerProcess::roundTrip(std::string_view op, const nlohmann::json& 
         }
         continue;
       }
-      if (!reply["id"].is_number_unsigned() || reply["id"].get<uint64_t>() != id) continue;  // stale reply
-      WorkerReply r;
+      if (parsed.kind == ReplyLine::Kind::kOtherId) continue;  // stale reply
+      WorkerReply r = std::move(parsed.reply);
       r.seconds = secondsSince(t0);
-      if (reply.value("ok", false)) {
-        r.status = WorkerReply::Status::kOk;
-        r.result = reply.contains("result") ? reply["result"] : nlohmann::json::object();
-        return r;
-      }
-      const auto& err = reply.contains("error") && reply["error"].is_object() ? reply["error"]
-                                                                                : nlohmann::json::object();
-      r.status = WorkerReply::Status::kFailed;
-      r.error_type = err.value("type", "Error");
-      r.message = firstLine(err.value("message", std::string("unknown error")), 1000);
-      r.detail = err.value("traceback", std::string());
-      if (err.contains("data")) r.result = err["data"];
       // The worker exits after a fatal error (a lost CUDA context): replace it now.
-      if (err.value("fatal", false)) killProcess();
+      if (parsed.fatal) killProcess();
       return r;
     }
     auto now = Clock::now();
