@@ -71,7 +71,8 @@ CompiledFacts parseCompiled(const CompileReply& reply) {
     if (j.is_object() && j.contains(k) && j[k].is_number_integer()) return j[k].get<int>();
     return std::nullopt;
   };
-  if (result.contains("shared_bytes") && result["shared_bytes"].is_number()) f.shared_bytes = result["shared_bytes"].get<int64_t>();
+  // An integer only: converting a float beyond int64 (1e308) is undefined behaviour.
+  if (result.contains("shared_bytes") && result["shared_bytes"].is_number_integer()) f.shared_bytes = result["shared_bytes"].get<int64_t>();
   f.num_warps = optI(result, "num_warps");
   f.num_stages = optI(result, "num_stages");
   if (result.contains("compile_seconds") && result["compile_seconds"].is_number()) f.compile_seconds = result["compile_seconds"].get<double>();

@@ -99,6 +99,11 @@ TEST(FoundWorkerReplies, ASassErrorThatIsNoStringIsNoReason) {
   EXPECT_EQ(f.sass_missing, "no SASS in the reply");
   f = parseCompiled(compileReplyFrom(replyOf(R"({"id": 7, "ok": true, "result": {"sass_error": "cuobjdump exited with 1"}})")));
   EXPECT_EQ(f.sass_missing, "cuobjdump exited with 1");
+  EXPECT_FALSE(parseCompiled(compileReplyFrom(replyOf(R"({"id": 7, "ok": true, "result": {"shared_bytes": 1e308}})")))
+                   .shared_bytes.has_value());
+  EXPECT_EQ(*parseCompiled(compileReplyFrom(replyOf(R"({"id": 7, "ok": true, "result": {"shared_bytes": 49152}})")))
+                 .shared_bytes,
+            49152);
 }
 
 TEST(FoundPtx, OddWidthsAndLonePredicatesAreSkipped) {
