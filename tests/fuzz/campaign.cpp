@@ -98,12 +98,13 @@ std::string normalize(std::string m, const std::string& label) {
   return out;
 }
 
-double envDouble(const char* name, double fallback) {
+// A number from the environment; `fallback` when unset, unreadable, or below `least`.
+double envDouble(const char* name, double fallback, double least = 1e-9) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   char* end = nullptr;
   double d = std::strtod(v, &end);
-  return end != v && d > 0 ? d : fallback;
+  return end != v && d >= least ? d : fallback;
 }
 
 // --- what the crash handler and the watchdog need, set before each input runs
@@ -270,6 +271,7 @@ CampaignOptions CampaignOptions::fromEnvironment(const FuzzTarget& target, uint6
   CampaignOptions o;
   o.seconds = envDouble("TRITONFORGE_FUZZ_SECONDS", 15);
   o.hang_seconds = envDouble("TRITONFORGE_FUZZ_HANG_SECONDS", 10);
+  o.max_mutations = static_cast<size_t>(envDouble("TRITONFORGE_FUZZ_MUTATIONS", 20000, 0));
   o.seed = default_seed;
   if (const char* s = std::getenv("TRITONFORGE_FUZZ_SEED"); s && *s) o.seed = std::strtoull(s, nullptr, 0);
   o.data_dir = fs::path(TF_SOURCE_DIR) / "tests" / "data" / "fuzz" / target.name();
@@ -365,13 +367,14 @@ CampaignResult runCampaign(FuzzTarget& target, const CampaignOptions& o) {
   if (bases.empty()) bases.push_back("");
   const size_t n_fixed = bases.size();
 
-  // 3. Mutations, until the time is up.
+  // 3. Mutations, until the time is up or the cap is reached.
   Rng rng(o.seed);
   const bool verbose = std::getenv("TRITONFORGE_FUZZ_VERBOSE") != nullptr;
   auto t0 = Clock::now();
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
   std::vector<const std::string*> others;
-  while (Clock::now() < deadline && res.bugs.size() < o.max_bugs) {
+  while (Clock::now() < deadline && res.bugs.size() < o.max_bugs &&
+         (o.max_mutations == 0 || res.mutated < o.max_mutations)) {
     others.clear();
     for (const auto& b : bases) others.push_back(&b);
     // Half the time a seed or found case: each keeps its share however many bases join.

@@ -7,6 +7,7 @@
 //
 // Environment (for local runs; CI uses the defaults):
 //   TRITONFORGE_FUZZ_SECONDS       mutation time per target (default 15)
+//   TRITONFORGE_FUZZ_MUTATIONS     at most this many mutated inputs (default 20000; 0: no cap)
 //   TRITONFORGE_FUZZ_SEED          the seed of the mutations (default: fixed per target)
 //   TRITONFORGE_FUZZ_HANG_SECONDS  one input running longer is a hang (default 10)
 //   TRITONFORGE_FUZZ_SAVE_DIR      where failing inputs go (default: the source tree's
@@ -58,6 +59,9 @@ class FuzzTarget {
 
 struct CampaignOptions {
   double seconds = 15;
+  // A cap on the mutated inputs (0: none), so that a run sees the same inputs on any machine:
+  // a slower one stops earlier on the time and sees a prefix of them, never others.
+  size_t max_mutations = 20000;
   uint64_t seed = 0;
   double hang_seconds = 10;
   std::filesystem::path data_dir;   // tests/data/fuzz/<target>

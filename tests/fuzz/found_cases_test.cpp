@@ -135,7 +135,7 @@ TEST(FoundTask, AQuotedNewlineStaysOneLine) {
     ADD_FAILURE() << "expected a UserError";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              (dir / "task.toml").string() + ": key 'launcher' must be a Python function name, not 'la\\nch'");
+              (dir / "task.toml").string() + ": key 'launcher' must be a Python name (a function, or Class.apply), not 'la\\nch'");
   }
 }
 

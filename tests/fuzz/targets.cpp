@@ -100,9 +100,10 @@ class TaskTarget : public FuzzTarget {
   }
 
  private:
-  // What loadTask promises of a task it returns (src/task/task.h, docs/task-format.md).
+  // What loadTask promises of a task it returns (src/task/task.h, docs/task-format.md): the
+  // launcher is a Python name or one dotted pair (Class.apply).
   std::string check(const Task& t) {
-    static const std::regex name_re("[A-Za-z0-9_.-]+"), ident("[A-Za-z_][A-Za-z0-9_]*");
+    static const std::regex name_re("[A-Za-z0-9_.-]+"), ident("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
     if (!std::regex_match(t.name, name_re) || t.name == "." || t.name == "..") return "name '" + t.name + "'";
     if (!std::regex_match(t.launcher, ident)) return "launcher '" + t.launcher + "'";
     std::error_code ec;
