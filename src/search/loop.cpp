@@ -226,6 +226,16 @@ void searchBases(const RunContext& ctx, RunState& state) {
       for (size_t i = 0; i < t.params.size() && k < ids.size(); ++i) t.candidates.push_back(ids[k++]);
     }
     if (!proposals.empty()) state.search.tuner->endRound(state.baselineNoise());
+    // A round whose every candidate the budget stopped (not compiled or not measured in time)
+    // is not a round without a gain: the search is over for lack of time, and says so.
+    bool any_ended = false;
+    for (size_t i = first; i < state.result.candidates.size(); ++i) {
+      any_ended = any_ended || state.result.candidates[i].status != CandidateStatus::kNotRun;
+    }
+    if (!any_ended && state.result.candidates.size() > first) {
+      state.result.stop_reason = "budget";
+      break;
+    }
     learnCompileTimes(ctx, state, first);
     probes = learnFromFailures(ctx, state, first);
     if (concludePassTrials(ctx, state, trials, best_before)) {
@@ -239,11 +249,15 @@ void searchBases(const RunContext& ctx, RunState& state) {
   // Few candidates measured under the budget: say why.
   if (state.result.stop_reason == "budget" && state.result.measured < 10) {
     const auto& m = state.compile_model;
+    std::string compiles = m.median() ? fmt::format("compiles took {:.1f} s at the median ({:.1f} s at most)",
+                                                    *m.median(), m.max().value_or(0))
+                                      : std::string("no compile finished");
     state.result.notes.push_back(fmt::format(
-        "only {} candidates were measured in the budget: compiles took {:.1f} s at the median ({:.1f} s at most) on "
-        "{} compile workers, and a case's measurement {:.1f} s; a larger --budget or --jobs measures more",
-        state.result.measured, m.median().value_or(0), m.max().value_or(0), ctx.evaluator.compileWorkers(),
-        expectedMeasureSeconds(state, 1)));
+        "only {} candidates were measured in the budget ({:.0f} s, of which the kernel as written took {:.1f} s to "
+        "compile and measure): {} on {} compile workers, and a case's measurement {:.1f} s; a larger --budget or "
+        "--jobs measures more",
+        state.result.measured, state.budget.budget_s, state.baseline_seconds, compiles,
+        ctx.evaluator.compileWorkers(), expectedMeasureSeconds(state, 1)));
   }
 }
 
@@ -349,6 +363,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     if (stored) stored->finishRun("failed", runSummary(state, clock.elapsed()));
     throw;
   }
+  state.baseline_seconds = clock.elapsed();
   if (pool_starter.joinable()) pool_starter.join();
   // Nothing compiled after the search's end could be measured; measurements may run to the
   // end of the budget (the confirmation's).

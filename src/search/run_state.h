@@ -89,6 +89,7 @@ struct RunState {
   CompileTimeModel compile_model;          // seconds per compile, learnt during the run
   TimingOptions search_timing;
   std::vector<double> recent_case_seconds; // wall time of the last measurements of one case
+  double baseline_seconds = 0;             // from the start to the baseline measured (its first calls)
 
   Base& base() { return *bases[static_cast<size_t>(current_base)]; }
   const Base& baseOf(const CandidateRecord& rec) const { return *bases[static_cast<size_t>(rec.base)]; }

@@ -575,6 +575,31 @@ TEST(OptimizeLoop, TheBudgetIsAPromise) {
   EXPECT_GT(r.reserve_s, 0);
 }
 
+// The baseline's first call compiles (here 4 s); a candidate's measurement takes 0.02 s. The
+// search must not take the baseline's walls for what a measurement costs: a 10 s budget still
+// measures candidates (before, it measured none and stopped "for lack of gain"). A round the
+// budget stopped whole ends the search with "budget", not as a round without a gain.
+TEST(OptimizeLoop, ASlowFirstCallOfTheBaselineIsNoEstimateOfAMeasurement) {
+  fs::path dir = writeTask("slow-first-call");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_FIRST_RUN_S"] = "4";
+  o.budget_s = 10;
+  o.engine = "none";
+  o.stall_rounds = 3;
+  o.started = std::chrono::steady_clock::now();
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_GE(r.measured, 4) << "stopped because " << r.stop_reason;
+  int ok = 0;
+  std::string seen;
+  for (const auto& c : r.candidates) {
+    ok += c.kind == CandidateKind::kSearch && c.status == CandidateStatus::kOk;
+    seen += fmt::format("\n#{} {}: {}", c.id, toString(c.status), c.message);
+  }
+  EXPECT_GE(ok, 3) << seen;
+}
+
 // A block size that also sets the output's size: every value but the one as written fails
 // with the same wrong-shape error. The first round's failures changed both the block and the
 // warps, so the next round probes each alone; then only the block is frozen at its value as

@@ -12,6 +12,8 @@ Environment:
   TF_FAKE_GPU_LOG   append one JSON line per `run` ({"variant", "case", "budget_ms", "pid"})
   TF_FAKE_RUN_S     seconds each `run` sleeps (default 0.02)
   TF_FAKE_WARM_S    seconds each `warm` sleeps (default 0.01)
+  TF_FAKE_FIRST_RUN_S seconds the first `run` a process answers sleeps more (the first call of
+                    the kernel as written, on the measurement worker, compiles it)
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
                     TF_FAKE_SLOW_WARM_S more seconds (default 1)
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
@@ -82,10 +84,17 @@ def op_warm(args):
     return {"status": "ok", "kernels": fake_kernels(tags), "seconds": 0.01}
 
 
+_FIRST_RUN_DONE = False
+
+
 def op_run(args):
     if os.environ.get("TF_FAKE_INPUTS"):
         check_in_place((args.get("check") or {}).get("in_place") or [], int(os.environ["TF_FAKE_INPUTS"]))
     time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
+    global _FIRST_RUN_DONE
+    if not _FIRST_RUN_DONE:
+        _FIRST_RUN_DONE = True
+        time.sleep(float(os.environ.get("TF_FAKE_FIRST_RUN_S", "0")))
     text = variant_text(args)
     h = fnv1a64(text)
     tags = tags_of(text)
