@@ -57,6 +57,18 @@ def layernorm(mod, M, N):
     return close(mod.layernorm(x, w, b), ref, 2e-3, 2e-2)
 
 
+def log_softmax(mod, M, N):
+    x = (torch.randn(M, N, generator=gen) * 4).half()
+    return close(mod.log_softmax(x), torch.log_softmax(x.double(), -1), 2e-3, 1e-2)
+
+
+def scaled(mod, M, N):
+    x = torch.randn(M, N, generator=gen)
+    m = x.double().max(-1, keepdim=True).values
+    ref = torch.exp(x.double() - m) / torch.exp(x.double() * 0.5 - m).sum(-1, keepdim=True)
+    return close(mod.scaled(x), ref, 1e-4, 1e-7)
+
+
 def add(mod, n):
     x, y = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
     return close(mod.add(x, y), x + y, 0, 0)
@@ -83,6 +95,9 @@ CASES = {
     "rows-per-program/block_softmax": (softmax, (37, 100)),
     "rows-per-program/block_layernorm": (layernorm, (37, 200)),
     "column-loop/softmax": (softmax, (3, 9000)),
+    "column-loop/softmax_passes": (softmax, (3, 9000)),
+    "column-loop/log_softmax": (log_softmax, (3, 5000)),
+    "column-loop/online_needs_same_values": (scaled, (3, 9000)),
     "column-loop/layernorm": (layernorm, (3, 5000)),
     "vectorize/add_block": (add, (5000,)),
 }

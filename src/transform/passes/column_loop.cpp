@@ -7,8 +7,17 @@
 // that reduces gets a loop before it that accumulates the reduction chunk by chunk (a BLOCK-
 // wide accumulator, reduced after the loop), recomputing the row values it needs from the
 // loads; the statement then reads the reduced value. Stores of row values go into a final
-// loop. Scalars stay where they are. So softmax becomes three passes over the row (max,
-// sum, write); values are re-read from memory (L2) rather than kept in registers.
+// loop. Scalars stay where they are. Values are re-read from memory (L2) rather than kept in
+// registers.
+//
+// The online form (form=online, the default where it applies): a row max M = tl.max(E)
+// followed by a sum of exponentials of the same values, tl.sum(tl.exp(E - M)) (or exp2),
+// is computed in one read of the row, the running sum rescaled whenever the running max
+// grows (Milakov and Gimelshein, "Online normalizer calculation for softmax", 2018):
+//     m' = max(m, max(E_chunk));  s = s * exp(m - m') + sum(exp(E_chunk - m'));  m = m'
+// So softmax becomes two passes over the row (max and sum together, then the writes)
+// instead of three. Where the pattern is not there (layer norm), form=online falls back to
+// one loop per reduction; form=passes asks for that always.
 // Launcher: a BLOCK computed from the row length is capped (`min(..., block)`).
 #include <fmt/format.h>
 
@@ -36,6 +45,8 @@ class ColumnLoopPass : public Pass {
         {"block", PassParamKind::kInt, "4096", false, 16, 65536, true, {},
          "the most columns per step: a BLOCK computed from the row length is capped at it"},
         {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
+        {"form", PassParamKind::kChoice, "online", false, 0, 0, false, {"online", "passes"},
+         "online: a max and a sum of exp(x - max) share one read of the row; passes: one loop per reduction"},
     };
     for (auto& p : info_.params) {
       if (p.name == "block") p.search = {"1024", "2048", "4096", "8192"};
@@ -73,15 +84,65 @@ class ColumnLoopPass : public Pass {
       return name;
     };
     std::map<const Node*, std::string> result_of;  // reduction call -> the scalar it became
+    std::optional<OnlinePair> online;
+    if (args.text("form") != "passes") online = findOnlinePair(ctx, stmts);
     int loops = 0;
     std::vector<std::string> loop_texts;
     bool first_loop = true;
     int passes = 0;
     for (const auto& r : stmts) passes += r.reductions.empty() ? 0 : 1;
-    passes += 1;
+    passes += online ? 0 : 1;
     for (size_t i = 0; i < stmts.size(); ++i) {
       const RowStmt& r = stmts[i];
       Range lines = ctx.lineRange(*r.node);
+      if (online && i == online->sum_stmt) {
+        // Its sum came out of the online loop: the statement reads it (or moves into the
+        // final loop with it, as any row value).
+        if (r.vector || r.store) {
+          ed.replace(lines, "");
+        } else {
+          ed.replace(ctx.range(*online->sum_red), result_of.at(online->sum_red));
+        }
+        continue;
+      }
+      if (online && i == online->max_stmt) {
+        const Node& operand = online->max_red->at("args")[0];
+        std::set<size_t> needed;
+        collectNeeded(ctx, stmts, i, operand, &needed);
+        std::string m = fresh("row_max"), m_new = fresh("row_max_new"), sum = fresh("row_sum"),
+                    chunk = fresh("row_chunk");
+        std::string fn = online->exp_fn;
+        std::vector<std::string> lines_out = {
+            fmt::format("# column-loop: the row is processed {} columns at a time, in {} passes (max and sum online)",
+                        block, passes),
+            fmt::format("{} = {}.max({}.full(({},), float(\"-inf\"), dtype={}.float32), axis=0)", m, tl, tl, block, tl),
+            fmt::format("{} = {}.sum({}.zeros(({},), dtype={}.float32), axis=0)", sum, tl, tl, block, tl),
+            fmt::format("for {} in range(0, {}, {}):", col, n, block)};
+        first_loop = false;
+        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+        // The values as one name (an expression is bound to a fresh one, read twice).
+        std::string values = exprText(ctx, operand, block, col, result_of);
+        if (isType(operand, "Name")) {
+          chunk = values;
+        } else {
+          lines_out.push_back(u + fmt::format("{} = {}", chunk, values));
+        }
+        lines_out.push_back(u + fmt::format("{} = {}.maximum({}, {}.max({}, axis=0))", m_new, tl, m, tl, chunk));
+        lines_out.push_back(u + fmt::format("{} = {} * {}.{}({} - {}) + {}.sum({}.{}({} - {}), axis=0)", sum, sum, tl, fn,
+                                            m, m_new, tl, tl, fn, chunk, m_new));
+        lines_out.push_back(u + fmt::format("{} = {}", m, m_new));
+        result_of[online->max_red] = m;
+        result_of[online->sum_red] = sum;
+        ++loops;
+        std::string text = joinLines(lines_out, indent);
+        if (r.vector || r.store) {
+          ed.replace(lines, text);
+        } else {
+          ed.insert(lines.begin, text);
+          ed.replace(ctx.range(*online->max_red), m);
+        }
+        continue;
+      }
       if (!r.reductions.empty()) {
         // A loop before the statement accumulates its reductions.
         std::vector<std::string> init, step, after;
@@ -170,11 +231,113 @@ class ColumnLoopPass : public Pass {
     }
     out.applied = true;
     out.source = ed.apply();
-    out.notes.push_back(fmt::format("{} passes over each row; {} is now a step, no longer the row length", passes, block));
+    out.notes.push_back(fmt::format("{} passes over each row{}; {} is now a step, no longer the row length", passes,
+                                    online ? " (the max and the sum of exponentials online, in one)" : "", block));
     return out;
   }
 
  private:
+  // A max reduction and a later sum of exponentials of the same row values less that max.
+  struct OnlinePair {
+    size_t max_stmt = 0, sum_stmt = 0;
+    const Node* max_red = nullptr;
+    const Node* sum_red = nullptr;
+    std::string exp_fn;  // exp or exp2
+  };
+
+  // The last statement before `before` that binds `name`, or npos.
+  static size_t definitionOf(const std::vector<RowStmt>& stmts, const std::string& name, size_t before) {
+    for (size_t j = before; j-- > 0;) {
+      if (stmts[j].target == name) return j;
+    }
+    return std::string::npos;
+  }
+
+  // `e` with every name of a row value replaced by its definition, recursively, and without
+  // blanks: two expressions with the same expansion compute the same row values. Scalars
+  // stay names (collected in `scalars`). nullopt where a row value is updated in place.
+  static std::optional<std::string> expand(const PassContext& ctx, const std::vector<RowStmt>& stmts, const Node& e,
+                                           size_t limit, std::set<std::string>* scalars, int depth = 0) {
+    if (depth > 32) return std::nullopt;
+    TextEdits edits;
+    bool ok = true;
+    forEachName(e, [&](const Node& n) {
+      if (!ok) return;
+      std::string name = n["id"].get<std::string>();
+      size_t j = definitionOf(stmts, name, limit);
+      if (j == std::string::npos) return;
+      if (!stmts[j].vector) {
+        scalars->insert(name);
+        return;
+      }
+      if (!isType(*stmts[j].node, "Assign")) {
+        ok = false;
+        return;
+      }
+      auto inner = expand(ctx, stmts, stmts[j].node->at("value"), j, scalars, depth + 1);
+      if (!inner) {
+        ok = false;
+        return;
+      }
+      edits.emplace_back(ctx.range(n), "(" + *inner + ")");
+    });
+    if (!ok) return std::nullopt;
+    std::string text = sliceWith(ctx, e, edits), out;
+    for (char c : text) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\\') out += c;
+    }
+    return out;
+  }
+
+  // Through names of row values (plain assignments) to the expression they stand for.
+  static std::pair<const Node*, size_t> resolve(const std::vector<RowStmt>& stmts, const Node& e, size_t limit) {
+    const Node* n = &e;
+    for (int hops = 0; hops < 32 && isType(*n, "Name"); ++hops) {
+      size_t j = definitionOf(stmts, (*n)["id"].get<std::string>(), limit);
+      if (j == std::string::npos || !stmts[j].vector || !isType(*stmts[j].node, "Assign")) break;
+      n = &stmts[j].node->at("value");
+      limit = j;
+    }
+    return {n, limit};
+  }
+
+  static std::optional<OnlinePair> findOnlinePair(const PassContext& ctx, const std::vector<RowStmt>& stmts) {
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (stmts[i].reductions.size() != 1 || ctx.tlFunction(*stmts[i].reductions[0]) != "max") continue;
+      const Node* max_red = stmts[i].reductions[0];
+      std::set<std::string> scalars;
+      auto values = expand(ctx, stmts, max_red->at("args")[0], i, &scalars);
+      if (!values) continue;
+      for (size_t j = i + 1; j < stmts.size(); ++j) {
+        if (stmts[j].reductions.size() != 1 || ctx.tlFunction(*stmts[j].reductions[0]) != "sum") continue;
+        const Node* sum_red = stmts[j].reductions[0];
+        auto [call, lim] = resolve(stmts, sum_red->at("args")[0], j);
+        if (!isType(*call, "Call") || !call->contains("args") || (*call)["args"].size() != 1) continue;
+        std::string fn = ctx.tlFunction(*call);
+        if (fn != "exp" && fn != "exp2") continue;
+        auto [diff, lim2] = resolve(stmts, (*call)["args"][0], lim);
+        if (!isType(*diff, "BinOp") || !isType((*diff)["op"], "Sub")) continue;
+        // The right side is the max: the call itself, or the scalar bound to it whole.
+        const Node& right = (*diff)["right"];
+        bool is_max = &right == max_red;
+        if (!is_max && isType(right, "Name")) {
+          size_t d = definitionOf(stmts, right["id"].get<std::string>(), lim2);
+          is_max = d == i && !stmts[d].vector && isType(*stmts[d].node, "Assign") && &stmts[d].node->at("value") == max_red;
+        }
+        if (!is_max) continue;
+        std::set<std::string> other_scalars;
+        auto left = expand(ctx, stmts, (*diff)["left"], lim2, &other_scalars);
+        if (!left || *left != *values || other_scalars != scalars) continue;
+        // The scalars the values read keep their meaning from the max to the sum.
+        bool rebound = false;
+        for (size_t k = i + 1; k < j; ++k) rebound = rebound || scalars.count(stmts[k].target) > 0;
+        if (rebound) continue;
+        return OnlinePair{i, j, max_red, sum_red, fn};
+      }
+    }
+    return std::nullopt;
+  }
+
   static bool contains(const PassContext& ctx, const Node& outer, const Node& inner) {
     Range o = ctx.range(outer), i = ctx.range(inner);
     return o.begin <= i.begin && i.end <= o.end && !(o == i);

@@ -9,23 +9,16 @@ import triton.language as tl
 @triton.jit
 def softmax_rows(out_ptr, in_ptr, n_cols, in_stride, out_stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
-    # column-loop: the row is processed BLOCK columns at a time, in 3 passes
-    row_max_acc = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
+    # column-loop: the row is processed BLOCK columns at a time, in 2 passes (max and sum online)
+    row_max = tl.max(tl.full((BLOCK,), float("-inf"), dtype=tl.float32), axis=0)
+    row_sum = tl.sum(tl.zeros((BLOCK,), dtype=tl.float32), axis=0)
     for col_start in range(0, n_cols, BLOCK):
         cols = col_start + tl.arange(0, BLOCK)
         mask = cols < n_cols
         x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=float("-inf"))
-        row_max_acc = tl.maximum(row_max_acc, x)
-    row_max = tl.max(row_max_acc, axis=0)
-    row_sum_acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for col_start in range(0, n_cols, BLOCK):
-        cols = col_start + tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=float("-inf"))
-        x = x - row_max
-        e = tl.exp(x)
-        row_sum_acc += e
-    row_sum = tl.sum(row_sum_acc, axis=0)
+        row_max_new = tl.maximum(row_max, tl.max(x, axis=0))
+        row_sum = row_sum * tl.exp(row_max - row_max_new) + tl.sum(tl.exp(x - row_max_new), axis=0)
+        row_max = row_max_new
     for col_start in range(0, n_cols, BLOCK):
         cols = col_start + tl.arange(0, BLOCK)
         mask = cols < n_cols
