@@ -294,6 +294,7 @@ class Builder {
       const Kernel* k = ir_.kernel(target);
       if (!k) k = kernelFromDefault(target, function);
       if (!k) k = kernelFromCallers(target, function);
+      if (!k) k = kernelFromLocal(target, function);
       if (!k) return true;
       LaunchSite site;
       site.kernel = k->name;
@@ -374,6 +375,25 @@ class Builder {
         if (!found) found = kernelFromDefault(arg, caller);
         return !found;
       });
+    }
+    return found;
+  }
+
+  // A local name bound to one kernel (`k = _fwd_kernel`, `k = KERNELS["fwd"]` from a
+  // module-level dict literal, `k = a if c else a`): that kernel, when every binding of the
+  // name is to the same one. Bindings to different kernels are not followed (one launch
+  // site is one kernel); the refusal names them.
+  const Kernel* kernelFromLocal(const std::string& name, const std::string& function) const {
+    auto it = ir_.functions.find(function);
+    if (it == ir_.functions.end() || name.empty()) return nullptr;
+    auto a = it->second.assignments.find(name);
+    if (a == it->second.assignments.end() || a->second.empty()) return nullptr;
+    const Kernel* found = nullptr;
+    for (const auto& bound : a->second) {
+      if (bound.augmented || !bound.value) return nullptr;
+      const Kernel* k = ir_.kernelBoundBy(*bound.value);
+      if (!k || (found && found != k)) return nullptr;
+      found = k;
     }
     return found;
   }
@@ -462,9 +482,43 @@ std::vector<std::string> ModuleIR::entryFunctions(const std::string& launcher, s
   return {};
 }
 
+const Kernel* ModuleIR::kernelBoundBy(const Node& value, int depth) const {
+  if (depth > 4) return nullptr;
+  if (const Kernel* k = kernel(dottedName(value))) return k;
+  if (isType(value, "IfExp")) {
+    const Kernel* a = kernelBoundBy(value["body"], depth + 1);
+    return a && a == kernelBoundBy(value["orelse"], depth + 1) ? a : nullptr;
+  }
+  // TABLE["key"] with TABLE a module-level dict literal.
+  if (isType(value, "Subscript")) {
+    auto table = module_assignments.find(dottedName(value["value"]));
+    auto key = strLiteral(value["slice"]);
+    if (table == module_assignments.end() || !key || !isType(*table->second, "Dict")) return nullptr;
+    const Node& dict = *table->second;
+    for (size_t i = 0; i < dict["keys"].size(); ++i) {
+      if (dict["keys"][i].is_object() && strLiteral(dict["keys"][i]) == key) {
+        return kernelBoundBy(dict["values"][i], depth + 1);
+      }
+    }
+  }
+  return nullptr;
+}
+
 std::string ModuleIR::calleeOf(const Node& call, const std::string& caller) const {
   std::string callee = dottedName(call["func"]);
   if (callee.empty()) return "";
+  // A local name bound once to a callable: `f = LayerNorm.apply`, then f(x).
+  if (auto fit = functions.find(caller); fit != functions.end() && callee.find('.') == std::string::npos) {
+    auto a = fit->second.assignments.find(callee);
+    if (a != fit->second.assignments.end() && a->second.size() == 1 && a->second[0].value &&
+        !a->second[0].augmented) {
+      std::string bound = dottedName(*a->second[0].value);
+      if (!bound.empty() && bound != callee) {
+        auto entries = entryFunctions(bound);
+        if (!entries.empty()) return entries.front();
+      }
+    }
+  }
   // self.method / cls.method inside a class's method.
   size_t dot = caller.find('.');
   if (dot != std::string::npos && (callee.rfind("self.", 0) == 0 || callee.rfind("cls.", 0) == 0)) {

@@ -72,7 +72,9 @@ class Discoverer {
       discoverSite(static_cast<int>(i), *k, suffix);
     }
     if (set_.sites.empty()) {
-      set_.notes.push_back(fmt::format("no kernel launch found in '{}' or the functions it calls", launcher_));
+      std::string unfollowed = unfollowedConstruct(reach);
+      set_.notes.push_back(fmt::format("no kernel launch found in '{}' or the functions it calls{}", launcher_,
+                                       unfollowed.empty() ? "" : ": " + unfollowed));
     }
     markAmbiguousMirrors();
     tieSharedValues();
@@ -102,6 +104,62 @@ class Discoverer {
       });
     }
     return seen;
+  }
+
+  // With no launch found: the first construct of the reachable functions that may launch a
+  // kernel tritonforge could not follow, named with its line (a subscripted call whose
+  // callee is no kernel it can tell; else a call through a local name it cannot resolve).
+  std::string unfollowedConstruct(const std::set<std::string>& reach) const {
+    auto lineOf = [](const Node& n) { auto p = nodePos(n); return p ? p->line : 0; };
+    auto clip = [](std::string text) {
+      for (char& c : text) if (c == '\n' || c == '\r') c = ' ';
+      return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+    };
+    // How `name` is bound in `fn`: " (bound to `v` at line L)", or "" when it is not.
+    auto binding = [&](const FunctionInfo& fn, const std::string& name) -> std::string {
+      auto a = fn.assignments.find(name);
+      if (a != fn.assignments.end() && !a->second.empty()) {
+        std::string out;
+        for (const auto& b : a->second) {
+          out += out.empty() ? ", bound to " : " and to ";
+          out += b.value ? fmt::format("`{}` (line {})", clip(src_.slice(*b.value)), lineOf(*b.stmt))
+                         : fmt::format("a value unpacked or iterated at line {}", lineOf(*b.stmt));
+        }
+        return out;
+      }
+      if (std::find(fn.params.begin(), fn.params.end(), name) != fn.params.end()) {
+        return fmt::format(", a parameter of '{}' that no default and no caller of this file binds to a kernel",
+                           fn.name);
+      }
+      return "";
+    };
+    std::string launch, call;
+    for (const auto& f : reach) {
+      const FunctionInfo* fn = function(f);
+      if (!fn) continue;
+      walk(fn->def->at("body"), [&](const Node& n) {
+        const std::string& t = nodeType(n);
+        if (t == "FunctionDef" || t == "Lambda" || t == "ClassDef" || t == "AsyncFunctionDef") return false;
+        if (t != "Call") return true;
+        if (isType(n["func"], "Subscript") && launch.empty()) {
+          const Node& target = n["func"]["value"];
+          std::string name = dottedName(target);
+          launch = fmt::format("line {}: `{}[...](...)` launches {}{}, which is no @triton.jit kernel tritonforge can "
+                               "tell (it follows a kernel's name, a local name bound to one kernel, a constant key "
+                               "of a module-level dict of kernels, and a parameter whose default or caller gives one)",
+                               lineOf(n), clip(src_.slice(target)), name.empty() ? "a computed value" : "'" + name + "'",
+                               name.empty() ? "" : binding(*fn, name));
+        } else if (call.empty() && ir_.calleeOf(n, f).empty()) {
+          std::string name = dottedName(n["func"]);
+          if (!name.empty() && name.find('.') == std::string::npos && fn->assignments.count(name)) {
+            call = fmt::format("line {}: `{}(...)` calls '{}'{}, which tritonforge cannot follow to a function of this "
+                               "file", lineOf(n), name, name, binding(*fn, name));
+          }
+        }
+        return true;
+      });
+    }
+    return launch.empty() ? call : launch;
   }
 
   const FunctionInfo* function(const std::string& name) const {

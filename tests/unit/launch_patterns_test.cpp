@@ -146,6 +146,98 @@ def scale(x, implementation=_fwd):
 
 // ops/__init__.py, ops/kernels.py (the kernel, with a default), ops/norm.py (the launcher,
 // importing the kernel relatively).
+const char* kLocalBindings = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def other_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+TABLE = {"copy": copy_kernel, "other": other_kernel}
+
+
+def by_table(x, y):
+    k = TABLE["copy"]
+    k[(triton.cdiv(x.numel(), 512),)](x, y, x.numel(), BLOCK=512)
+
+
+def by_name(x, y, fast):
+    k = copy_kernel if fast else copy_kernel
+    k[(triton.cdiv(x.numel(), 512),)](x, y, x.numel(), BLOCK=512)
+
+
+def by_choice(x, y, fast):
+    k = copy_kernel if fast else other_kernel
+    k[(1,)](x, y, x.numel(), BLOCK=512)
+
+
+def by_key(x, y, which):
+    k = TABLE[which]
+    k[(1,)](x, y, x.numel(), BLOCK=512)
+
+
+class Copy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        by_table(x, y)
+        return y
+
+
+def through_alias(x):
+    f = Copy.apply
+    return f(x)
+
+
+def through_globals(x):
+    g = globals()["through_alias"]
+    return g(x)
+)";
+
+// A local name bound to one kernel (directly, through a constant key of a module-level dict
+// literal, or by a conditional whose branches agree) is followed to its launch, and a local
+// name bound to a callable (f = Copy.apply) is followed as a call. A name bound to several
+// kernels, a dict read with a key of the data, and a callable fetched from globals() are
+// refused with one line naming the construct and its line.
+TEST(LaunchPatterns, LocalBindingsAreFollowedOrNamedWithTheirLine) {
+  ParsedSource src = test::parseText(kLocalBindings);
+  ModuleIR ir = buildModuleIR(src);
+  for (const char* launcher : {"by_table", "by_name", "Copy.apply", "through_alias"}) {
+    TunableSet set = discoverTunables(ir, launcher, {});
+    ASSERT_EQ(set.sites.size(), 1u) << launcher;
+    const Tunable* block = set.find("copy_kernel.BLOCK");
+    ASSERT_NE(block, nullptr) << launcher;
+    EXPECT_TRUE(block->tunable) << launcher;
+  }
+  auto refusal = [&](const char* launcher) {
+    TunableSet set = discoverTunables(ir, launcher, {});
+    EXPECT_TRUE(set.sites.empty()) << launcher;
+    std::string all;
+    for (const auto& n : set.notes) all += n + "\n";
+    return all;
+  };
+  std::string why = refusal("by_choice");
+  EXPECT_NE(why.find("line 33: `k[...](...)` launches 'k', bound to `copy_kernel if fast else other_kernel` (line 32)"),
+            std::string::npos) << why;
+  why = refusal("by_key");
+  EXPECT_NE(why.find("line 38: `k[...](...)` launches 'k', bound to `TABLE[which]` (line 37)"), std::string::npos)
+      << why;
+  why = refusal("through_globals");
+  EXPECT_NE(why.find("line 56: `g(...)` calls 'g', bound to `globals()[\"through_alias\"]` (line 55)"),
+            std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), why.size() - 1) << "one line: " << why;
+}
+
 TEST(LaunchPatterns, KernelsImportedFromASiblingModuleAreTunedAtTheLaunch) {
   fs::path dir = test::tempDir("sibling");
   test::writeFile(dir / "ops" / "__init__.py", "");
