@@ -294,34 +294,41 @@ class Builder {
       const Kernel* k = ir_.kernel(target);
       if (!k) k = kernelFromDefault(target, function);
       if (!k) k = kernelFromCallers(target, function);
-      if (!k) k = kernelFromLocal(target, function);
-      if (!k) return true;
-      LaunchSite site;
-      site.kernel = k->name;
-      site.function = function;
-      site.call = &n;
-      site.grid = &sub["slice"];
-      size_t i = 0;
-      for (const auto& a : n["args"]) {
-        if (isType(a, "Starred")) {
-          site.has_starred = true;
-          break;
-        }
-        if (i < k->params.size()) site.args.push_back({k->params[i].name, &a, true});
-        ++i;
-      }
-      for (const auto& kw : n["keywords"]) {
-        if (!kw["arg"].is_string()) {
-          site.has_starred = true;
-          continue;
-        }
-        std::string name = kw["arg"].get<std::string>();
-        if (isLaunchOption(name)) site.options[name] = {name, &kw["value"], false};
-        else site.args.push_back({name, &kw["value"], false});
-      }
-      ir_.launches.push_back(std::move(site));
+      // A local name bound to kernels: one launch site per kernel it may hold (`k = a if
+      // causal else b`). Their tunables at this call are the same text: the first is tuned,
+      // the others follow it.
+      std::vector<const Kernel*> ks = k ? std::vector<const Kernel*>{k} : kernelsFromLocal(target, function);
+      for (const Kernel* each : ks) addLaunch(n, sub, *each, function);
       return true;
     });
+  }
+
+  void addLaunch(const Node& n, const Node& sub, const Kernel& kernel, const std::string& function) {
+    const Kernel* k = &kernel;
+    LaunchSite site;
+    site.kernel = k->name;
+    site.function = function;
+    site.call = &n;
+    site.grid = &sub["slice"];
+    size_t i = 0;
+    for (const auto& a : n["args"]) {
+      if (isType(a, "Starred")) {
+        site.has_starred = true;
+        break;
+      }
+      if (i < k->params.size()) site.args.push_back({k->params[i].name, &a, true});
+      ++i;
+    }
+    for (const auto& kw : n["keywords"]) {
+      if (!kw["arg"].is_string()) {
+        site.has_starred = true;
+        continue;
+      }
+      std::string name = kw["arg"].get<std::string>();
+      if (isLaunchOption(name)) site.options[name] = {name, &kw["value"], false};
+      else site.args.push_back({name, &kw["value"], false});
+    }
+    ir_.launches.push_back(std::move(site));
   }
 
   // A kernel passed as a parameter's default (`def fwd(x, kernel=_fwd_kernel)`, then
@@ -379,21 +386,22 @@ class Builder {
     return found;
   }
 
-  // A local name bound to one kernel (`k = _fwd_kernel`, `k = KERNELS["fwd"]` from a
-  // module-level dict literal, `k = a if c else a`): that kernel, when every binding of the
-  // name is to the same one. Bindings to different kernels are not followed (one launch
-  // site is one kernel); the refusal names them.
-  const Kernel* kernelFromLocal(const std::string& name, const std::string& function) const {
+  // The kernels a local name may hold (`k = _fwd_kernel`, `k = KERNELS["fwd"]` from a
+  // module-level dict literal, `k = a if causal else b`, or bindings on several paths):
+  // empty unless every binding of the name is to kernels.
+  std::vector<const Kernel*> kernelsFromLocal(const std::string& name, const std::string& function) const {
     auto it = ir_.functions.find(function);
-    if (it == ir_.functions.end() || name.empty()) return nullptr;
+    if (it == ir_.functions.end() || name.empty()) return {};
     auto a = it->second.assignments.find(name);
-    if (a == it->second.assignments.end() || a->second.empty()) return nullptr;
-    const Kernel* found = nullptr;
+    if (a == it->second.assignments.end() || a->second.empty()) return {};
+    std::vector<const Kernel*> found;
     for (const auto& bound : a->second) {
-      if (bound.augmented || !bound.value) return nullptr;
-      const Kernel* k = ir_.kernelBoundBy(*bound.value);
-      if (!k || (found && found != k)) return nullptr;
-      found = k;
+      if (bound.augmented || !bound.value) return {};
+      std::vector<const Kernel*> ks = ir_.kernelsBoundBy(*bound.value);
+      if (ks.empty()) return {};
+      for (const Kernel* k : ks) {
+        if (std::find(found.begin(), found.end(), k) == found.end()) found.push_back(k);
+      }
     }
     return found;
   }
@@ -482,26 +490,31 @@ std::vector<std::string> ModuleIR::entryFunctions(const std::string& launcher, s
   return {};
 }
 
-const Kernel* ModuleIR::kernelBoundBy(const Node& value, int depth) const {
-  if (depth > 4) return nullptr;
-  if (const Kernel* k = kernel(dottedName(value))) return k;
+std::vector<const Kernel*> ModuleIR::kernelsBoundBy(const Node& value, int depth) const {
+  if (depth > 4) return {};
+  if (const Kernel* k = kernel(dottedName(value))) return {k};
   if (isType(value, "IfExp")) {
-    const Kernel* a = kernelBoundBy(value["body"], depth + 1);
-    return a && a == kernelBoundBy(value["orelse"], depth + 1) ? a : nullptr;
+    std::vector<const Kernel*> a = kernelsBoundBy(value["body"], depth + 1);
+    std::vector<const Kernel*> b = kernelsBoundBy(value["orelse"], depth + 1);
+    if (a.empty() || b.empty()) return {};
+    for (const Kernel* k : b) {
+      if (std::find(a.begin(), a.end(), k) == a.end()) a.push_back(k);
+    }
+    return a;
   }
   // TABLE["key"] with TABLE a module-level dict literal.
   if (isType(value, "Subscript")) {
     auto table = module_assignments.find(dottedName(value["value"]));
     auto key = strLiteral(value["slice"]);
-    if (table == module_assignments.end() || !key || !isType(*table->second, "Dict")) return nullptr;
+    if (table == module_assignments.end() || !key || !isType(*table->second, "Dict")) return {};
     const Node& dict = *table->second;
     for (size_t i = 0; i < dict["keys"].size(); ++i) {
       if (dict["keys"][i].is_object() && strLiteral(dict["keys"][i]) == key) {
-        return kernelBoundBy(dict["values"][i], depth + 1);
+        return kernelsBoundBy(dict["values"][i], depth + 1);
       }
     }
   }
-  return nullptr;
+  return {};
 }
 
 std::string ModuleIR::calleeOf(const Node& call, const std::string& caller) const {

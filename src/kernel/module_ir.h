@@ -128,9 +128,9 @@ struct ModuleIR {
   // A call's callee as a function of this module, seen from inside `caller` ("" when none):
   // a function, an alias of one, `Class.apply`, or `self.method` / `cls.method` in a class.
   std::string calleeOf(const Node& call, const std::string& caller) const;
-  // The kernel a value names: a kernel's name, `TABLE["key"]` of a module-level dict literal
-  // of kernels, or `a if c else a`; null when it names none or several.
-  const Kernel* kernelBoundBy(const Node& value, int depth = 0) const;
+  // The kernels a value names: a kernel's name, `TABLE["key"]` of a module-level dict literal
+  // of kernels, `a if c else b` (both); empty when any part names no kernel.
+  std::vector<const Kernel*> kernelsBoundBy(const Node& value, int depth = 0) const;
   // Expands the first component of a dotted name through the import aliases:
   // "tl.arange" -> "triton.language.arange".
   std::string qualify(const std::string& dotted) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace tf {
 
@@ -225,11 +226,15 @@ class Discoverer {
 
   // One written value passed for several parameters (`BLOCK = 32` then BLOCK_M=BLOCK,
   // BLOCK_N=BLOCK): the first is tuned and the others follow it, since the edit is the same text.
+  // Likewise an insertion (`, num_warps=8` added to a launch) at one point for one parameter:
+  // a launch site per kernel a local name may hold shares its call's text.
   void tieSharedValues() {
-    std::map<std::pair<size_t, size_t>, std::string> owner;
+    std::map<std::tuple<size_t, size_t, std::string>, std::string> owner;
     for (auto& t : set_.items) {
-      if (!t.tunable || t.target.begin == t.target.end) continue;
-      auto key = std::make_pair(t.target.begin, t.target.end);
+      if (!t.tunable) continue;
+      bool insertion = t.target.begin == t.target.end;
+      if (insertion && t.target.begin == 0) continue;
+      auto key = std::make_tuple(t.target.begin, t.target.end, insertion ? t.param : std::string());
       auto it = owner.find(key);
       if (it == owner.end()) {
         owner[key] = t.id;

@@ -204,11 +204,10 @@ def through_globals(x):
     return g(x)
 )";
 
-// A local name bound to one kernel (directly, through a constant key of a module-level dict
-// literal, or by a conditional whose branches agree) is followed to its launch, and a local
-// name bound to a callable (f = Copy.apply) is followed as a call. A name bound to several
-// kernels, a dict read with a key of the data, and a callable fetched from globals() are
-// refused with one line naming the construct and its line.
+// A local name bound to a kernel (directly, through a constant key of a module-level dict
+// literal, or by a conditional) is followed to its launch, and a local name bound to a
+// callable (f = Copy.apply) is followed as a call. A dict read with a key of the data and a
+// callable fetched from globals() are refused with one line naming the construct and its line.
 TEST(LaunchPatterns, LocalBindingsAreFollowedOrNamedWithTheirLine) {
   ParsedSource src = test::parseText(kLocalBindings);
   ModuleIR ir = buildModuleIR(src);
@@ -226,10 +225,21 @@ TEST(LaunchPatterns, LocalBindingsAreFollowedOrNamedWithTheirLine) {
     for (const auto& n : set.notes) all += n + "\n";
     return all;
   };
-  std::string why = refusal("by_choice");
-  EXPECT_NE(why.find("line 33: `k[...](...)` launches 'k', bound to `copy_kernel if fast else other_kernel` (line 32)"),
-            std::string::npos) << why;
-  why = refusal("by_key");
+  // Bound to two kernels: a launch site for each; the text at the launch is one, so the
+  // second kernel's block follows the first's.
+  TunableSet both = discoverTunables(ir, "by_choice", {});
+  ASSERT_EQ(both.sites.size(), 2u);
+  ASSERT_NE(both.find("copy_kernel.BLOCK"), nullptr);
+  ASSERT_NE(both.find("other_kernel.BLOCK"), nullptr);
+  EXPECT_TRUE(both.find("copy_kernel.BLOCK")->tunable);
+  EXPECT_FALSE(both.find("other_kernel.BLOCK")->tunable);
+  EXPECT_NE(both.find("other_kernel.BLOCK")->note.find("follows that parameter"), std::string::npos);
+  // num_warps is inserted into the one call once, not once per kernel.
+  ASSERT_NE(both.find("copy_kernel.num_warps"), nullptr);
+  ASSERT_NE(both.find("other_kernel.num_warps"), nullptr);
+  EXPECT_TRUE(both.find("copy_kernel.num_warps")->tunable);
+  EXPECT_FALSE(both.find("other_kernel.num_warps")->tunable);
+  std::string why = refusal("by_key");
   EXPECT_NE(why.find("line 38: `k[...](...)` launches 'k', bound to `TABLE[which]` (line 37)"), std::string::npos)
       << why;
   why = refusal("through_globals");
