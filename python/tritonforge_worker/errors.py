@@ -20,3 +20,8 @@ def is_context_fatal(exc):
     """True when `exc` reports a CUDA error that leaves this process's context unusable."""
     text = f"{type(exc).__name__}: {exc}".lower()
     return any(m in text for m in _CONTEXT_FATAL_MARKERS)
+
+
+class TaskError(Exception):
+    """The task file asks for what its harness contradicts. The core reports it as bad input
+    naming the task file (exit 2), not as a failure of the kernel; `tf_data` says which key."""

@@ -34,7 +34,8 @@ import os
 import random
 import time
 
-from .errors import FatalWorkerError, is_context_fatal
+from . import backward as bw
+from .errors import FatalWorkerError, TaskError, is_context_fatal
 from .modules import load_module_from_path, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
@@ -803,16 +804,27 @@ def _prepare(args):
 
 
 def op_warm(args):
-    """Compiles everything the launcher would launch for each case, without launching."""
+    """Compiles everything the launcher would launch for each case, without launching. A
+    backward task runs the forward (its kernels launch) and compiles what the backward would."""
     import torch
     harness, harness_path, module, launcher = _prepare(args)
+    backward = args.get("direction") == "backward"
     kernels = []
     t0 = time.time()
     for case in args["cases"]:
         work = _clone(_case_inputs(harness, harness_path, case, 0))
         try:
-            with _recording(warm_only=True) as rec, torch.no_grad():
-                launcher(*work)
+            if backward:
+                idx = bw.grad_indices(harness.module, case, work)
+                leaves, outs = bw.forward(launcher, work, idx)
+                grads = bw.grad_outputs(harness.module, case, 0, outs)
+                with _recording(warm_only=True) as rec:
+                    bw.gradients(outs, leaves, idx, grads)
+            else:
+                with _recording(warm_only=True) as rec, torch.no_grad():
+                    launcher(*work)
+        except TaskError:
+            raise
         except Exception as exc:
             return _fail(_classify(exc), exc, "compile")
         for fn, kernel, _ in rec:
@@ -847,11 +859,6 @@ def _wait_gpu(timeout_s, stage):
     torch.cuda.synchronize()
 
 
-class TaskError(Exception):
-    """The task file asks for what its harness contradicts. The core reports it as bad input
-    naming the task file (exit 2), not as a failure of the kernel; `tf_data` says which key."""
-
-
 def check_in_place(in_place, n_inputs):
     """Refuses check.in_place indices that name no input of make_inputs (the task loader can
     only check that they are integers >= 0: the number of inputs is the harness's)."""
@@ -864,9 +871,92 @@ def check_in_place(in_place, n_inputs):
             raise err
 
 
+def _run_backward(args, harness, harness_path, launcher):
+    """op_run for a backward task: the launcher's outputs and then the gradients of its
+    floating outputs are checked against the reference's, and the backward alone is timed (on
+    one forward graph, kept with retain_graph)."""
+    import torch
+    check = args.get("check") or {}
+    rtol, atol = check.get("rtol"), check.get("atol")
+    float64 = check.get("reference_precision", "float64") == "float64"
+    hang_s = _hang_timeout(check)
+    seeds = list(args.get("seeds") or [0])
+    case = args["case"]
+    result = {"status": "ok", "verify": {"passed": True, "seeds": seeds, "max_abs_err": 0.0, "max_rel_err": 0.0}}
+    kernels = []
+    out_sig = None
+    for seed in seeds:
+        inputs = _case_inputs(harness, harness_path, case, seed)
+        idx = bw.grad_indices(harness.module, case, inputs)
+        work = _clone(inputs)
+        forward_outputs = []
+        try:
+            leaves, outs = bw.forward(launcher, work, idx, everything=forward_outputs)
+            _wait_gpu(hang_s, f"forward (seed {seed})")
+            grads = bw.grad_outputs(harness.module, case, seed, outs)
+            with _recording() as rec:
+                got = bw.gradients(outs, leaves, idx, grads)
+            _wait_gpu(hang_s, f"backward (seed {seed})")
+        except (FatalWorkerError, TaskError):
+            raise
+        except Exception as exc:
+            return _fail(_classify(exc), exc, f"backward (seed {seed})")
+        if not kernels:
+            kernels = _summarize_launches(rec, args.get("asm"))
+        if not rec:
+            result["status"] = "wrong-result"
+            result["verify"].update(passed=False, failed_seed=seed, reason="the backward launched no Triton kernel")
+            break
+        # The forward's outputs too: a backward task never hands back a forward that changed.
+        ref, _ = _case_reference(harness, harness_path, case, seed, "float64" if float64 else "as-is")
+        with torch.no_grad():
+            passed, details = _compare([o.detach() if isinstance(o, torch.Tensor) else o for o in forward_outputs],
+                                       _as_list(ref), rtol, atol)
+        if not passed:
+            result["status"] = "wrong-result"
+            result["verify"].update(passed=False, failed_seed=seed, reason="forward " + str(details.get("reason")))
+            break
+        key = ("ref-grad", harness_path, json.dumps(case, sort_keys=True), seed, float64)
+        refs = _CACHE.get(key, lambda: bw.reference_gradients(harness.module, _clone(inputs), idx, grads, float64))
+        if out_sig is None:
+            out_sig = _output_signature(got)
+        passed, details = _compare(got, refs, rtol, atol)
+        v = result["verify"]
+        v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
+        v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
+        if details.get("tolerances"):
+            v["tolerances"] = details["tolerances"]
+        if not passed:
+            result["status"] = "wrong-result"
+            v.update(passed=False, failed_seed=seed, reason="gradient " + str(details.get("reason")))
+            if "first_bad" in details:
+                v["first_bad"] = details["first_bad"]
+            break
+    result["kernels"] = kernels
+    result["outputs"] = out_sig
+    result["work"] = harness.work(case)
+    timing_opts = args.get("timing") or {}
+    if result["status"] == "ok" and timing_opts.get("enabled", True):
+        try:
+            inputs = _clone(_case_inputs(harness, harness_path, case, seeds[0]))
+            idx = bw.grad_indices(harness.module, case, inputs)
+            leaves, outs = bw.forward(launcher, inputs, idx)
+            grads = bw.grad_outputs(harness.module, case, seeds[0], outs)
+
+            def call():
+                bw.gradients(outs, leaves, idx, grads, retain_graph=True)
+
+            result["timing"] = _timing(call, timing_opts)
+        except Exception as exc:
+            return _fail(_classify(exc), exc, "timing")
+    return result
+
+
 def op_run(args):
     import torch
     harness, harness_path, module, launcher = _prepare(args)
+    if args.get("direction") == "backward":
+        return _run_backward(args, harness, harness_path, launcher)
     check = args.get("check") or {}
     rtol = check.get("rtol")
     atol = check.get("atol")

@@ -126,7 +126,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
     WorkerProcess parser(wo);
     sources = loadTaskSources(task, parser);
   }
-  TunableSet tunables = discoverTunables(sources->ir, task.launcher, task.kernels);
+  TunableSet tunables = discoverTunables(sources->ir, task.launcher, task.kernels, task.direction == "backward");
   if (tunables.sites.empty()) {
     std::string why;
     for (const auto& n : tunables.notes) why += "; " + n;

@@ -55,8 +55,8 @@ constexpr int64_t kTritonDefaultStages = 3;
 
 class Discoverer {
  public:
-  Discoverer(const ModuleIR& ir, const std::string& launcher, const std::vector<std::string>& only)
-      : ir_(ir), src_(ir.source->source), launcher_(launcher), only_(only.begin(), only.end()) {}
+  Discoverer(const ModuleIR& ir, const std::string& launcher, const std::vector<std::string>& only, bool backward)
+      : ir_(ir), src_(ir.source->source), launcher_(launcher), only_(only.begin(), only.end()), backward_(backward) {}
 
   TunableSet run() {
     std::set<std::string> reach = reachableFunctions();
@@ -86,10 +86,31 @@ class Discoverer {
   // The launcher (a function, an alias, Class.apply) and every function of this module it
   // calls, directly or through helpers, aliases, autograd Functions and methods.
   std::set<std::string> reachableFunctions() {
-    std::set<std::string> seen;
     std::string why;
-    std::vector<std::string> todo = ir_.entryFunctions(launcher_, &why);
-    if (todo.empty()) set_.notes.push_back(why);
+    std::vector<std::string> entries = ir_.entryFunctions(launcher_, &why);
+    if (entries.empty()) set_.notes.push_back(why);
+    std::set<std::string> forward = closure(entries);
+    if (!backward_) return forward;
+    // Backward: from the backward methods of the autograd Functions the forward call reaches.
+    std::vector<std::string> backs;
+    const std::string suffix = ".forward";
+    for (const auto& f : forward) {
+      if (f.size() <= suffix.size() || f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+      std::string back = f.substr(0, f.size() - suffix.size()) + ".backward";
+      if (ir_.functions.count(back)) backs.push_back(back);
+    }
+    if (backs.empty() && !entries.empty()) {
+      set_.notes.push_back(fmt::format("direction = \"backward\", but '{}' reaches no torch.autograd.Function with a "
+                                       "backward method in this file",
+                                       launcher_));
+    }
+    return closure(backs);
+  }
+
+  // The functions `entries` call, directly or through helpers, aliases, autograd Functions
+  // and methods, with the entries themselves.
+  std::set<std::string> closure(std::vector<std::string> todo) {
+    std::set<std::string> seen;
     while (!todo.empty()) {
       std::string f = todo.back();
       todo.pop_back();
@@ -528,14 +549,15 @@ class Discoverer {
   const SourceText& src_;
   std::string launcher_;
   std::set<std::string> only_;
+  bool backward_ = false;
   TunableSet set_;
 };
 
 }  // namespace
 
 TunableSet discoverTunables(const ModuleIR& ir, const std::string& launcher,
-                            const std::vector<std::string>& only_kernels) {
-  return Discoverer(ir, launcher, only_kernels).run();
+                            const std::vector<std::string>& only_kernels, bool backward) {
+  return Discoverer(ir, launcher, only_kernels, backward).run();
 }
 
 nlohmann::json tunablesJson(const TunableSet& tunables) {

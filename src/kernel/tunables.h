@@ -70,8 +70,10 @@ struct TunableSet {
 
 // `launcher`: the launcher function's name; its launch sites and those of the functions it
 // calls (in this module) count. `only_kernels`: when not empty, other kernels are left alone.
+// `backward`: the sites of the backward methods of the autograd Functions the launcher
+// reaches (and what they call) count instead.
 TunableSet discoverTunables(const ModuleIR& ir, const std::string& launcher,
-                            const std::vector<std::string>& only_kernels);
+                            const std::vector<std::string>& only_kernels, bool backward = false);
 
 // The tunables as result.json and `analyze --json` list them.
 nlohmann::json tunablesJson(const TunableSet& tunables);

@@ -7,6 +7,7 @@ RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t ca
   r.launch.variant = variant;
   r.launch.variant.package = task.package.name;
   r.launch.launcher = task.launcher;
+  r.launch.direction = task.direction;
   r.launch.harness = task.harness;
   r.launch.search_path = {task.source.parent_path(), task.harness.parent_path()};
   if (!task.package.name.empty()) r.launch.search_path.push_back(task.package.root);

@@ -35,6 +35,8 @@ std::string taskHash(const Task& task, const TaskSources& sources) {
   h = fnv1a64(std::string(1, '\0') + task.launcher, h);
   h = fnv1a64(nlohmann::json(task.kernels).dump(), h);
   h = fnv1a64(check.dump(), h);
+  // Backward measures other kernels and other outputs: another task (forward keeps its hash).
+  if (task.direction != "forward") h = fnv1a64(std::string(1, '\0') + task.direction, h);
   return fmt::format("{:016x}", h);
 }
 

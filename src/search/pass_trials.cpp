@@ -182,7 +182,8 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
   }
   b->owned_ir = std::make_unique<ModuleIR>(buildModuleIR(*b->parsed, ctx.sources.importedKernels()));
   b->owned_tunables =
-      std::make_unique<TunableSet>(discoverTunables(*b->owned_ir, ctx.task.launcher, ctx.task.kernels));
+      std::make_unique<TunableSet>(
+          discoverTunables(*b->owned_ir, ctx.task.launcher, ctx.task.kernels, ctx.task.direction == "backward"));
   b->ir = b->owned_ir.get();
   b->tunables = b->owned_tunables.get();
   SpaceHints hints = state.hints;

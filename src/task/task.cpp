@@ -238,7 +238,8 @@ Task loadTask(const fs::path& path_in) {
     throw UserError(oneLine(fmt::format("{}:{}:{}: not valid TOML: {}", path.string(), where.line, where.column,
                                         std::string(e.description()))));
   }
-  rejectUnknown(root, path, {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature"}, "");
+  rejectUnknown(root, path,
+                {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature", "direction"}, "");
 
   Task task;
   task.path = path;
@@ -258,6 +259,13 @@ Task loadTask(const fs::path& path_in) {
                            task.launcher));
   }
   task.package = packageOf(task.source);
+  if (const toml::node* d = root.get("direction")) {
+    const auto* s = d->as_string();
+    if (!s || (s->get() != "forward" && s->get() != "backward")) {
+      fail(path, "key 'direction' must be \"forward\" or \"backward\"");
+    }
+    task.direction = s->get();
+  }
 
   const toml::node* cases = root.get("cases");
   if (!cases) fail(path, "missing key 'cases' (an array of tables, e.g. cases = [ { M = 4096 } ])");
@@ -367,6 +375,7 @@ nlohmann::json Task::toJson() const {
   j["launcher"] = launcher;
   j["cases"] = cases;
   if (!kernels.empty()) j["kernels"] = kernels;
+  if (direction != "forward") j["direction"] = direction;
   nlohmann::json c;
   if (check.rtol) c["rtol"] = *check.rtol;
   if (check.atol) c["atol"] = *check.atol;

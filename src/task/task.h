@@ -49,6 +49,10 @@ struct Task {
   SourcePackage package;                // the source's package, if it is in one
   std::vector<nlohmann::json> cases;    // each a JSON object of scalars
   std::vector<std::string> kernels;     // empty: every kernel the launcher launches
+  // "forward": the launcher's call is measured and its outputs checked. "backward": the
+  // gradients of its floating outputs are, computed by the backward of the autograd
+  // Functions it calls, and the kernels those launch are the ones tuned.
+  std::string direction = "forward";
   CheckSpec check;
   // kernel -> param -> Triton type ("*fp16", "i32", ...) as a string, or a constexpr's
   // value as an integer / boolean: lets `optimize` and `analyze` compile without a GPU.

@@ -16,10 +16,12 @@ nlohmann::json paths(const std::vector<std::filesystem::path>& ps) {
 nlohmann::json launchJson(const LaunchSpec& l) {
   nlohmann::json variant = {{"path", l.variant.path.string()}, {"module_name", l.variant.module_name}};
   if (!l.variant.package.empty()) variant["package"] = l.variant.package;
-  return {{"variant", variant},
-          {"launcher", l.launcher},
-          {"harness", l.harness.string()},
-          {"search_path", paths(l.search_path)}};
+  nlohmann::json j = {{"variant", variant},
+                      {"launcher", l.launcher},
+                      {"harness", l.harness.string()},
+                      {"search_path", paths(l.search_path)}};
+  if (l.direction != "forward") j["direction"] = l.direction;
+  return j;
 }
 
 nlohmann::json checkJson(const CheckArgs& c) {

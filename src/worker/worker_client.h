@@ -49,6 +49,7 @@ struct LaunchSpec {
   std::string launcher;
   std::filesystem::path harness;
   std::vector<std::filesystem::path> search_path;   // folders the variant and harness import from
+  std::string direction = "forward";                // or "backward": the gradients are run and checked
 };
 
 // How outputs are checked against the harness's reference.

@@ -78,7 +78,7 @@ class TaskTarget : public FuzzTarget {
     s.max_size = 4096;
     // docs/task-format.md: every key, the values it takes, and TOML's own syntax.
     s.dictionary = withUtf8Edges({
-        "name", "source", "launcher", "harness", "cases", "kernels", "check", "signature", "rtol", "atol",
+        "name", "source", "launcher", "harness", "cases", "kernels", "check", "signature", "direction", "rtol", "atol",
         "seeds", "reference_precision", "in_place", "\"k.py\"", "\"h.py\"", "\"sub\"", "\"../k.py\"",
         "\"/nonexistent\"", "\"launch\"", "\"float64\"", "\"as-is\"", "\"*fp16\"", "\"*kfp16\"", "\"i32\"",
         "\"u1\"", "\"B\"", "\"fp8e4nv\"", "\"tensordesc<fp16[64, 64]>\"", "\"tensordesc<fp16[]>\"", "[check]",

@@ -129,3 +129,76 @@ def test_in_place_index_beyond_the_inputs_is_a_task_error(worker, harness, tmp_p
     assert r["error"]["data"] == {"key": "check.in_place[1]", "index": 5, "inputs": 2}
     # The worker keeps serving.
     assert worker.call("echo", x=1)["ok"]
+
+
+SQUARE = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _fwd(x, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(x + offs, mask=offs < n)
+        tl.store(y + offs, v * v, mask=offs < n)
+
+    @triton.jit
+    def _bwd(x, dy, dx, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(x + offs, mask=offs < n)
+        g = tl.load(dy + offs, mask=offs < n)
+        tl.store(dx + offs, 2 * v * g, mask=offs < n)
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.empty_like(x)
+            _fwd[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+            ctx.save_for_backward(x)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            (x,) = ctx.saved_tensors
+            dx = torch.empty_like(x)
+            _bwd[(triton.cdiv(x.numel(), 256),)](x, dy.contiguous(), dx, x.numel(), BLOCK=256)
+            return dx
+
+    square = Square.apply
+''')
+
+SQUARE_HARNESS = textwrap.dedent('''
+    import torch
+
+    def make_inputs(case, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        return (torch.randn(case["n"], device="cuda", generator=g),)
+
+    def reference(x):
+        return x * x
+''')
+
+
+@pytest.mark.parametrize("name,subst,status", [
+    ("as_written", {}, "ok"),
+    ("wrong_gradient", {"2 * v * g": "2 * v * g + tl.where(offs == 5, 1.0, 0.0)"}, "wrong-result"),
+    ("forward_wrong_only", {"v * v, mask": "v * v + tl.where(offs == 9, 1.0, 0.0), mask"}, "wrong-result"),
+])
+def test_a_backward_task_checks_and_times_the_gradients(worker, tmp_path, name, subst, status):
+    text = SQUARE
+    for old, new in subst.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    h = tmp_path / "square_harness.py"
+    h.write_text(SQUARE_HARNESS)
+    r = worker.call("run", variant={"path": str(path), "module_name": f"tfv_sq_{name}"}, launcher="square",
+                    harness=str(h), case={"n": 100003}, seeds=[0, 1], check={}, timing={"budget_ms": 50},
+                    direction="backward")
+    assert r["ok"], r
+    res = r["result"]
+    assert res["status"] == status, res
+    if status == "ok":
+        assert res["timing"]["median_ms"] > 0
+        assert [k["name"] for k in res["kernels"]] == ["_bwd"]

@@ -248,6 +248,78 @@ TEST(LaunchPatterns, LocalBindingsAreFollowedOrNamedWithTheirLine) {
   EXPECT_EQ(why.find('\n'), why.size() - 1) << "one line: " << why;
 }
 
+const char* kWithBackward = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x * x, mask=offs < n)
+
+
+@triton.jit
+def _bwd(x_ptr, dy_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    dy = tl.load(dy_ptr + offs, mask=offs < n)
+    tl.store(dx_ptr + offs, 2 * x * dy, mask=offs < n)
+
+
+def _backward_launch(x, dy):
+    dx = torch.empty_like(x)
+    _bwd[(triton.cdiv(x.numel(), 256),)](x, dy, dx, x.numel(), BLOCK=256)
+    return dx
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return _backward_launch(x, dy)
+
+
+class ForwardOnly(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _fwd[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+
+
+square = Square.apply
+)";
+
+// direction = "backward": the kernels the backward methods launch (through helpers too) are
+// the ones tuned, not the forward's; a launcher reaching no backward says so.
+TEST(LaunchPatterns, ABackwardTaskTunesTheKernelsOfTheBackward) {
+  ParsedSource src = test::parseText(kWithBackward);
+  ModuleIR ir = buildModuleIR(src);
+  TunableSet fwd = discoverTunables(ir, "square", {});
+  ASSERT_EQ(fwd.sites.size(), 1u);
+  EXPECT_NE(fwd.find("_fwd.BLOCK"), nullptr);
+  EXPECT_EQ(fwd.find("_bwd.BLOCK"), nullptr);
+  TunableSet back = discoverTunables(ir, "square", {}, true);
+  ASSERT_EQ(back.sites.size(), 1u);
+  ASSERT_NE(back.find("_bwd.BLOCK"), nullptr);
+  EXPECT_TRUE(back.find("_bwd.BLOCK")->tunable);
+  EXPECT_EQ(back.find("_fwd.BLOCK"), nullptr);
+  TunableSet none = discoverTunables(ir, "ForwardOnly.apply", {}, true);
+  EXPECT_TRUE(none.sites.empty());
+  std::string all;
+  for (const auto& n : none.notes) all += n + "\n";
+  EXPECT_NE(all.find("reaches no torch.autograd.Function with a backward method"), std::string::npos) << all;
+}
+
 TEST(LaunchPatterns, KernelsImportedFromASiblingModuleAreTunedAtTheLaunch) {
   fs::path dir = test::tempDir("sibling");
   test::writeFile(dir / "ops" / "__init__.py", "");

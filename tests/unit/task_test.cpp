@@ -86,6 +86,14 @@ TEST_F(TaskFile, DefaultsWhenOptionalKeysAreMissing) {
   EXPECT_FALSE(t.check.rtol.has_value());
   EXPECT_EQ(t.check.seeds, 2);
   EXPECT_EQ(t.check.reference_precision, "float64");
+  EXPECT_EQ(t.direction, "forward");
+}
+
+TEST_F(TaskFile, DirectionBackwardIsReadAndRecorded) {
+  Task t = loadTask(write("name='a'\nsource='k.py'\nlauncher='launch'\nharness='h.py'\ncases=[{N=1}]\n"
+                          "direction='backward'\n"));
+  EXPECT_EQ(t.direction, "backward");
+  EXPECT_EQ(t.toJson()["direction"], "backward");
 }
 
 TEST_F(TaskFile, MissingKeys) {
@@ -205,6 +213,12 @@ TEST_F(TaskRefusal, CaseValueThatIsInfinite) {
 
 TEST_F(TaskRefusal, CaseValueInAnArrayThatIsInfinite) {
   expectRefused(std::string(kBase) + "cases=[{shape=[1.0, inf]}]\n", "key 'cases[0].shape[1]' must be a finite number, not inf");
+}
+
+TEST_F(TaskRefusal, DirectionThatIsNeitherForwardNorBackward) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\ndirection='sideways'\n",
+                "key 'direction' must be \"forward\" or \"backward\"");
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\ndirection=1\n", "key 'direction' must be \"forward\" or \"backward\"");
 }
 
 TEST_F(TaskRefusal, InPlaceIndexThatIsNegative) {

@@ -50,6 +50,16 @@ TEST(WorkerClient, RunRequestIsTheProtocolsRun) {
   EXPECT_FALSE(once["args"].contains("timing"));
 }
 
+TEST(WorkerClient, ABackwardTaskSaysSoInRunAndWarm) {
+  RunRequest r = aRun();
+  EXPECT_FALSE(toJson(r).contains("direction"));  // forward: the protocol as before
+  r.launch.direction = "backward";
+  EXPECT_EQ(toJson(r)["direction"], "backward");
+  WarmRequest w;
+  w.launch = r.launch;
+  EXPECT_EQ(toJson(w)["direction"], "backward");
+}
+
 TEST(WorkerClient, CompileRequestCarriesTheTargetOnce) {
   CompileRequest c;
   c.path = "/k.py";
