@@ -93,6 +93,9 @@ def dispatch(op, args):
     if op == "run":
         from .runner import op_run
         return op_run(args)
+    if op == "preload":
+        from .runner import op_preload
+        return op_preload(args)
     if op == "ceilings":
         from .runner import op_ceilings
         return op_ceilings(args)

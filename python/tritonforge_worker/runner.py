@@ -803,6 +803,18 @@ def _prepare(args):
     return harness, harness_path, module, launcher
 
 
+def op_preload(args):
+    """What a compile worker's first `warm` would pay before compiling anything, paid ahead:
+    the harness and the variant imported (with the packages they import: a real project's
+    import can take seconds), and the inputs of the cases the request lists (the core lists
+    none while the baseline is timed: that would be GPU work beside it)."""
+    t0 = time.time()
+    harness, harness_path, module, launcher = _prepare(args)
+    for case in args.get("cases") or []:
+        _case_inputs(harness, harness_path, case, 0)
+    return {"status": "ok", "seconds": time.time() - t0}
+
+
 def op_warm(args):
     """Compiles everything the launcher would launch for each case, without launching. A
     backward task runs the forward (its kernels launch) and compiles what the backward would."""

@@ -56,17 +56,35 @@ std::string Evaluator::noGpuReason() const {
   return why.empty() ? "no CUDA GPU is visible" : why;
 }
 
-int Evaluator::startCompilePool(int n) {
+int Evaluator::startCompilePool(int n, const std::optional<Variant>& preload) {
   if (n <= 0) return 0;
   WorkerOptions w = options_.worker;
   w.name = "compile worker";
   auto limit = timeLeft(compile_deadline_, w.start_timeout);
   if (!limit) return 0;
   w.start_timeout = *limit;
-  pool_ = std::make_unique<WorkerPool>(w, n);
+  auto pool = std::make_unique<WorkerPool>(w, n);
+  std::vector<WorkerReply> started = pool->startAll();
   int ok = 0;
-  for (const auto& r : pool_->startAll()) ok += r.ok() ? 1 : 0;
-  if (ok == 0) pool_.reset();
+  for (const auto& r : started) ok += r.ok() ? 1 : 0;
+  if (ok == 0) return 0;
+  if (preload) {
+    // Before the pool takes jobs: a worker is used by one thread at a time.
+    // Imports only: making inputs would put work on the GPU while the baseline is timed.
+    WarmRequest req;
+    req.launch = launchOf(*preload);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < pool->size(); ++i) {
+      if (!started[static_cast<size_t>(i)].ok()) continue;
+      threads.emplace_back([this, &pool, &req, i] {
+        if (auto left = timeLeft(compile_deadline_, options_.timeouts.warm)) {
+          WorkerClient(pool->worker(i), options_.timeouts).preload(req, *left);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  pool_ = std::move(pool);
   return ok;
 }
 

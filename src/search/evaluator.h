@@ -53,7 +53,10 @@ class Evaluator {
   std::string noGpuReason() const;
   // Starts `n` compile workers (in parallel) and waits for them, at most until the compile
   // deadline; returns how many answered (those that did not are stopped).
-  int startCompilePool(int n);
+  // With `preload`, each started worker then imports what the variant and the harness import
+  // (op preload, no GPU work), in parallel; a failed preload is ignored (the first compile
+  // reports the same failure as its own).
+  int startCompilePool(int n, const std::optional<Variant>& preload = std::nullopt);
   int compileWorkers() const { return pool_ ? pool_->size() : 0; }
 
   // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own

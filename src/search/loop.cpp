@@ -356,7 +356,13 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   int want = options.compile_workers > 0 ? options.compile_workers : defaultCompileWorkers();
   // Compile workers start (import torch and Triton) while the baseline is measured.
   std::thread pool_starter;
-  if (!tunables.active().empty()) pool_starter = std::thread([&evaluator, want] { evaluator.startCompilePool(want); });
+  // They also import what the kernel as written imports (a real project's package can take
+  // seconds), so that the first compiles do not pay it.
+  std::optional<Variant> as_written;
+  if (!tunables.active().empty()) as_written = evaluator.materialize(sources.source.source.text());
+  if (!tunables.active().empty()) {
+    pool_starter = std::thread([&evaluator, want, as_written] { evaluator.startCompilePool(want, as_written); });
+  }
   progress.status("measuring the kernel as written");
   try {
     measureBaseline(ctx, state);

@@ -187,6 +187,10 @@ CompileOutcome WorkerClient::warm(const WarmRequest& request, std::optional<std:
   return warmOutcomeFrom(std::move(r), limit);
 }
 
+WorkerReply WorkerClient::preload(const WarmRequest& request, std::chrono::milliseconds timeout) {
+  return process_.call("preload", toJson(request), timeout);
+}
+
 CaseMeasurement WorkerClient::run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout) {
   auto limit = pick(timeout, timeouts_.run);
   WorkerReply r = process_.call("run", toJson(request), limit);

@@ -133,6 +133,9 @@ class WorkerClient {
                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   CompileReply compile(const CompileRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   CompileOutcome warm(const WarmRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Imports the harness and the variant and makes each case's inputs, compiling nothing: a
+  // compile worker pays its first compile's imports while the baseline is measured.
+  WorkerReply preload(const WarmRequest& request, std::chrono::milliseconds timeout);
   CaseMeasurement run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   CeilingsReply ceilings(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

@@ -600,6 +600,32 @@ TEST(OptimizeLoop, ASlowFirstCallOfTheBaselineIsNoEstimateOfAMeasurement) {
   EXPECT_GE(ok, 3) << seen;
 }
 
+// Each compile worker imports what the kernel as written imports (op preload) as it starts,
+// before its first compile: a real project's package import is paid beside the baseline.
+TEST(OptimizeLoop, CompileWorkersPreloadBeforeTheirFirstCompile) {
+  fs::path dir = writeTask("preload");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  fs::path ops = test::tempDir("preload-ops") / "ops.jsonl";
+  o.evaluator.worker.env["TF_FAKE_OPS_LOG"] = ops.string();
+  o.budget_s = 30;
+  o.max_candidates = 6;
+  o.engine = "none";
+  o.started = std::chrono::steady_clock::now();
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_GE(r.measured, 3);
+  std::map<int, std::vector<std::string>> per_pid;
+  for (const auto& e : readLog(ops)) per_pid[e["pid"].get<int>()].push_back(e["op"].get<std::string>());
+  int compilers = 0;
+  for (const auto& [pid, seq] : per_pid) {
+    if (std::find(seq.begin(), seq.end(), "warm") == seq.end()) continue;
+    ++compilers;
+    EXPECT_EQ(seq.front(), "preload") << "worker " << pid << " compiled before it preloaded";
+  }
+  EXPECT_GE(compilers, 1);
+}
+
 // A block size that also sets the output's size: every value but the one as written fails
 // with the same wrong-shape error. The first round's failures changed both the block and the
 // warps, so the next round probes each alone; then only the block is frozen at its value as

@@ -12,6 +12,7 @@ Environment:
   TF_FAKE_GPU_LOG   append one JSON line per `run` ({"variant", "case", "budget_ms", "pid"})
   TF_FAKE_RUN_S     seconds each `run` sleeps (default 0.02)
   TF_FAKE_WARM_S    seconds each `warm` sleeps (default 0.01)
+  TF_FAKE_OPS_LOG   append one JSON line per warm / preload / run ({"op", "pid"})
   TF_FAKE_FIRST_RUN_S seconds the first `run` a process answers sleeps more (the first call of
                     the kernel as written, on the measurement worker, compiles it)
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
@@ -124,6 +125,10 @@ def op_run(args):
 
 
 def dispatch(op, args):
+    ops_log = os.environ.get("TF_FAKE_OPS_LOG")
+    if ops_log and op in ("warm", "preload", "run"):
+        with open(ops_log, "a") as f:
+            f.write(json.dumps({"op": op, "pid": os.getpid()}) + "\n")
     if op == "hello":
         info = real_dispatch("hello", dict(args, probe_torch=False))
         info["gpu"] = {"name": "Fake GPU", "cc": [9, 0], "sms": 132, "memory_bytes": 1 << 34,
@@ -134,6 +139,9 @@ def dispatch(op, args):
         return info
     if op == "warm":
         return op_warm(args)
+    if op == "preload":
+        time.sleep(float(os.environ.get("TF_FAKE_PRELOAD_S", "0")))
+        return {"status": "ok"}
     if op == "run":
         return op_run(args)
     if op == "ceilings":  # a fake GPU's ceilings, at once (the real op needs torch and a GPU)
