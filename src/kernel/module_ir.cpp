@@ -304,9 +304,8 @@ class Builder {
   }
 
   void addLaunch(const Node& n, const Node& sub, const Kernel& kernel, const std::string& function) {
-    const Kernel* k = &kernel;
     LaunchSite site;
-    site.kernel = k->name;
+    site.kernel = kernel.name;
     site.function = function;
     site.call = &n;
     site.grid = &sub["slice"];
@@ -316,7 +315,7 @@ class Builder {
         site.has_starred = true;
         break;
       }
-      if (i < k->params.size()) site.args.push_back({k->params[i].name, &a, true});
+      if (i < kernel.params.size()) site.args.push_back({kernel.params[i].name, &a, true});
       ++i;
     }
     for (const auto& kw : n["keywords"]) {
