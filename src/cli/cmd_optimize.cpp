@@ -130,9 +130,11 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   if (tunables.sites.empty()) {
     std::string why;
     for (const auto& n : tunables.notes) why += "; " + n;
-    throw UserError(fmt::format("{}: the launcher '{}' launches no @triton.jit kernel of this file or of the modules "
+    throw UserError(fmt::format("{}: {} '{}' launches no @triton.jit kernel of this file or of the modules "
                                 "of its package it imports{}",
-                                task.source.string(), task.launcher, why));
+                                task.source.string(),
+                                task.direction == "backward" ? "the backward of the launcher" : "the launcher",
+                                task.launcher, why));
   }
   // A --db that cannot be opened, or is not a results database, is an error now, before
   // anything is printed.
