@@ -72,6 +72,25 @@ TEST(Cli, TaskNamingAMissingLauncherOrHarnessFunction) {
   expectOneLineError("optimize " + (dir / "task.toml").string(), "softmax_harness.py defines no function 'reference'");
 }
 
+// A backward task whose launcher calls no autograd Function with a backward, and a launch
+// that cannot be followed: one line each, naming what and where, exit 2, nothing written.
+TEST(Cli, LaunchesThatCannotBeFollowedAreNamed) {
+  fs::path dir = copyExample("softmax");
+  std::string task = test::readFile(dir / "task.toml");
+  test::writeFile(dir / "task.toml", "direction = \"backward\"\n" + task);
+  expectOneLineError("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string(),
+                     "the backward of the launcher 'softmax' launches no @triton.jit kernel");
+  expectOneLineError("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string(),
+                     "reaches no torch.autograd.Function with a backward method");
+  test::writeFile(dir / "task.toml", task);
+  std::string source = test::readFile(dir / "softmax.py");
+  test::writeFile(dir / "softmax.py", std::regex_replace(source, std::regex("softmax_rows\\["),
+                                                         "getattr(sys.modules[__name__], 'softmax_rows')["));
+  expectOneLineError("optimize " + (dir / "task.toml").string() + " --out " + (dir / "out").string(),
+                     "`getattr(sys.modules[__name__], 'softmax_rows')[...](...)` launches a computed value");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 TEST(Cli, AnalyzeBadSources) {
   fs::path dir = test::tempDir("bad-src");
   test::writeFile(dir / "empty.py", "\n\n");
