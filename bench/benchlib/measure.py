@@ -222,6 +222,48 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
     return rec
 
 
+def _backward_rules():
+    """The worker's rules for backward tasks (python/tritonforge_worker/backward.py): the bench
+    checks and times a backward exactly as tritonforge does."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    from tritonforge_worker import backward
+    return backward
+
+
+def _variant_backward(label, make, first_call_timed, inputs, harness, case, refs_of, rtol, atol, timing):
+    """_variant for a backward task: the forward runs once, its gradients are checked against
+    the reference's (refs_of(indices, output gradients)) and the gradient computation alone is
+    timed, repeated on the one forward graph. Never raises except Fatal."""
+    bw = _backward_rules()
+    rec = {"status": "ok"}
+    try:
+        t0 = time.perf_counter()
+        fn = make()
+        idx = bw.grad_indices(harness, case, inputs)
+        t1 = time.perf_counter()
+        leaves, outs = bw.forward(fn, verify.clone(inputs), idx)
+        grads = bw.grad_outputs(harness, case, 0, outs)
+        got = bw.gradients(outs, leaves, idx, grads, retain_graph=True)
+        _sync()
+        t2 = time.perf_counter()
+        if first_call_timed:
+            rec["first_call_s"] = t2 - t1
+        rec["build_s"] = t1 - t0
+        rec["verify"] = verify.compare(got, refs_of(idx, grads), rtol, atol)
+        del got
+        rec["timing"] = time_fn(lambda: bw.gradients(outs, leaves, idx, grads, retain_graph=True), **timing)
+        rec["ms"] = rec["timing"]["median_ms"]
+    except Exception as exc:
+        if _is_fatal(exc):
+            raise Fatal(f"{label}: {type(exc).__name__}: {exc}") from exc
+        rec = {"status": "error", "message": f"{type(exc).__name__}: {str(exc).strip()[:600]}",
+               "traceback": traceback.format_exc()[-3000:]}
+    return rec
+
+
 def op_measure(args):
     import torch
     import triton
@@ -348,7 +390,8 @@ def op_measure_real(args):
     """One real-corpus kernel: for each case, the kernel as written (imported as its project
     imports it), tritonforge's optimized source (loaded by path, as tritonforge ran it), and the
     harness's vendor op where it names one; each verified against the float64 reference and
-    timed the same way."""
+    timed the same way. A backward task (direction = "backward"): their gradients instead (the
+    vendor's through autograd), checked and timed as tritonforge's worker does."""
     import torch
     spec = args["spec"]
     cache_dir = args.get("triton_cache_dir")
@@ -361,6 +404,7 @@ def op_measure_real(args):
         harness.DEVICE = "cpu"
     cases = [harness.SMALL_CASE] if args.get("small") else spec["cases"]
     in_place = spec.get("in_place") or []
+    backward = spec.get("direction") == "backward"
     result = {"cases": [], "vendor_name": getattr(harness, "VENDOR", None) if hasattr(harness, "vendor") else None,
               "peak": getattr(harness, "PEAK", None)}
     for case in cases:
@@ -370,13 +414,31 @@ def op_measure_real(args):
         inputs = harness.make_inputs(dict(case), 0)
         if not isinstance(inputs, (tuple, list)):
             inputs = (inputs,)
-        refs = verify.reference_outputs(harness, inputs, spec["reference_precision"])
-        _sync()
         rtol, atol = spec["rtol"], spec["atol"]
+        if backward:
+            # The reference gradients once per case: every variant draws the same output
+            # gradients (seed 0), as tritonforge's worker does.
+            grad_refs = {}
+
+            def refs_of(idx, grads, inputs=inputs, grad_refs=grad_refs):
+                if "refs" not in grad_refs:
+                    grad_refs["refs"] = _backward_rules().reference_gradients(
+                        harness, inputs, idx, grads, spec["reference_precision"] == "float64")
+                return grad_refs["refs"]
+
+            def measure(label, make, inputs=inputs, case=case, refs_of=refs_of):
+                return _variant_backward(label, make, True, inputs, harness, case, refs_of, rtol, atol, timing)
+            refs = None
+        else:
+            refs = verify.reference_outputs(harness, inputs, spec["reference_precision"])
+
+            def measure(label, make, inputs=inputs, refs=refs):
+                return _variant(label, make, True, inputs, refs, rtol, atol, timing)
+        _sync()
 
         def make_baseline():
             return _with_in_place(_resolve(_import_source(spec, "baseline"), spec["launcher"]), in_place)
-        entry["baseline"] = _variant("baseline", make_baseline, True, inputs, refs, rtol, atol, timing)
+        entry["baseline"] = measure("baseline", make_baseline)
 
         tf_source = args.get("tritonforge_source")
         if tf_source:
@@ -384,15 +446,15 @@ def op_measure_real(args):
                 _add_paths(spec)
                 mod = suite.load_module(tf_source, "tritonforge")
                 return _with_in_place(_resolve(mod, spec["launcher"]), in_place)
-            entry["tritonforge"] = _variant("tritonforge", make_tf, True, inputs, refs, rtol, atol, timing)
+            entry["tritonforge"] = measure("tritonforge", make_tf)
 
         if hasattr(harness, "vendor"):
             def make_vendor():
                 return _with_in_place(harness.vendor, in_place)
-            entry["vendor"] = _variant("vendor", make_vendor, True, inputs, refs, rtol, atol, timing)
+            entry["vendor"] = measure("vendor", make_vendor)
 
         result["cases"].append(entry)
-        del inputs, refs
+        del inputs, refs, measure
         gc.collect()
         if not INTERPRET:
             torch.cuda.empty_cache()

@@ -256,6 +256,7 @@ class RealSpec:
         self.atol = float(check.get("atol", 1e-3))
         self.reference_precision = check.get("reference_precision", "float64")
         self.in_place = list(check.get("in_place", []))
+        self.direction = task.get("direction", "forward")
         self.kernel = kernel
         self.module = manifest.module_name(kernel)
         self.pythonpath = manifest.pythonpath()
@@ -264,7 +265,7 @@ class RealSpec:
         return {"name": self.name, "dir": self.dir, "source": self.source, "harness": self.harness,
                 "launcher": self.launcher, "cases": self.cases, "rtol": self.rtol, "atol": self.atol,
                 "reference_precision": self.reference_precision, "in_place": self.in_place,
-                "module": self.module, "pythonpath": self.pythonpath, "real": True}
+                "direction": self.direction, "module": self.module, "pythonpath": self.pythonpath, "real": True}
 
 
 def all_real_names(manifest=None):

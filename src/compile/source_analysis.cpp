@@ -362,7 +362,9 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
   if (!launcher.empty()) launchers = {launcher};
   std::vector<std::string> only;
   if (!o.kernel.empty()) only.push_back(o.kernel);
-  for (const auto& l : launchers) tun[l] = tunablesJson(discoverTunables(ir, l, only));
+  // A backward task's tunables are its backward's (the kernels its optimize run tunes).
+  const bool backward = o.task && o.task->direction == "backward";
+  for (const auto& l : launchers) tun[l] = tunablesJson(discoverTunables(ir, l, only, backward));
   j["tunables"] = tun;
   return j;
 }
