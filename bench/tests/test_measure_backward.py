@@ -66,20 +66,39 @@ RUN = textwrap.dedent('''
 ''')
 
 
-def test_a_backward_task_checks_and_times_the_gradients(tmp_path):
-    (tmp_path / "square.py").write_text(SOURCE)
-    (tmp_path / "planted.py").write_text(SOURCE.replace("PLANTED = 0.0", "PLANTED = 0.01"))
+IN_PLACE = SOURCE.replace("return 2 * x * w * g + PLANTED, (x * x * g).sum(0)",
+                          "dw = (x * x * g).sum(0)\n        return g.mul_(2 * x * w), dw")
+
+
+def measure(tmp_path, tf_source):
     (tmp_path / "harness.py").write_text(HARNESS)
     spec = {"name": "square", "source": str(tmp_path / "square.py"), "harness": str(tmp_path / "harness.py"),
             "launcher": "Square.apply", "cases": [{"T": 6, "H": 10}], "rtol": 1e-6, "atol": 1e-6,
             "reference_precision": "float64", "in_place": [], "direction": "backward", "module": None,
             "pythonpath": []}
-    args = {"spec": spec, "small": True, "tritonforge_source": str(tmp_path / "planted.py")}
+    args = {"spec": spec, "small": True, "tritonforge_source": tf_source}
     env = dict(os.environ, TRITON_INTERPRET="1")
     r = subprocess.run([sys.executable, "-c", RUN, BENCH, json.dumps(args)], capture_output=True, text=True,
                        env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     (case,) = json.loads(r.stdout.strip().splitlines()[-1])["cases"]
+    return case
+
+
+# A backward that computes in place over its output gradient is right: the reference
+# gradients are computed from a copy of it.
+def test_a_backward_in_place_over_its_output_gradient_passes(tmp_path):
+    (tmp_path / "square.py").write_text(IN_PLACE)
+    (tmp_path / "same.py").write_text(IN_PLACE)
+    case = measure(tmp_path, str(tmp_path / "same.py"))
+    assert case["baseline"]["verify"]["passed"], case["baseline"]["verify"]
+    assert case["tritonforge"]["verify"]["passed"], case["tritonforge"]["verify"]
+
+
+def test_a_backward_task_checks_and_times_the_gradients(tmp_path):
+    (tmp_path / "square.py").write_text(SOURCE)
+    (tmp_path / "planted.py").write_text(SOURCE.replace("PLANTED = 0.0", "PLANTED = 0.01"))
+    case = measure(tmp_path, str(tmp_path / "planted.py"))
     assert case["baseline"]["status"] == "ok", case["baseline"]
     assert case["baseline"]["verify"]["passed"], case["baseline"]["verify"]
     assert case["baseline"]["ms"] > 0

@@ -905,7 +905,26 @@ def _run_backward(args, harness, harness_path, launcher):
         try:
             leaves, outs = bw.forward(launcher, work, idx, everything=forward_outputs)
             _wait_gpu(hang_s, f"forward (seed {seed})")
-            grads = bw.grad_outputs(harness.module, case, seed, outs)
+        except (FatalWorkerError, TaskError):
+            raise
+        except Exception as exc:
+            return _fail(_classify(exc), exc, f"forward (seed {seed})")
+        # The forward's outputs first (a backward may write over them): a backward task never
+        # hands back a forward that changed.
+        ref, _ = _case_reference(harness, harness_path, case, seed, "float64" if float64 else "as-is")
+        with torch.no_grad():
+            passed, details = _compare([o.detach() if isinstance(o, torch.Tensor) else o for o in forward_outputs],
+                                       _as_list(ref), rtol, atol)
+        if not passed:
+            result["status"] = "wrong-result"
+            result["verify"].update(passed=False, failed_seed=seed, reason="forward " + str(details.get("reason")))
+            break
+        grads = bw.grad_outputs(harness.module, case, seed, outs)
+        # The reference's copy: a backward may compute in place over its output gradient.
+        key = ("ref-grad", harness_path, json.dumps(case, sort_keys=True), seed, float64)
+        ref_grads = [g.clone() for g in grads]
+        refs = _CACHE.get(key, lambda: bw.reference_gradients(harness.module, _clone(inputs), idx, ref_grads, float64))
+        try:
             with _recording() as rec:
                 got = bw.gradients(outs, leaves, idx, grads)
             _wait_gpu(hang_s, f"backward (seed {seed})")
@@ -919,17 +938,6 @@ def _run_backward(args, harness, harness_path, launcher):
             result["status"] = "wrong-result"
             result["verify"].update(passed=False, failed_seed=seed, reason="the backward launched no Triton kernel")
             break
-        # The forward's outputs too: a backward task never hands back a forward that changed.
-        ref, _ = _case_reference(harness, harness_path, case, seed, "float64" if float64 else "as-is")
-        with torch.no_grad():
-            passed, details = _compare([o.detach() if isinstance(o, torch.Tensor) else o for o in forward_outputs],
-                                       _as_list(ref), rtol, atol)
-        if not passed:
-            result["status"] = "wrong-result"
-            result["verify"].update(passed=False, failed_seed=seed, reason="forward " + str(details.get("reason")))
-            break
-        key = ("ref-grad", harness_path, json.dumps(case, sort_keys=True), seed, float64)
-        refs = _CACHE.get(key, lambda: bw.reference_gradients(harness.module, _clone(inputs), idx, grads, float64))
         if out_sig is None:
             out_sig = _output_signature(got)
         passed, details = _compare(got, refs, rtol, atol)
