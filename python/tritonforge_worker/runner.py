@@ -883,6 +883,23 @@ def check_in_place(in_place, n_inputs):
             raise err
 
 
+def _note_errors(result, details):
+    """Folds one comparison's largest errors and applied tolerances into result["verify"]."""
+    v = result["verify"]
+    v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
+    v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
+    if details.get("tolerances"):
+        v["tolerances"] = details["tolerances"]
+
+
+def _mark_wrong(result, seed, reason, details=None):
+    """A wrong result at `seed`: the status, the reason and the first bad element."""
+    result["status"] = "wrong-result"
+    result["verify"].update(passed=False, failed_seed=seed, reason=reason)
+    if details and "first_bad" in details:
+        result["verify"]["first_bad"] = details["first_bad"]
+
+
 def _run_backward(args, harness, harness_path, launcher):
     """op_run for a backward task: the launcher's outputs and then the gradients of its
     floating outputs are checked against the reference's, and the backward alone is timed (on
@@ -916,8 +933,7 @@ def _run_backward(args, harness, harness_path, launcher):
             passed, details = _compare([o.detach() if isinstance(o, torch.Tensor) else o for o in forward_outputs],
                                        _as_list(ref), rtol, atol)
         if not passed:
-            result["status"] = "wrong-result"
-            result["verify"].update(passed=False, failed_seed=seed, reason="forward " + str(details.get("reason")))
+            _mark_wrong(result, seed, "forward " + str(details.get("reason")), details)
             break
         grads = bw.grad_outputs(harness.module, case, seed, outs)
         # The reference's copy: a backward may compute in place over its output gradient.
@@ -935,22 +951,14 @@ def _run_backward(args, harness, harness_path, launcher):
         if not kernels:
             kernels = _summarize_launches(rec, args.get("asm"))
         if not rec:
-            result["status"] = "wrong-result"
-            result["verify"].update(passed=False, failed_seed=seed, reason="the backward launched no Triton kernel")
+            _mark_wrong(result, seed, "the backward launched no Triton kernel")
             break
         if out_sig is None:
             out_sig = _output_signature(got)
         passed, details = _compare(got, refs, rtol, atol)
-        v = result["verify"]
-        v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
-        v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
-        if details.get("tolerances"):
-            v["tolerances"] = details["tolerances"]
+        _note_errors(result, details)
         if not passed:
-            result["status"] = "wrong-result"
-            v.update(passed=False, failed_seed=seed, reason="gradient " + str(details.get("reason")))
-            if "first_bad" in details:
-                v["first_bad"] = details["first_bad"]
+            _mark_wrong(result, seed, "gradient " + str(details.get("reason")), details)
             break
     result["kernels"] = kernels
     result["outputs"] = out_sig
@@ -1007,8 +1015,7 @@ def op_run(args):
         if not kernels:
             kernels = _summarize_launches(rec, args.get("asm"))
         if not rec:
-            result["status"] = "wrong-result"
-            result["verify"].update(passed=False, failed_seed=seed, reason="the launcher launched no Triton kernel")
+            _mark_wrong(result, seed, "the launcher launched no Triton kernel")
             break
         if out is None and in_place:
             outputs = [work[i] for i in in_place]
@@ -1018,11 +1025,7 @@ def op_run(args):
             out_sig = _output_signature(outputs)
         refs = _as_list(ref)
         passed, details = _compare(outputs, refs, rtol, atol)
-        v = result["verify"]
-        v["max_abs_err"] = max(v["max_abs_err"], details.get("max_abs_err", 0.0))
-        v["max_rel_err"] = max(v["max_rel_err"], details.get("max_rel_err", 0.0))
-        if details.get("tolerances"):
-            v["tolerances"] = details["tolerances"]
+        _note_errors(result, details)
         broken = poisoner.broken_guard() if passed else None
         if broken is not None:
             passed = False
@@ -1033,10 +1036,7 @@ def op_run(args):
                 passed = False
                 details["reason"] = f"input {changed[0]} was modified in place (the task declares no in-place output)"
         if not passed:
-            result["status"] = "wrong-result"
-            v.update(passed=False, failed_seed=seed, reason=details.get("reason"))
-            if "first_bad" in details:
-                v["first_bad"] = details["first_bad"]
+            _mark_wrong(result, seed, details.get("reason"), details)
             break
     result["kernels"] = kernels
     result["outputs"] = out_sig

@@ -101,3 +101,63 @@ def test_output_gradients_are_seeded_and_checked_against_the_outputs():
     assert not torch.equal(a[0], bw.grad_outputs(harness(), {}, 2, outs)[0])
     with pytest.raises(TaskError, match="one tensor per output"):
         bw.grad_outputs(harness(grad_outputs=lambda case, seed, outs: [torch.ones(4, 5)]), {}, 1, outs)
+
+
+def test_the_workers_backward_run_checks_forward_then_gradients(monkeypatch):
+    """runner._run_backward end to end on the CPU: the GPU waits are no-ops and a recorded
+    launch stands in for a Triton kernel. A backward working in place over its output gradient
+    passes (the reference uses a copy); a planted gradient fault and a forward fault fail with
+    their reasons."""
+    import contextlib
+
+    from tritonforge_worker import runner
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "_wait_gpu", lambda *a, **k: None)
+
+    @contextlib.contextmanager
+    def recording(warm_only=False):
+        yield ["a launch"]
+
+    monkeypatch.setattr(runner, "_recording", recording)
+    monkeypatch.setattr(runner, "_summarize_launches", lambda rec, asm=None: [{"name": "fake"}])
+
+    class Sq(torch.autograd.Function):
+        planted = 0.0
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g.mul_(2 * x) + Sq.planted
+
+    module = types.SimpleNamespace(
+        make_inputs=lambda case, seed: (torch.randn(64, generator=torch.Generator().manual_seed(seed)),),
+        reference=lambda x: x * x)
+
+    class Harness:
+        def __init__(self):
+            self.module = module
+
+        def make_inputs(self, case, seed):
+            return module.make_inputs(case, seed)
+
+        def work(self, case):
+            return {}
+
+    args = {"case": {"n": 64}, "seeds": [0, 1], "check": {}, "timing": {"enabled": False}}
+    r = runner._run_backward(args, Harness(), "/nonexistent/ok.py", Sq.apply)
+    assert r["status"] == "ok", r
+    assert r["verify"]["passed"]
+    Sq.planted = 1e-2
+    r = runner._run_backward(args, Harness(), "/nonexistent/grad.py", Sq.apply)
+    assert r["status"] == "wrong-result"
+    assert r["verify"]["reason"].startswith("gradient output 0")
+    Sq.planted = 0.0
+    r = runner._run_backward(args, Harness(), "/nonexistent/fwd.py", lambda x: Sq.apply(x) + 1e-2)
+    assert r["status"] == "wrong-result"
+    assert r["verify"]["reason"].startswith("forward output 0")
