@@ -118,6 +118,7 @@ class TaskTarget : public FuzzTarget {
     for (const auto& tol : {t.check.rtol, t.check.atol}) {
       if (tol && !(std::isfinite(*tol) && *tol >= 0)) return fmt::format("tolerance {}", *tol);
     }
+    if (t.direction != "forward" && t.direction != "backward") return "direction " + t.direction;
     if (t.check.reference_precision != "float64" && t.check.reference_precision != "as-is") {
       return "reference_precision " + t.check.reference_precision;
     }
