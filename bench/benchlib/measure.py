@@ -193,17 +193,17 @@ def _config_text(cfg):
     return " ".join(parts)
 
 
-def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
-    """Builds, runs once (verifies), times. Never raises except Fatal."""
+def _timed_variant(label, build, first_call_timed, rtol, atol, timing):
+    """build() -> (first, again): first() runs the variant once and returns (outputs, refs) to
+    verify; again() is the call that is timed. Never raises except Fatal."""
     import torch
     rec = {"status": "ok"}
     try:
         t0 = time.perf_counter()
-        fn = make()
-        work = verify.clone(inputs)
+        first, again = build()
         t1 = time.perf_counter()
         with torch.no_grad():
-            out = fn(*work)
+            out, refs = first()
         _sync()
         t2 = time.perf_counter()
         if first_call_timed:
@@ -212,7 +212,7 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
         rec["verify"] = verify.compare(out, refs, rtol, atol)
         del out
         with torch.no_grad():
-            rec["timing"] = time_fn(lambda: fn(*work), **timing)
+            rec["timing"] = time_fn(again, **timing)
         rec["ms"] = rec["timing"]["median_ms"]
     except Exception as exc:
         if _is_fatal(exc):
@@ -220,6 +220,15 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
         rec = {"status": "error", "message": f"{type(exc).__name__}: {str(exc).strip()[:600]}",
                "traceback": traceback.format_exc()[-3000:]}
     return rec
+
+
+def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
+    """Builds, runs once (verifies), times. Never raises except Fatal."""
+    def build():
+        fn = make()
+        work = verify.clone(inputs)
+        return (lambda: (fn(*work), refs)), (lambda: fn(*work))
+    return _timed_variant(label, build, first_call_timed, rtol, atol, timing)
 
 
 def _backward_rules():
@@ -236,33 +245,26 @@ def _backward_rules():
 def _variant_backward(label, make, first_call_timed, inputs, harness, case, refs_of, rtol, atol, timing):
     """_variant for a backward task: the forward runs once, its gradients are checked against
     the reference's (refs_of(indices, output gradients)) and the gradient computation alone is
-    timed, repeated on the one forward graph. Never raises except Fatal."""
+    timed, repeated on the one forward graph (autograd is switched on where it is needed, by
+    the rules themselves). Never raises except Fatal."""
     bw = _backward_rules()
-    rec = {"status": "ok"}
-    try:
-        t0 = time.perf_counter()
+    state = {}
+
+    def build():
         fn = make()
         idx = bw.grad_indices(harness, case, inputs)
-        t1 = time.perf_counter()
-        leaves, outs = bw.forward(fn, verify.clone(inputs), idx)
-        grads = bw.grad_outputs(harness, case, 0, outs)
-        refs = refs_of(idx, [g.clone() for g in grads])   # before a backward that works in place
-        got = bw.gradients(outs, leaves, idx, grads, retain_graph=True)
-        _sync()
-        t2 = time.perf_counter()
-        if first_call_timed:
-            rec["first_call_s"] = t2 - t1
-        rec["build_s"] = t1 - t0
-        rec["verify"] = verify.compare(got, refs, rtol, atol)
-        del got
-        rec["timing"] = time_fn(lambda: bw.gradients(outs, leaves, idx, grads, retain_graph=True), **timing)
-        rec["ms"] = rec["timing"]["median_ms"]
-    except Exception as exc:
-        if _is_fatal(exc):
-            raise Fatal(f"{label}: {type(exc).__name__}: {exc}") from exc
-        rec = {"status": "error", "message": f"{type(exc).__name__}: {str(exc).strip()[:600]}",
-               "traceback": traceback.format_exc()[-3000:]}
-    return rec
+
+        def first():
+            leaves, outs = bw.forward(fn, verify.clone(inputs), idx)
+            grads = bw.grad_outputs(harness, case, 0, outs)
+            refs = refs_of(idx, [g.clone() for g in grads])   # before a backward that works in place
+            state.update(leaves=leaves, outs=outs, grads=grads)
+            return bw.gradients(outs, leaves, idx, grads, retain_graph=True), refs
+
+        def again():
+            bw.gradients(state["outs"], state["leaves"], idx, state["grads"], retain_graph=True)
+        return first, again
+    return _timed_variant(label, build, first_call_timed, rtol, atol, timing)
 
 
 def op_measure(args):
