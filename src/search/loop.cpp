@@ -358,9 +358,8 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   std::thread pool_starter;
   // They also import what the kernel as written imports (a real project's package can take
   // seconds), so that the first compiles do not pay it.
-  std::optional<Variant> as_written;
-  if (!tunables.active().empty()) as_written = evaluator.materialize(sources.source.source.text());
   if (!tunables.active().empty()) {
+    Variant as_written = evaluator.materialize(sources.source.source.text());
     pool_starter = std::thread([&evaluator, want, as_written] { evaluator.startCompilePool(want, as_written); });
   }
   progress.status("measuring the kernel as written");
