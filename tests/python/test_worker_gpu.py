@@ -184,7 +184,7 @@ SQUARE_HARNESS = textwrap.dedent('''
     ("wrong_gradient", {"2 * v * g": "2 * v * g + tl.where(offs == 5, 1.0, 0.0)"}, "wrong-result"),
     ("forward_wrong_only", {"v * v, mask": "v * v + tl.where(offs == 9, 1.0, 0.0), mask"}, "wrong-result"),
     # Right, computed over its output gradient: the reference must use its own copy of it.
-    ("in_place_over_dy", {"dx = torch.empty_like(x)\n": "dy = dy.contiguous()\n            dx = dy\n"}, "ok"),
+    ("in_place_over_dy", {"dx = torch.empty_like(x)\n": "dy = dy.contiguous()\n        dx = dy\n"}, "ok"),
 ])
 def test_a_backward_task_checks_and_times_the_gradients(worker, tmp_path, name, subst, status):
     text = SQUARE
