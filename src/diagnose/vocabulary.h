@@ -50,6 +50,7 @@ enum class PassName {
   kTensorCores,
   kMemoryHints,
   kVectorize,
+  kExp2,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

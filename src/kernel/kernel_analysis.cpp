@@ -308,6 +308,7 @@ class Analyzer {
     for (const auto& kw : e["keywords"]) expr(kw["value"], depth);
     auto arg = [&](size_t i) -> std::optional<Shape> { return i < args.size() ? args[i] : std::nullopt; };
 
+    if (f == "exp") facts_.calls_exp = true;
     if (f == "arange") {
       const Node* end = argOrKw(e, 1, "end");
       const Node* start = argOrKw(e, 0, "start");

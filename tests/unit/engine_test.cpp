@@ -137,6 +137,25 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
   EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
 }
 
+// Attention (dots and tl.exp): the exp2 fold is tried whatever bounds the kernel; a GEMM
+// without an exp never gets it.
+TEST_F(RuleEngineTest, DotKernelsWithExpTryTheExp2Fold) {
+  auto proposesExp2 = [&](FindingKind kind) {
+    EngineOutput out = rules_->propose(input({finding(kind)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "exp2") return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(proposesExp2(FindingKind::kComputeBound));
+  set_.facts["mm"].calls_exp = true;
+  EXPECT_TRUE(proposesExp2(FindingKind::kComputeBound));
+  EXPECT_TRUE(proposesExp2(FindingKind::kLatencyBound));
+  EXPECT_TRUE(proposesExp2(FindingKind::kRegisterSpills));
+  set_.facts["mm"].dots.clear();
+  EXPECT_FALSE(proposesExp2(FindingKind::kComputeBound));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {

@@ -371,5 +371,18 @@ def rms_norm(x, eps=1e-6):
   EXPECT_GE(set.facts.at("_rms").reductions, 1);
 }
 
+// The static facts say which kernels call tl.exp (the rule engine offers them the exp2 fold).
+TEST(KernelFacts, CallsExpIsSeenInAttentionNotInAMatmul) {
+  WorkerProcess parser(test::workerOptions(false));
+  auto facts = [&](const char* rel, const char* launcher, const char* kernel) {
+    ParsedSource src = parseFile(parser, test::sourceDir() / rel, "source");
+    ModuleIR ir = buildModuleIR(src, nullptr);
+    TunableSet set = discoverTunables(ir, launcher, {});
+    return set.facts.at(kernel);
+  };
+  EXPECT_TRUE(facts("bench/kernels/attention/attention.py", "attention", "attention_fwd_kernel").calls_exp);
+  EXPECT_FALSE(facts("bench/kernels/matmul_fp16/matmul_fp16.py", "matmul", "matmul_kernel").calls_exp);
+}
+
 }  // namespace
 }  // namespace tf
