@@ -59,6 +59,7 @@ const char* toString(PassName p) {
     case PassName::kMemoryHints: return "memory-hints";
     case PassName::kVectorize: return "vectorize";
     case PassName::kExp2: return "exp2";
+    case PassName::kOnlineSoftmax: return "online-softmax";
   }
   return "?";
 }
@@ -76,7 +77,8 @@ const std::vector<PassName>& allPassNames() {
   static const std::vector<PassName> all = {
       PassName::kRetile,     PassName::kLaunch,     PassName::kAutotune,    PassName::kGroupedOrder,
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
-      PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2};
+      PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
+      PassName::kOnlineSoftmax};
   return all;
 }
 

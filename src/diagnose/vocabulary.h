@@ -51,6 +51,7 @@ enum class PassName {
   kMemoryHints,
   kVectorize,
   kExp2,
+  kOnlineSoftmax,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

@@ -263,7 +263,20 @@ class RuleEngine final : public ReasoningEngine {
     if (dots && callsExp(in, f.kernel)) {
       addPass(in, out, f, PassName::kExp2, "exp2 with log2(e) folded into the score scale: a multiplication less per score");
     }
+    // A max loop then a sum-of-exp loop over one row (cross-entropy, softmax): one read of
+    // the row instead of two.
+    if (!dots && callsExp(in, f.kernel) && loopsOf(in, f.kernel) >= 2) {
+      addPass(in, out, f, PassName::kOnlineSoftmax, "the max and the sum of exponentials in one loop: one read of the row");
+    }
     for (PassName s : f.suggestions) addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", toString(s)));
+  }
+
+  static int loopsOf(const EngineInput& in, const std::string& kernel) {
+    int n = 0;
+    for (const auto& [k, facts] : in.tunables->facts) {
+      if (kernel.empty() || k == kernel) n = std::max(n, facts.loops);
+    }
+    return n;
   }
 
   static bool callsExp(const EngineInput& in, const std::string& kernel) {

@@ -114,6 +114,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeMemoryHintsPass());
     v.push_back(makeVectorizePass());
     v.push_back(makeExp2Pass());
+    v.push_back(makeOnlineSoftmaxPass());
     return v;
   }();
   return passes;

@@ -156,6 +156,28 @@ TEST_F(RuleEngineTest, DotKernelsWithExpTryTheExp2Fold) {
   EXPECT_FALSE(proposesExp2(FindingKind::kComputeBound));
 }
 
+// A row kernel with two loops and an exp (cross-entropy): one read through online-softmax.
+TEST_F(RuleEngineTest, LoopedExpKernelsWithoutDotsTryOnlineSoftmax) {
+  auto proposes = [&](std::vector<EngineDiagnosis> d) {
+    EngineOutput out = rules_->propose(input(std::move(d)));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "online-softmax") return true;
+    }
+    return false;
+  };
+  EngineDiagnosis mem{"mm", Bottleneck::kMemoryBound, {}};
+  mem.findings.push_back(finding(FindingKind::kMemoryBound).findings[0]);
+  set_.facts["mm"].dots.clear();
+  set_.facts["mm"].calls_exp = true;
+  set_.facts["mm"].loops = 2;
+  EXPECT_TRUE(proposes({mem}));
+  set_.facts["mm"].loops = 1;
+  EXPECT_FALSE(proposes({mem}));
+  set_.facts["mm"].loops = 2;
+  set_.facts["mm"].calls_exp = false;
+  EXPECT_FALSE(proposes({mem}));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {

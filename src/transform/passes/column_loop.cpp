@@ -109,8 +109,8 @@ class ColumnLoopPass : public Pass {
         const Node& operand = online->max_red->at("args")[0];
         std::set<size_t> needed;
         collectNeeded(ctx, stmts, i, operand, &needed);
-        std::string m = fresh("row_max"), m_new = fresh("row_max_new"), sum = fresh("row_sum"),
-                    chunk = fresh("row_chunk");
+        std::string m = fresh("row_max"), m_new = fresh("row_max_new"), m_safe = fresh("row_max_safe"),
+                    sum = fresh("row_sum"), chunk = fresh("row_chunk");
         std::string fn = online->exp_fn;
         std::vector<std::string> lines_out = {
             fmt::format("# column-loop: the row is processed {} columns at a time, in {} passes (max and sum online)",
@@ -128,8 +128,11 @@ class ColumnLoopPass : public Pass {
           lines_out.push_back(u + fmt::format("{} = {}", chunk, values));
         }
         lines_out.push_back(u + fmt::format("{} = {}.maximum({}, {}.max({}, axis=0))", m_new, tl, m, tl, chunk));
+        // A chunk of -inf only (masked logits) while the max is still -inf: inf - inf would
+        // make the sum NaN where the whole-row form gave exp(-inf - max) = 0.
+        lines_out.push_back(u + fmt::format("{} = {}.where({} == float(\"-inf\"), 0.0, {})", m_safe, tl, m_new, m_new));
         lines_out.push_back(u + fmt::format("{} = {} * {}.{}({} - {}) + {}.sum({}.{}({} - {}), axis=0)", sum, sum, tl, fn,
-                                            m, m_new, tl, tl, fn, chunk, m_new));
+                                            m, m_safe, tl, tl, fn, chunk, m_safe));
         lines_out.push_back(u + fmt::format("{} = {}", m, m_new));
         result_of[online->max_red] = m;
         result_of[online->sum_red] = sum;

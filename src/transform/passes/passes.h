@@ -19,5 +19,6 @@ std::unique_ptr<Pass> makeTensorCoresPass();
 std::unique_ptr<Pass> makeMemoryHintsPass();
 std::unique_ptr<Pass> makeVectorizePass();
 std::unique_ptr<Pass> makeExp2Pass();
+std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 
 }  // namespace tf

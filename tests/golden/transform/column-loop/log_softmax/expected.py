@@ -17,7 +17,8 @@ def log_softmax_rows(out_ptr, in_ptr, n_cols, stride, BLOCK: tl.constexpr):
         mask = cols < n_cols
         x = tl.load(in_ptr + row * stride + cols, mask=mask, other=float("-inf")).to(tl.float32)
         row_max_new = tl.maximum(row_max, tl.max(x, axis=0))
-        row_sum = row_sum * tl.exp(row_max - row_max_new) + tl.sum(tl.exp(x - row_max_new), axis=0)
+        row_max_safe = tl.where(row_max_new == float("-inf"), 0.0, row_max_new)
+        row_sum = row_sum * tl.exp(row_max - row_max_safe) + tl.sum(tl.exp(x - row_max_safe), axis=0)
         row_max = row_max_new
     m = row_max
     total = row_sum

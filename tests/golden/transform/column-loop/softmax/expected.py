@@ -17,7 +17,8 @@ def softmax_rows(out_ptr, in_ptr, n_cols, in_stride, out_stride, BLOCK: tl.const
         mask = cols < n_cols
         x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=float("-inf"))
         row_max_new = tl.maximum(row_max, tl.max(x, axis=0))
-        row_sum = row_sum * tl.exp(row_max - row_max_new) + tl.sum(tl.exp(x - row_max_new), axis=0)
+        row_max_safe = tl.where(row_max_new == float("-inf"), 0.0, row_max_new)
+        row_sum = row_sum * tl.exp(row_max - row_max_safe) + tl.sum(tl.exp(x - row_max_safe), axis=0)
         row_max = row_max_new
     for col_start in range(0, n_cols, BLOCK):
         cols = col_start + tl.arange(0, BLOCK)
