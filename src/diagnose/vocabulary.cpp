@@ -58,6 +58,7 @@ const char* toString(PassName p) {
     case PassName::kTensorCores: return "tensor-cores";
     case PassName::kMemoryHints: return "memory-hints";
     case PassName::kVectorize: return "vectorize";
+    case PassName::kCausalSplit: return "causal-split";
   }
   return "?";
 }
@@ -75,7 +76,8 @@ const std::vector<PassName>& allPassNames() {
   static const std::vector<PassName> all = {
       PassName::kRetile,     PassName::kLaunch,     PassName::kAutotune,    PassName::kGroupedOrder,
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
-      PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize};
+      PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize,
+      PassName::kCausalSplit};
   return all;
 }
 

@@ -50,6 +50,7 @@ enum class PassName {
   kTensorCores,
   kMemoryHints,
   kVectorize,
+  kCausalSplit,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

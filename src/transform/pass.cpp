@@ -113,6 +113,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeTensorCoresPass());
     v.push_back(makeMemoryHintsPass());
     v.push_back(makeVectorizePass());
+    v.push_back(makeCausalSplitPass());
     return v;
   }();
   return passes;

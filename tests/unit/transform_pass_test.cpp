@@ -79,7 +79,7 @@ TEST(PassRegistry, TheCatalogue) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"retile", "launch", "autotune", "grouped-order", "rows-per-program",
                                              "column-loop", "split-k", "persistent", "tensor-cores", "memory-hints",
-                                             "vectorize"}));
+                                             "vectorize", "causal-split"}));
   EXPECT_EQ(findPass("unroll"), nullptr);
 }
 

@@ -18,5 +18,6 @@ std::unique_ptr<Pass> makePersistentPass();
 std::unique_ptr<Pass> makeTensorCoresPass();
 std::unique_ptr<Pass> makeMemoryHintsPass();
 std::unique_ptr<Pass> makeVectorizePass();
+std::unique_ptr<Pass> makeCausalSplitPass();
 
 }  // namespace tf
