@@ -60,6 +60,7 @@ const char* toString(PassName p) {
     case PassName::kVectorize: return "vectorize";
     case PassName::kExp2: return "exp2";
     case PassName::kOnlineSoftmax: return "online-softmax";
+    case PassName::kCausalSplit: return "causal-split";
   }
   return "?";
 }
@@ -78,7 +79,7 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRetile,     PassName::kLaunch,     PassName::kAutotune,    PassName::kGroupedOrder,
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
-      PassName::kOnlineSoftmax};
+      PassName::kOnlineSoftmax, PassName::kCausalSplit};
   return all;
 }
 

@@ -52,6 +52,7 @@ enum class PassName {
   kVectorize,
   kExp2,
   kOnlineSoftmax,
+  kCausalSplit,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

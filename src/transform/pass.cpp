@@ -115,6 +115,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeVectorizePass());
     v.push_back(makeExp2Pass());
     v.push_back(makeOnlineSoftmaxPass());
+    v.push_back(makeCausalSplitPass());
     return v;
   }();
   return passes;

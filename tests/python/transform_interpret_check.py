@@ -122,6 +122,45 @@ def add(mod, n):
     return close(mod.add(x, y), x + y, 0, 0)
 
 
+def _attention_inputs(B, H, S, D):
+    return tuple(torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+
+
+def _launch_attention(mod, q, k, v, block_m, block_n, **extra):
+    """The kernel launched with other tiles than its launcher writes."""
+    import triton
+
+    B, H, S, D = q.shape
+    out = torch.empty_like(q)
+    grid = (triton.cdiv(S, block_m), B * H)
+    mod.causal_attention_kernel[grid](q, k, v, out, S, 1.0 / math.sqrt(D), q.stride(1), q.stride(2),
+                                      HEAD_DIM=D, BLOCK_M=block_m, BLOCK_N=block_n, **extra)
+    return out
+
+
+# Row tiles smaller than, equal to and larger than the key tiles: the split point
+# (pid * BLOCK_M) // BLOCK_N * BLOCK_N falls inside a row block, on it, and below it.
+ATTENTION_TILES = ((16, 32), (16, 16), (32, 16))
+
+
+def causal_attention(mod, B, H, S, D):
+    q, k, v = _attention_inputs(B, H, S, D)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
+    outs = [mod.causal_attention(q, k, v)] + [_launch_attention(mod, q, k, v, bm, bn) for bm, bn in ATTENTION_TILES]
+    return all(close(out, ref, 1e-2, 1e-2) for out in outs)
+
+
+def window_attention(mod, B, H, S, D, window=48):
+    """Each row sees the `window` keys up to itself."""
+    q, k, v = _attention_inputs(B, H, S, D)
+    i = torch.arange(S)
+    allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=allowed)
+    outs = [mod.causal_attention(q, k, v, window)]
+    outs += [_launch_attention(mod, q, k, v, bm, bn, WINDOW=window) for bm, bn in ATTENTION_TILES]
+    return all(close(out, ref, 1e-2, 1e-2) for out in outs)
+
+
 CASES = {
     "retile/matmul_tiles": (matmul, (100, 136, 72)),
     "grouped-order/matmul_tuple_grid": (matmul, (300, 136, 72)),
@@ -154,6 +193,10 @@ CASES = {
     "column-loop/softmax_masked_head": (softmax_masked, (3, 9000)),
     "online-softmax/cross_entropy": (cross_entropy, (3, 3000)),
     "online-softmax/softmax_three_loops": (softmax_half_masked, (3, 3000)),
+    "causal-split/suite_named_mask": (causal_attention, (1, 2, 80, 16)),
+    "causal-split/tl_range_exp2": (causal_attention, (1, 2, 80, 16)),
+    "causal-split/tutorial_additive": (causal_attention, (1, 2, 80, 16)),
+    "causal-split/window_offset_start": (window_attention, (1, 2, 80, 16)),
 }
 
 if __name__ == "__main__":

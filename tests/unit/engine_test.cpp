@@ -132,9 +132,39 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
   for (const auto& p : out.proposals) {
     if (p.kind == Proposal::Kind::kPass) passes[p.pass] = p.params;
   }
-  ASSERT_EQ(passes.size(), 2u);
+  ASSERT_EQ(passes.size(), 3u);
   EXPECT_TRUE(passes.count("grouped-order"));
   EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
+  EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
+}
+
+// causal-split is tried on kernels with a dot inside a loop (attention's key loop) that are
+// compute- or latency-bound; the pass itself refuses where there is no causal mask.
+TEST_F(RuleEngineTest, DotLoopsComputeOrLatencyBoundTryCausalSplit) {
+  auto causalSplitFor = [&](FindingKind kind) {
+    int n = 0;
+    for (const auto& p : rules_->propose(input({finding(kind)})).proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "causal-split") {
+        EXPECT_EQ(p.kernel, "mm");
+        EXPECT_EQ(p.findings, std::vector<std::string>{"F1"});
+        ++n;
+      }
+    }
+    return n;
+  };
+  EXPECT_EQ(causalSplitFor(FindingKind::kComputeBound), 1);
+  EXPECT_EQ(causalSplitFor(FindingKind::kLatencyBound), 1);
+  EXPECT_EQ(causalSplitFor(FindingKind::kMemoryBound), 0);
+  EXPECT_EQ(causalSplitFor(FindingKind::kLongStalls), 0);
+  // A dot outside any loop (one tile product per program) has no key loop to split.
+  set_.facts["mm"].dots[0].in_loop = false;
+  EXPECT_EQ(causalSplitFor(FindingKind::kComputeBound), 0);
+  EXPECT_EQ(causalSplitFor(FindingKind::kLatencyBound), 0);
+  // Switched off: not proposed.
+  set_.facts["mm"].dots[0].in_loop = true;
+  EngineInput in = input({finding(FindingKind::kComputeBound)});
+  in.passes = {"grouped-order", "tensor-cores"};
+  for (const auto& p : rules_->propose(in).proposals) EXPECT_NE(p.pass, "causal-split");
 }
 
 // Attention (dots and tl.exp): the exp2 fold is tried whatever bounds the kernel; a GEMM

@@ -20,5 +20,6 @@ std::unique_ptr<Pass> makeMemoryHintsPass();
 std::unique_ptr<Pass> makeVectorizePass();
 std::unique_ptr<Pass> makeExp2Pass();
 std::unique_ptr<Pass> makeOnlineSoftmaxPass();
+std::unique_ptr<Pass> makeCausalSplitPass();
 
 }  // namespace tf
