@@ -166,6 +166,19 @@ def markdown(doc):
                 f"| {_f(t.get('roofline_pct'), '{:.0f}%')} | {_f(tf.get('wall_s'), '{:.1f}')}{budget} | {_f(cand, '{}')} "
                 f"| {_f(_ms(a))} | {_f(a.get('speedup'), '{:.2f}x')} | {_f(a.get('tuning_s'), '{:.1f}')} "
                 f"| {k.get('vendor_name', '')} | {_f(vms)}{v_note} | {_f(vms / tfms if vms and tfms else None, '{:.2f}')} |")
+    made = []
+    for name, k in doc.get("kernels", {}).items():
+        tf = k.get("tritonforge", {})
+        if k.get("status") != "done" or tf.get("status") != "improved":
+            continue
+        passes = [p.split(" (")[0].removeprefix("pass ") for p in tf.get("passes") or []]
+        changes = tf.get("best_changes") or {}
+        config = " ".join(f"{a.split('.', 1)[-1]}={b}" for a, b in sorted(changes.items()))
+        made.append(f"- {name}: " + (f"passes {' -> '.join(passes)}" if passes else "no pass")
+                    + (f"; {config}" if config else ""))
+    if made:
+        lines += ["", "## What made each result", "", "Passes the loop kept, in the order it stacked them, then the "
+                  "parameters of the best candidate (result.json of each kernel has the trace).", ""] + made
     s = doc.get("summary") or {}
     if s:
         lines += ["", "## Against the targets", ""]

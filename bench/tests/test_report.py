@@ -98,6 +98,17 @@ def test_markdown_has_one_row_per_kernel_and_the_summary():
     assert "NVIDIA H200" in md and "4.00 TB/s" in md
 
 
+def test_markdown_traces_each_result_to_its_passes():
+    entry = report.derive(_entry("mm", "fp16", 1.2e12, 4e9, 8.0, 2.0, 2.2, 2.05), CEIL)
+    entry["tritonforge"].update(status="improved", passes=["pass exp2 (P2) on base 0", "pass causal-split (P5) on base 1"],
+                                best_changes={"mm.BLOCK_M": 128, "mm.num_warps": 8})
+    doc = {"environment": {}, "ceilings": CEIL, "kernels": {"mm": entry}, "runs": [], "args": {}}
+    md = report.markdown(doc)
+    assert "- mm: passes exp2 -> causal-split; BLOCK_M=128 num_warps=8" in md.splitlines()
+    entry["tritonforge"].update(passes=[], best_changes={"mm.BLOCK_M": 64})
+    assert "- mm: no pass; BLOCK_M=64" in report.markdown(doc).splitlines()
+
+
 def _load_run():
     path = os.path.join(suite.BENCH_DIR, "run")
     loader = importlib.machinery.SourceFileLoader("bench_run_script", path)
