@@ -8,6 +8,7 @@
 # tests (the GPU-labelled tests: carry build/tests/tf_gpu_tests too; $TF_GTEST_FILTER narrows
 # them), bench:<args> (bench/run, arguments comma separated),
 # script:<path>[,args] (any GPU script of the repo, its first argument the output folder).
+# BENCH_SEED=DIR adds the bench steps' results to an earlier call's (see below).
 # Needs build/tritonforge.
 set -u
 cd "$(dirname "$0")/.."
@@ -58,6 +59,9 @@ step_tests() {
 }
 
 BENCH_RUNS=0
+# BENCH_SEED=DIR: a results folder of an earlier call (its results.json, kernels/) that this
+# call's bench steps add to, so one table can be measured over several device calls.
+if [ -n "${BENCH_SEED:-}" ] && [ -d "$BENCH_SEED" ]; then mkdir -p "$WORK/bench" && cp -r "$BENCH_SEED"/. "$WORK/bench/"; fi
 step_bench() {
   BENCH_RUNS=$((BENCH_RUNS + 1))
   local log="$WORK/bench-$BENCH_RUNS.log"
