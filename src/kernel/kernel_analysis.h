@@ -41,6 +41,9 @@ struct KernelFacts {
   int loops = 0;
   bool loop_has_load = false;
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
+  // The shape of the value each tl.store call stores (positional value), where inferred:
+  // a descriptor store needs a value of exactly its block shape.
+  std::map<const Node*, Shape> store_values;
   std::vector<std::string> notes;
 };
 
