@@ -330,6 +330,7 @@ class Analyzer {
     }
     if (f == "store") {
       ++facts_.stores;
+      if (auto v = arg(1)) facts_.store_values[&e] = *v;
       return Shape{};
     }
     if (f.rfind("atomic_", 0) == 0) {

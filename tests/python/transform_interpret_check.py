@@ -45,6 +45,14 @@ def matmul(mod, M, N, K):
     return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + extra)
 
 
+def matmul_lower(mod, M, N, K):
+    """A kernel that writes the lower triangle only: the rest of its output is left as it was."""
+    a, b = torch.randn(M, K, generator=gen).half(), torch.randn(K, N, generator=gen).half()
+    out, ref = mod.matmul(a, b), a.float() @ b.float()
+    lower = torch.ones(M, N, dtype=torch.bool).tril()
+    return close(out[lower], ref[lower], 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+
+
 def softmax(mod, M, N):
     x = torch.randn(M, N, generator=gen) * 3
     return close(mod.softmax(x), torch.softmax(x.double(), -1), 1e-4, 1e-6)
@@ -173,7 +181,13 @@ CASES = {
     "persistent/matmul_1d_derived": (matmul, (200, 136, 72)),
     "persistent/softmax_tiles_param": (softmax, (37, 100)),
     "persistent/add_1d": (add, (5000,)),
+    "persistent/matmul_warp_specialize": (matmul, (200, 136, 72)),
+    "persistent/descriptors_flatten_warp_specialize": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_loads": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),
+    "tensor-cores/descriptor_store_named_pointer": (matmul, (300, 136, 72)),
+    "tensor-cores/keep_store_mask_not_bounds": (matmul_lower, (100, 136, 72)),
     "tensor-cores/block_pointer_loads": (matmul, (100, 136, 72)),
     "autotune/bake_second_config": (matmul, (100, 136, 72)),
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),

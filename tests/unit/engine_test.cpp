@@ -124,18 +124,64 @@ TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
   for (const auto& p : out.proposals) EXPECT_NE(p.pass, "persistent");
 }
 
-TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderAndTmaLoads) {
+// Grouped order, TMA descriptor loads, then a persistent kernel (in that order, so that the
+// persistent proposal stacks on a descriptor base when the loads win): one program per SM,
+// flatten and warp_specialize left to the loop's variants.
+TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsAndPersistent) {
   EngineDiagnosis d{"mm", Bottleneck::kComputeBound, {}};
   d.findings.push_back(finding(FindingKind::kComputeBound).findings[0]);
   EngineOutput out = rules_->propose(input({d}));
+  std::vector<std::string> order;
   std::map<std::string, nlohmann::json> passes;
   for (const auto& p : out.proposals) {
-    if (p.kind == Proposal::Kind::kPass) passes[p.pass] = p.params;
+    if (p.kind != Proposal::Kind::kPass) continue;
+    order.push_back(p.pass);
+    passes[p.pass] = p.params;
+    EXPECT_EQ(p.kernel, "mm");
   }
-  ASSERT_EQ(passes.size(), 3u);
-  EXPECT_TRUE(passes.count("grouped-order"));
-  EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
+  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "causal-split"}));
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
+  EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
+  EXPECT_EQ(passes.at("persistent"), (nlohmann::json{{"programs_per_sm", 1}}));
+  // Switched off, it is not proposed; the others still are.
+  EngineInput in = input({d});
+  in.passes = {"grouped-order", "tensor-cores"};
+  out = rules_->propose(in);
+  for (const auto& p : out.proposals) EXPECT_NE(p.pass, "persistent");
+}
+
+// A persistent proposal for a kernel without a dot searches programs per SM, as before
+// flatten and warp_specialize were parameters.
+TEST(RuleEnginePersistent, WithoutADotProgramsPerSmAreSearched) {
+  TunableSet set;
+  Tunable b;
+  b.kernel = "add_kernel";
+  b.param = "BLOCK";
+  b.id = "add_kernel.BLOCK";
+  b.role = TunableRole::kBlock;
+  b.value = 1024;
+  set.items.push_back(b);
+  set.facts["add_kernel"] = KernelFacts{};
+  Space space(set, SpaceHints{});
+  EngineInput in;
+  in.tunables = &set;
+  in.space = &space;
+  in.best = Config{{"add_kernel.BLOCK", 1024}};
+  for (PassName p : allPassNames()) in.passes.push_back(toString(p));
+  EngineFinding f;
+  f.id = "F1";
+  f.kind = FindingKind::kTailEffect;
+  f.kernel = "add_kernel";
+  f.suggestions = {PassName::kPersistent};
+  in.diagnosis = {EngineDiagnosis{"add_kernel", Bottleneck::kBalanced, {f}}};
+  EngineOutput out = makeRuleEngine()->propose(in);
+  int persistent = 0;
+  for (const auto& p : out.proposals) {
+    if (p.kind != Proposal::Kind::kPass || p.pass != "persistent") continue;
+    ++persistent;
+    EXPECT_EQ(p.params, (nlohmann::json{{"flatten", 0}, {"warp_specialize", 0}}));
+  }
+  EXPECT_EQ(persistent, 1);
 }
 
 // causal-split is tried on kernels with a dot inside a loop (attention's key loop) that are

@@ -424,6 +424,65 @@ TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
   EXPECT_NEAR(r.speedup, 1.0 / *best.objective, 0.1 / *best.objective);  // the pass's gain, confirmed
 }
 
+// Two passes proposed together every round, as the rule engine proposes tensor-cores and
+// persistent for a compute-bound matmul: whichever wins the first round becomes the base, and
+// the other, proposed again on it, is applied on top of it and wins there too.
+class StackingEngine final : public ReasoningEngine {
+ public:
+  std::string name() const override { return "test-stacking"; }
+  EngineOutput propose(const EngineInput&) override {
+    EngineOutput out;
+    for (const char* pass : {"fast-comment", "stack-comment"}) {
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = pass;
+      p.kernel = "add_kernel";
+      out.proposals.push_back(p);
+    }
+    return out;
+  }
+};
+
+class StackingPasses final : public PassApplier {
+ public:
+  StackingPasses() : PassApplier({}) {}
+
+ protected:
+  std::vector<std::string> known() const override { return {"fast-comment", "stack-comment"}; }
+  PassApplication rewrite(const PassRequest& r) override {
+    std::string mark = r.pass == "fast-comment" ? "# fast" : "# stacked";
+    PassApplication out;
+    if (r.source.find(mark) != std::string::npos) {
+      out.message = "already applied";
+      return out;
+    }
+    out.status = PassApplication::Status::kApplied;
+    out.source = r.source + "\n" + mark + "\n";
+    return out;
+  }
+};
+
+TEST(OptimizeLoop, APassProposedWithTheWinnerIsAppliedOnTheNewBase) {
+  fs::path dir = writeTask("stacking");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<StackingEngine>();
+  o.passes = std::make_shared<StackingPasses>();
+  o.max_candidates = 40;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  ASSERT_EQ(r.bases.size(), 3u);
+  // Each pass won once; the second winner was applied on base 1 (the first's output).
+  bool fast_first = r.bases[1].rfind("pass fast-comment ", 0) == 0;
+  EXPECT_EQ(r.bases[fast_first ? 2 : 1].rfind("pass stack-comment ", 0), 0u) << r.bases[1] << " / " << r.bases[2];
+  EXPECT_NE(r.bases[1].find("on base 0"), std::string::npos) << r.bases[1];
+  EXPECT_NE(r.bases[2].find("on base 1"), std::string::npos) << r.bases[2];
+  ASSERT_GE(r.best, 0);
+  EXPECT_EQ(r.candidates[static_cast<size_t>(r.best)].base, 2);
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+  EXPECT_NE(r.best_source.find("# stacked"), std::string::npos);
+}
+
 class RefusingEngine final : public ReasoningEngine {
  public:
   std::string name() const override { return "test-refusals"; }

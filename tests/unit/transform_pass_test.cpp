@@ -230,6 +230,17 @@ TEST(PassVariants, APassesOwnParametersAreSearchedDefaultFirst) {
   EXPECT_EQ(applier.paramVariants("split-k", {{"split", 8}}, 4), (std::vector<nlohmann::json>{{{"split", 8}}}));
   EXPECT_EQ(applier.paramVariants("column-loop", nlohmann::json::object(), 2).size(), 2u);
   EXPECT_EQ(applier.paramVariants("memory-hints", nlohmann::json::object(), 4).size(), 1u);  // nothing to search
+  // The rule engine's persistent proposal for a dot kernel fixes one program per SM: the four
+  // variants are flatten x warp_specialize, the plain loop first.
+  auto p = applier.paramVariants("persistent", {{"programs_per_sm", 1}}, 4);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 0}, {"warp_specialize", 0}}));
+  EXPECT_EQ(p[1], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 0}, {"warp_specialize", 1}}));
+  EXPECT_EQ(p[3], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 1}, {"warp_specialize", 1}}));
+  // Descriptor loads are tried with the store kept and as a descriptor store.
+  EXPECT_EQ(applier.paramVariants("tensor-cores", {{"loads", "descriptor"}}, 4),
+            (std::vector<nlohmann::json>{{{"loads", "descriptor"}, {"stores", "keep"}},
+                                         {{"loads", "descriptor"}, {"stores", "descriptor"}}}));
 }
 
 }  // namespace tf

@@ -4,7 +4,8 @@ hello, parse and compile are the real worker's (PYTHONPATH holds the package); `
 `run` and `ceilings` answer at once with made-up but deterministic results:
 
   time_ms   = 1 + (FNV-1a of the variant's text) % 1000 / 1000, per case scaled by the case's
-              "scale" (default 1); halved when the source contains "# fast"
+              "scale" (default 1); halved when the source contains "# fast", quartered for
+              each "# stacked" line (passes that pay on top of each other)
   failures  = variants whose hash % 23 == 0 fail to compile (compile-error)
   outputs   = one float32 tensor of shape [N] (N from the case)
 
@@ -112,6 +113,7 @@ def op_run(args):
     t *= float(case.get("scale", 1))
     if b"# fast" in text:
         t *= 1.5 if _slow_case(case) else 0.5
+    t *= 0.25 ** text.count(b"# stacked")
     n = int(case.get("N", 1024))
     wrong = os.environ.get("TF_FAKE_WRONG_SHAPE")
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):

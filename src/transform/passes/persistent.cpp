@@ -7,6 +7,9 @@
 // row-major). <tiles> is the original grid written in the kernel's terms (its parameters),
 // or, failing that, a new `num_tiles` parameter the launcher passes. Launcher: the SM count
 // is read once before the grid, and the grid becomes (min(num_sms, <tiles>),).
+// `flatten=1` / `warp_specialize=1` write the tile loop as tl.range(..., flatten=True,
+// warp_specialize=True). Tensor descriptors that read only the kernel's parameters (what
+// tensor-cores makes) move above the tile loop: made once per program, not once per tile.
 #include <fmt/format.h>
 
 #include "transform/pass_context.h"
@@ -33,9 +36,15 @@ class PersistentPass : public Pass {
         {"programs_per_sm", PassParamKind::kInt, "1", false, 1, 32, false, {}, "programs per SM (occupancy)"},
         {"flatten", PassParamKind::kInt, "0", false, 0, 1, false, {},
          "1: tl.range(..., flatten=True), so the compiler pipelines across tiles"},
+        {"warp_specialize", PassParamKind::kInt, "0", false, 0, 1, false, {},
+         "1: tl.range(..., warp_specialize=True), producer and consumer warps (Hopper and later)"},
     };
+    // Measured on the H200 (fp16 8192x4096x4096, persistent over TMA descriptors, 128x256x64):
+    // 0.4076 ms as a plain loop, 0.4015 ms flattened and warp-specialized (cuBLAS 0.3962).
+    // Whether either pays depends on the kernel: the loop measures them.
     for (auto& p : info_.params) {
       if (p.name == "programs_per_sm") p.search = {"1", "2", "4"};
+      if (p.name == "flatten" || p.name == "warp_specialize") p.search = {"0", "1"};
     }
   }
   const PassInfo& info() const override { return info_; }
@@ -84,10 +93,13 @@ class PersistentPass : public Pass {
       tiles.push_back(*t);
     }
     std::string tl = ctx.tl();
-    std::string range_open = args.integer("flatten") ? tl + ".range(" : "range(";
-    std::string range_close = args.integer("flatten") ? ", flatten=True)" : ")";
+    bool flatten = args.integer("flatten") != 0, ws = args.integer("warp_specialize") != 0;
+    std::string range_open = flatten || ws ? tl + ".range(" : "range(";
+    std::string range_close = std::string(flatten ? ", flatten=True" : "") + (ws ? ", warp_specialize=True" : "") + ")";
     std::string u = ctx.indentUnit();
     int ppsm = static_cast<int>(args.integer("programs_per_sm"));
+    SourceEditor ed(ctx.text().text());
+    std::string hoisted = hoistDescriptors(ctx, ed, first_index);
     std::vector<std::string> lines = {
         fmt::format("# persistent: about {} per SM; each loops over tiles, stepping by the grid size",
                     ppsm == 1 ? "one program" : fmt::format("{} programs", ppsm))};
@@ -103,9 +115,8 @@ class PersistentPass : public Pass {
       lines.push_back(fmt::format("{}{} = {} // {}", u, p0->name, tid, nn));
       lines.push_back(fmt::format("{}{} = {} % {}", u, p1->name, tid, nn));
     }
-    SourceEditor ed(ctx.text().text());
     Range first_lines = ctx.lineRange(*first);
-    ed.replace(first_lines, joinLines(lines, ctx.bodyIndent()));
+    ed.replace(first_lines, hoisted + joinLines(lines, ctx.bodyIndent()));
     if (second) ed.replace(ctx.lineRange(*second), "");
     auto last = nodePos(body.back());
     ed.indent({first_lines.end, ctx.lineRange(last->line, last->end_line).end}, u);
@@ -162,6 +173,47 @@ class PersistentPass : public Pass {
   }
 
  private:
+  // Removes the top-level `x = tl.make_tensor_descriptor(...)` statements after the program ids
+  // whose arguments are kernel parameters (with the comment lines right above them) and
+  // returns their text, to go above the tile loop.
+  static std::string hoistDescriptors(const PassContext& ctx, SourceEditor& ed, int first_index) {
+    const Node& body = ctx.body();
+    std::string out;
+    for (size_t i = static_cast<size_t>(first_index) + 1; i < body.size(); ++i) {
+      const Node& s = body[i];
+      if (!isType(s, "Assign") || s["targets"].size() != 1 || !isType(s["targets"][0], "Name") ||
+          !ctx.isTlCall(s["value"], "make_tensor_descriptor")) {
+        continue;
+      }
+      bool params = true;
+      for (const auto& a : s["value"]["args"]) forEachName(a, [&](const Node& n) {
+        params = params && ctx.kernel->param(n["id"].get<std::string>());
+      });
+      for (const auto& kw : s["value"]["keywords"]) forEachName(kw["value"], [&](const Node& n) {
+        params = params && ctx.kernel->param(n["id"].get<std::string>());
+      });
+      std::string name = s["targets"][0]["id"].get<std::string>();
+      int binds = 0;
+      walk(body, [&](const Node& n) {
+        if (isType(n, "Name") && n["id"] == name && n["ctx"] == "Store") ++binds;
+        return true;
+      });
+      if (!params || binds != 1) continue;
+      int from = nodePos(s)->line;
+      int prev_end = nodePos(body[i - 1])->end_line;
+      auto comment = [&](int line) {
+        std::string_view l = ctx.text().line(line);
+        size_t c = l.find_first_not_of(" \t");
+        return c != std::string_view::npos && l[c] == '#';
+      };
+      while (from - 1 > prev_end && comment(from - 1)) --from;
+      Range r = ctx.lineRange(from, nodePos(s)->end_line);
+      out += std::string(ctx.text().text().substr(r.begin, r.end - r.begin));
+      ed.replace(r, "");
+    }
+    return out;
+  }
+
   PassInfo info_;
 };
 

@@ -8,14 +8,26 @@
 //   loads=block-pointer                        the same tiles through tl.make_block_ptr (bounds by
 //                                              boundary_check; Triton 3.6 lowers these to ordinary
 //                                              loads on sm_90, so this is a readability rewrite)
+//   stores=descriptor                          the output tile stored through a tensor descriptor,
+//                                              desc.store([row, col], value): TMA clips what lies
+//                                              past the tensor, so the bounds mask goes
+//                                              (stores=keep, the default, leaves the store)
 //
+// Loads and stores go through one matcher (matchTilePointer + matchBoundsMask): a 2-D tile
+// `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. A store
+// it does not recognize is kept (a note says why) while the rest of the rewrite applies.
 // A change that loses precision (tf32, bf16x3, a down-cast) needs the task's tolerances and
 // is refused unless both rtol and atol are at least 4x the unit roundoff it introduces.
-// Descriptor loads need rows that are contiguous and 16-byte aligned: the launcher asserts it,
-// and sets the allocator in-kernel descriptors need.
+// Descriptors need rows that are contiguous and 16-byte aligned: the launcher asserts it for
+// every tensor read or written through one, and sets the allocator in-kernel descriptors need.
+// A descriptor that reads only kernel parameters is made once, at the top level of the body
+// (so outside a persistent kernel's tile loop); any other just before its use.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cassert>
 #include <cmath>
+#include <cstdint>
 
 #include "transform/pass_context.h"
 #include "transform/passes/passes.h"
@@ -23,15 +35,31 @@
 namespace tf {
 namespace {
 
-// A tile load the descriptor rewrite understands: base + R[:, None] * S0 + C[None, :] * S1.
-struct TileLoad {
-  const Node* stmt = nullptr;      // `a = tl.load(...)`
+// A 2-D tile access the descriptor rewrites understand, load or store:
+//   base + R[:, None] * S0 + C[None, :] * S1, masked by exactly (R[:, None] < E0) & (C[None, :] < E1)
+// with R and C index vectors `start + tl.arange(0, TILE)`.
+struct TileAccess {
+  const Node* stmt = nullptr;      // `a = tl.load(...)` / `tl.store(...)`
   const Node* call = nullptr;
+  const Node* use = nullptr;       // the statement a descriptor must come before (the K loop for loads)
+  const Node* value = nullptr;     // stores: the value stored
   std::string base;                // the pointer parameter
   std::string stride[2];           // "1" when implicit
+  std::string index[2];            // the index vectors' names
   std::string offset[2];           // the tile's start along each dimension
   std::string tile[2];             // block sizes
   std::string extent[2];           // from the mask
+  // What the rewritten code reads again, kept alive: the descriptor its tiles and extents, the
+  // access its starts.
+  std::vector<const Node*> shape_reads, start_reads;
+  std::string descriptor;          // its descriptor's name, once made
+};
+
+// The loop that holds the dots (the K loop), and the top-level statement it is in: itself,
+// or the tile loop of a persistent kernel around it.
+struct DotLoop {
+  const Node* loop = nullptr;
+  const Node* top = nullptr;
 };
 
 double unitRoundoff(const std::string& what) {
@@ -46,8 +74,8 @@ class TensorCoresPass : public Pass {
  public:
   TensorCoresPass() {
     info_.name = "tensor-cores";
-    info_.summary = "Dot input precision, operand down-casts (only where the tolerances allow), and TMA tensor-"
-                    "descriptor (or block-pointer) loads of the dot's tiles.";
+    info_.summary = "Dot input precision, operand down-casts (only where the tolerances allow), TMA tensor-"
+                    "descriptor (or block-pointer) loads of the dot's tiles, and descriptor stores of the output tile.";
     info_.preconditions = {
         "the kernel calls tl.dot",
         "precision / cast: a lossy choice needs the task's rtol and atol (--task or --rtol/--atol), each at least "
@@ -55,8 +83,11 @@ class TensorCoresPass : public Pass {
         "operands, so it is refused when the signature says they are 16-bit",
         "loads: the dot's operands are loaded in the K loop as tl.load(base + r[:, None] * s0 + c[None, :] * s1, "
         "mask=(r[:, None] < M) & (c[None, :] < K), other=0), with r and c built as start + tl.arange(0, TILE)",
-        "loads=descriptor: the launcher passes the strides as x.stride(i) (it asserts contiguous, 16-byte "
-        "aligned rows) and imports torch",
+        "stores=descriptor: a store tl.store(base + r[:, None] * s0 + c[None, :] * s1, value, mask=(r[:, None] < "
+        "M) & (c[None, :] < N)) whose mask is exactly the bounds of its own index vectors and whose value has the "
+        "tile's shape; any other store is kept as written",
+        "descriptors: the launcher passes the strides as x.stride(i) (it asserts contiguous, 16-byte aligned rows) "
+        "and imports torch",
     };
     info_.params = {
         {"precision", PassParamKind::kChoice, "", false, 0, 0, false, {"tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"},
@@ -64,13 +95,22 @@ class TensorCoresPass : public Pass {
         {"cast", PassParamKind::kChoice, "", false, 0, 0, false, {"fp16", "bf16"}, "down-cast the dot's operands"},
         {"loads", PassParamKind::kChoice, "", false, 0, 0, false, {"descriptor", "block-pointer"},
          "load the operand tiles through TMA descriptors or block pointers"},
+        {"stores", PassParamKind::kChoice, "keep", false, 0, 0, false, {"keep", "descriptor"},
+         "descriptor: store the output tile through a TMA descriptor (the bounds mask is implied)"},
     };
+    // Measured on the H200 (fp16 8192x4096x4096): a descriptor store of the output tile is part
+    // of the fastest persistent kernel, but its staging buffer takes shared memory that 4
+    // stages of 128x256x64 then lack. Which wins depends on the configuration: both are tried.
+    for (auto& p : info_.params) {
+      if (p.name == "stores") p.search = {"keep", "descriptor"};
+    }
   }
   const PassInfo& info() const override { return info_; }
 
   PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
-    if (!args.has("precision") && !args.has("cast") && !args.has("loads")) {
-      return refuse("tensor-cores needs precision=, cast= or loads=");
+    bool descriptor_stores = args.text("stores") == "descriptor";
+    if (!args.has("precision") && !args.has("cast") && !args.has("loads") && !descriptor_stores) {
+      return refuse("tensor-cores needs precision=, cast=, loads= or stores=descriptor");
     }
     std::vector<const Node*> dots;
     walk(ctx.body(), [&](const Node& n) {
@@ -121,10 +161,23 @@ class TensorCoresPass : public Pass {
         }
       }
     }
+    std::vector<TileAccess> loads, stores;
     if (args.has("loads")) {
       std::string why;
-      if (!rewriteLoads(ctx, ed, dots, args.text("loads") == "descriptor", &out, &why)) return refuse(why);
+      if (!matchLoads(ctx, dots, &loads, &why)) return refuse(why);
     }
+    if (descriptor_stores) {
+      std::vector<std::string> kept;
+      stores = matchStores(ctx, &kept);
+      // Only the store part is given up: the loads and the dot's changes still apply.
+      bool others = args.has("precision") || args.has("cast") || args.has("loads");
+      if (stores.empty() && !others) {
+        return refuse(kept.empty() ? fmt::format("{} has no tl.store", ctx.kernel->name) : kept.front());
+      }
+      for (const auto& k : kept) out.notes.push_back("stores=descriptor: the store is kept as written (" + k + ")");
+    }
+    std::string why;
+    if (!rewriteAccesses(ctx, ed, loads, stores, args.text("loads") == "descriptor", &out, &why)) return refuse(why);
     out.applied = true;
     out.source = ed.apply();
     return out;
@@ -171,7 +224,7 @@ class TensorCoresPass : public Pass {
     return out;
   }
 
-  // --- tile loads -------------------------------------------------------------------------
+  // --- tile accesses ---------------------------------------------------------------------
 
   // Splits an Add tree into its terms.
   static void terms(const Node& e, std::vector<const Node*>* out) {
@@ -208,66 +261,69 @@ class TensorCoresPass : public Pass {
     return found;
   }
 
+  // The value of a name the kernel binds exactly once (no `+=`, no loop over it), bound before
+  // `before`; nullptr otherwise. A pointer advanced in the loop (`a_ptrs += ...`) is not one.
+  static const Node* boundOnce(const PassContext& ctx, const std::string& name, size_t before) {
+    int binds = 0;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Name") && n["id"] == name && n["ctx"] == "Store") ++binds;
+      return true;
+    });
+    if (binds != 1) return nullptr;
+    const Node* d = definition(ctx, name, before);
+    return d ? &d->at("value") : nullptr;
+  }
+
   // An index vector `start + tl.arange(0, T)` (or through one name bound to the arange).
-  static bool indexVector(const PassContext& ctx, const std::string& v, size_t before, std::string* start,
-                          std::string* tile) {
+  static bool indexVector(const PassContext& ctx, const std::string& v, size_t before, TileAccess* t, int d) {
     const Node* def = definition(ctx, v, before);
     if (!def) return false;
-    auto arange = [&](const Node& e, std::string* t) -> bool {
-      if (ctx.isTlCall(e, "arange") && e["args"].size() == 2 && intLiteral(e["args"][0]) == 0) {
-        *t = ctx.slice(e["args"][1]);
-        return true;
-      }
+    auto arange = [&](const Node& e) -> bool {
+      const Node* call = &e;
       if (isType(e, "Name")) {
-        const Node* d = definition(ctx, e["id"].get<std::string>(), ctx.range(*def).begin);
-        if (d && ctx.isTlCall(d->at("value"), "arange") && d->at("value")["args"].size() == 2 &&
-            intLiteral(d->at("value")["args"][0]) == 0) {
-          *t = ctx.slice(d->at("value")["args"][1]);
-          return true;
-        }
+        const Node* n = definition(ctx, e["id"].get<std::string>(), ctx.range(*def).begin);
+        call = n ? &n->at("value") : nullptr;
       }
-      return false;
+      if (!call || !ctx.isTlCall(*call, "arange") || (*call)["args"].size() != 2 ||
+          intLiteral((*call)["args"][0]) != 0) {
+        return false;
+      }
+      t->tile[d] = ctx.slice((*call)["args"][1]);
+      t->shape_reads.push_back(&(*call)["args"][1]);
+      return true;
     };
     const Node& e = def->at("value");
-    if (arange(e, tile)) {
-      *start = "0";
+    if (arange(e)) {
+      t->offset[d] = "0";
       return true;
     }
     if (!isType(e, "BinOp") || !isType(e["op"], "Add")) return false;
-    if (arange(e["right"], tile)) {
-      *start = ctx.slice(e["left"]);
-      return true;
-    }
-    if (arange(e["left"], tile)) {
-      *start = ctx.slice(e["right"]);
+    for (auto [tile, start] : {std::pair{"right", "left"}, std::pair{"left", "right"}}) {
+      if (!arange(e[tile])) continue;
+      t->offset[d] = ctx.slice(e[start]);
+      t->start_reads.push_back(&e[start]);
       return true;
     }
     return false;
   }
 
-  static bool parseTileLoad(const PassContext& ctx, const Node& stmt, TileLoad* t, std::string* why) {
-    const Node& call = stmt["value"];
-    t->stmt = &stmt;
-    t->call = &call;
-    int line = nodePos(stmt)->line;
-    if (call["args"].size() != 1) {
-      *why = fmt::format("line {}: the load passes mask / other positionally", line);
-      return false;
-    }
-    for (const auto& kw : call["keywords"]) {
-      std::string k = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "**";
-      if (k == "mask") continue;
-      if (k == "other" && (intLiteral(kw["value"]) == 0 ||
-                           (isType(kw["value"], "Constant") && kw["value"]["vt"] == "float" && kw["value"]["value"] == 0.0))) {
-        continue;
+  // The pointer `base + r[:, None] * s0 + c[None, :] * s1` (or a name bound once to it), for
+  // the access `what` ("load", "store") on line `line`.
+  static bool matchTilePointer(const PassContext& ctx, const Node& pointer, size_t before, const char* what, int line,
+                               TileAccess* t, std::string* why) {
+    const Node* ptr = &pointer;
+    if (isType(*ptr, "Name") && !ctx.kernel->param((*ptr)["id"].get<std::string>())) {
+      if (const Node* v = boundOnce(ctx, (*ptr)["id"].get<std::string>(), before)) {
+        ptr = v;
+        before = ctx.range(*v).begin;
       }
-      *why = fmt::format("line {}: the load passes {}=... (descriptor loads pad with zeros and take no hints)", line, k);
-      return false;
     }
+    std::string shape_why =
+        fmt::format("line {}: the {}'s pointer is not base + rows[:, None] * s0 + cols[None, :] * s1", line, what);
     std::vector<const Node*> ts;
-    terms(call["args"][0], &ts);
+    terms(*ptr, &ts);
     if (ts.size() != 3) {
-      *why = fmt::format("line {}: the load's pointer is not base + rows[:, None] * s0 + cols[None, :] * s1", line);
+      *why = shape_why;
       return false;
     }
     bool dims_seen[2] = {false, false};
@@ -297,23 +353,26 @@ class TensorCoresPass : public Pass {
       dims_seen[bi->second] = true;
       int d = bi->second;
       t->stride[d] = stride;
-      if (!indexVector(ctx, bi->first, ctx.range(stmt).begin, &t->offset[d], &t->tile[d])) {
+      t->index[d] = bi->first;
+      if (!indexVector(ctx, bi->first, before, t, d)) {
         *why = fmt::format("line {}: '{}' is not start + tl.arange(0, TILE)", line, bi->first);
         return false;
       }
     }
     if (t->base.empty() || !dims_seen[0] || !dims_seen[1]) {
-      *why = fmt::format("line {}: the load's pointer is not base + rows[:, None] * s0 + cols[None, :] * s1", line);
+      *why = shape_why;
       return false;
     }
-    // Extents from the mask: (r[:, None] < M) & (c[None, :] < K), possibly through a name.
-    const Node* mask = keywordArg(call, "mask");
-    if (mask && isType(*mask, "Name")) {
-      const Node* d = definition(ctx, (*mask)["id"].get<std::string>(), ctx.range(stmt).begin);
-      mask = d ? &d->at("value") : nullptr;
-    }
+    return true;
+  }
+
+  // The mask `(r[:, None] < E0) & (c[None, :] < E1)` (or a name bound once to it): exactly one
+  // bound per dimension, each on the pointer's own index vector. Gives the tensor's extents.
+  static bool matchBoundsMask(const PassContext& ctx, const Node* mask, size_t before, const char* what, int line,
+                              TileAccess* t, std::string* why) {
+    if (mask && isType(*mask, "Name")) mask = boundOnce(ctx, (*mask)["id"].get<std::string>(), before);
     if (!mask) {
-      *why = fmt::format("line {}: the load has no mask giving the tensor's extent", line);
+      *why = fmt::format("line {}: the {} has no mask giving the tensor's extent", line, what);
       return false;
     }
     std::vector<const Node*> cmps;
@@ -327,16 +386,25 @@ class TensorCoresPass : public Pass {
     };
     conj(*mask);
     for (const Node* c : cmps) {
-      if (!isType(*c, "Compare") || (*c)["ops"].size() != 1 || !isType((*c)["ops"][0], "Lt")) {
-        *why = fmt::format("line {}: the mask term `{}` is not index < extent", line, ctx.slice(*c));
-        return false;
-      }
-      auto bi = broadcastIndex((*c)["left"]);
+      auto bi = isType(*c, "Compare") && (*c)["ops"].size() == 1 && isType((*c)["ops"][0], "Lt")
+                    ? broadcastIndex((*c)["left"])
+                    : std::nullopt;
       if (!bi) {
         *why = fmt::format("line {}: the mask term `{}` is not index < extent", line, ctx.slice(*c));
         return false;
       }
-      t->extent[bi->second] = ctx.slice((*c)["comparators"][0]);
+      int d = bi->second;
+      if (bi->first != t->index[d]) {
+        *why = fmt::format("line {}: the mask term `{}` bounds '{}', not the {}'s index vector '{}'", line,
+                           ctx.slice(*c), bi->first, what, t->index[d]);
+        return false;
+      }
+      if (!t->extent[d].empty()) {
+        *why = fmt::format("line {}: the mask bounds '{}' twice", line, bi->first);
+        return false;
+      }
+      t->extent[d] = ctx.slice((*c)["comparators"][0]);
+      t->shape_reads.push_back(&(*c)["comparators"][0]);
     }
     if (t->extent[0].empty() || t->extent[1].empty()) {
       *why = fmt::format("line {}: the mask does not bound both dimensions", line);
@@ -345,24 +413,100 @@ class TensorCoresPass : public Pass {
     return true;
   }
 
-  static bool rewriteLoads(const PassContext& ctx, SourceEditor& ed, const std::vector<const Node*>& dots,
-                           bool descriptor, PassOutcome* out, std::string* why) {
-    const Node& body = ctx.body();
-    const Node* loop = nullptr;
-    for (const auto& s : body) {
-      if (!isType(s, "For")) continue;
-      bool has = false;
-      walk(s, [&](const Node& n) {
-        has = has || ctx.isTlCall(n, "dot");
-        return !has;
-      });
-      if (has) loop = &s;
+  static bool parseTileLoad(const PassContext& ctx, const Node& stmt, TileAccess* t, std::string* why) {
+    const Node& call = stmt["value"];
+    t->stmt = &stmt;
+    t->call = &call;
+    int line = nodePos(stmt)->line;
+    if (call["args"].size() != 1) {
+      *why = fmt::format("line {}: the load passes mask / other positionally", line);
+      return false;
     }
-    if (!loop) {
+    for (const auto& kw : call["keywords"]) {
+      std::string k = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "**";
+      if (k == "mask") continue;
+      if (k == "other" && (intLiteral(kw["value"]) == 0 ||
+                           (isType(kw["value"], "Constant") && kw["value"]["vt"] == "float" && kw["value"]["value"] == 0.0))) {
+        continue;
+      }
+      *why = fmt::format("line {}: the load passes {}=... (descriptor loads pad with zeros and take no hints)", line, k);
+      return false;
+    }
+    size_t before = ctx.range(stmt).begin;
+    return matchTilePointer(ctx, call["args"][0], before, "load", line, t, why) &&
+           matchBoundsMask(ctx, keywordArg(call, "mask"), before, "load", line, t, why);
+  }
+
+  // `tl.store(pointer, value, mask=...)` as one statement, the value of the tile's shape.
+  static bool parseTileStore(const PassContext& ctx, const Node& stmt, TileAccess* t, std::string* why) {
+    const Node& call = stmt["value"];
+    t->stmt = t->use = &stmt;
+    t->call = &call;
+    int line = nodePos(stmt)->line;
+    if (call["args"].size() != 2) {
+      *why = fmt::format("line {}: the store is not tl.store(pointer, value, mask=...)", line);
+      return false;
+    }
+    for (const auto& kw : call["keywords"]) {
+      std::string k = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "**";
+      if (k == "mask") continue;
+      *why = fmt::format("line {}: the store passes {}=... (a descriptor store takes no hints)", line, k);
+      return false;
+    }
+    size_t before = ctx.range(stmt).begin;
+    if (!matchTilePointer(ctx, call["args"][0], before, "store", line, t, why) ||
+        !matchBoundsMask(ctx, keywordArg(call, "mask"), before, "store", line, t, why)) {
+      return false;
+    }
+    // tl.store broadcasts its value to the pointer's shape; a descriptor stores exactly its block.
+    t->value = &call["args"][1];
+    auto shape = ctx.facts.store_values.find(&call);
+    Shape tile = {t->tile[0], t->tile[1]};
+    if (shape == ctx.facts.store_values.end()) {
+      *why = fmt::format("line {}: the shape of the stored value `{}` is not known", line, ctx.slice(*t->value));
+      return false;
+    }
+    if (shape->second != tile) {
+      *why = fmt::format("line {}: the stored value is [{}], not the tile [{}, {}]", line,
+                         fmt::join(shape->second, ", "), tile[0], tile[1]);
+      return false;
+    }
+    return true;
+  }
+
+  static bool holdsDot(const PassContext& ctx, const Node& s) {
+    bool has = false;
+    walk(s, [&](const Node& n) {
+      has = has || ctx.isTlCall(n, "dot");
+      return !has;
+    });
+    return has;
+  }
+
+  static DotLoop findDotLoop(const PassContext& ctx) {
+    DotLoop out;
+    for (const auto& s : ctx.body()) {
+      if (isType(s, "For") && holdsDot(ctx, s)) out.top = out.loop = &s;
+    }
+    // A persistent kernel's tile loop holds the K loop.
+    while (out.loop) {
+      const Node* inner = nullptr;
+      for (const auto& s : (*out.loop)["body"]) {
+        if (isType(s, "For") && holdsDot(ctx, s)) inner = &s;
+      }
+      if (!inner) break;
+      out.loop = inner;
+    }
+    return out;
+  }
+
+  static bool matchLoads(const PassContext& ctx, const std::vector<const Node*>& dots, std::vector<TileAccess>* loads,
+                         std::string* why) {
+    DotLoop dl = findDotLoop(ctx);
+    if (!dl.loop) {
       *why = "no loop at the top of the kernel body holds the tl.dot";
       return false;
     }
-    std::vector<TileLoad> loads;
     for (const Node* d : dots) {
       for (size_t i = 0; i < 2 && i < d->at("args").size(); ++i) {
         const Node& a = d->at("args")[i];
@@ -371,7 +515,7 @@ class TensorCoresPass : public Pass {
           return false;
         }
         const Node* def = nullptr;
-        for (const auto& s : (*loop)["body"]) {
+        for (const auto& s : (*dl.loop)["body"]) {
           if (isType(s, "Assign") && s["targets"].size() == 1 && isType(s["targets"][0], "Name") &&
               s["targets"][0]["id"] == a["id"] && ctx.range(s).end <= ctx.range(*d).begin) {
             def = &s;
@@ -381,31 +525,83 @@ class TensorCoresPass : public Pass {
           *why = fmt::format("the dot operand '{}' is not loaded with tl.load in the K loop", a["id"].get<std::string>());
           return false;
         }
-        TileLoad t;
+        TileAccess t;
+        t.use = dl.loop;
         if (!parseTileLoad(ctx, *def, &t, why)) return false;
-        loads.push_back(t);
+        loads->push_back(t);
       }
     }
+    return true;
+  }
+
+  // Every `tl.store(...)` statement a descriptor can take; `kept` says why each other is not.
+  static std::vector<TileAccess> matchStores(const PassContext& ctx, std::vector<std::string>* kept) {
+    std::vector<TileAccess> out;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Expr") && ctx.isTlCall(n["value"], "store")) {
+        TileAccess t;
+        std::string why;
+        bool ok = parseTileStore(ctx, n, &t, &why);
+        for (const LaunchSite* site : ctx.sites) {
+          ok = ok && (site->function.empty() || launchAssertion(ctx, *site, t, &why));
+        }
+        if (ok) out.push_back(t);
+        else kept->push_back(why);
+        return false;
+      }
+      return true;
+    });
+    return out;
+  }
+
+  // The top-level statement of the body that holds `n`.
+  static const Node* topLevelOf(const PassContext& ctx, const Node& n) {
+    Range r = ctx.range(n);
+    for (const auto& s : ctx.body()) {
+      Range sr = ctx.range(s);
+      if (sr.begin <= r.begin && r.end <= sr.end) return &s;
+    }
+    assert(false && "a statement outside the kernel body");
+    return nullptr;
+  }
+
+  // Does the descriptor of `t` read only the kernel's parameters (then it is made once, at
+  // the top level)?
+  static bool readsOnlyParams(const PassContext& ctx, const TileAccess& t) {
+    bool only = ctx.kernel->param(t.base) != nullptr;
+    for (int d = 0; d < 2; ++d) {
+      if (t.stride[d] != "1" && !ctx.kernel->param(t.stride[d])) only = false;
+    }
+    for (const Node* r : t.shape_reads) {
+      forEachName(*r, [&](const Node& n) { only = only && ctx.kernel->param(n["id"].get<std::string>()); });
+    }
+    return only;
+  }
+
+  // Loads and stores rewritten; descriptors made before their uses; index arithmetic that
+  // only the old pointers read removed; the launcher told.
+  static bool rewriteAccesses(const PassContext& ctx, SourceEditor& ed, std::vector<TileAccess> loads,
+                              std::vector<TileAccess> stores, bool descriptor_loads, PassOutcome* out,
+                              std::string* why) {
     std::string tl = ctx.tl();
-    std::vector<std::string> before;
-    std::map<std::string, std::string> desc_of;  // base -> descriptor name
+    std::vector<TileAccess*> described;
+    if (descriptor_loads) for (auto& t : loads) described.push_back(&t);
+    for (auto& t : stores) described.push_back(&t);
+    makeDescriptors(ctx, ed, described);
+    std::vector<Range> replaced;
+    std::set<std::string> keep;
+    for (const auto* list : {&loads, &stores}) {
+      for (const auto& t : *list) {
+        for (const auto* reads : {&t.shape_reads, &t.start_reads}) {
+          for (const Node* r : *reads) forEachName(*r, [&](const Node& n) { keep.insert(n["id"].get<std::string>()); });
+        }
+        for (const auto& s : t.stride) keep.insert(s);
+      }
+    }
     for (const auto& t : loads) {
       std::string load_text;
-      if (descriptor) {
-        if (!desc_of.count(t.base)) {
-          std::string base = t.base;
-          if (base.size() > 4 && base.compare(base.size() - 4, 4, "_ptr") == 0) base = base.substr(0, base.size() - 4);
-          std::string name = ctx.freshName(base + "_desc");
-          desc_of[t.base] = name;
-          // TMA reads rows that are contiguous: the last stride is 1 (the launcher asserts it).
-          std::string head = name + " = " + tl + ".make_tensor_descriptor";
-          before.push_back(wrapCall(head,
-                                    {t.base, fmt::format("shape=[{}, {}]", t.extent[0], t.extent[1]),
-                                     fmt::format("strides=[{}, 1]", t.stride[0]),
-                                     fmt::format("block_shape=[{}, {}]", t.tile[0], t.tile[1])},
-                                    ctx.bodyIndent().size()));
-        }
-        load_text = fmt::format("{}.load([{}, {}])", desc_of[t.base], t.offset[0], t.offset[1]);
+      if (descriptor_loads) {
+        load_text = fmt::format("{}.load([{}, {}])", t.descriptor, t.offset[0], t.offset[1]);
       } else {
         size_t col = static_cast<size_t>(nodePos(*t.call)->col);
         std::string load_head = tl + ".load";
@@ -418,35 +614,109 @@ class TensorCoresPass : public Pass {
         load_text = wrapCall(load_head, {ptr, "boundary_check=(0, 1)", "padding_option=\"zero\""}, col);
       }
       ed.replace(ctx.range(*t.call), load_text);
+      replaced.push_back(ctx.range(*t.call));
     }
-    std::vector<Range> replaced;
-    for (const auto& t : loads) replaced.push_back(ctx.range(*t.call));
-    removeDeadIndices(ctx, ed, *loop, replaced);
-    if (!descriptor) return true;
-    std::vector<std::string> lines = {"# tensor-cores: the dot's tiles come through TMA tensor descriptors"};
-    lines.insert(lines.end(), before.begin(), before.end());
-    auto lp = nodePos(*loop);
-    ed.insert(ctx.text().offset(lp->line, 0), joinLines(lines, ctx.bodyIndent()));
-    return launcherForDescriptors(ctx, ed, loads, out, why);
+    for (const auto& t : stores) {
+      // desc.store([row, col], value): the pointer and the mask go; the value stays as written
+      // (edits inside it, such as a cast of a dot's operands, still apply).
+      Range call = ctx.range(*t.call), value = ctx.range(*t.value);
+      ed.replace({call.begin, value.begin}, fmt::format("{}.store([{}, {}], ", t.descriptor, t.offset[0], t.offset[1]));
+      ed.replace({value.end, call.end}, ")");
+      replaced.push_back({call.begin, value.begin});
+      replaced.push_back({value.end, call.end});
+    }
+    removeDeadIndices(ctx, ed, replaced, keep);
+    if (described.empty()) return true;
+    return launcherForDescriptors(ctx, ed, described, out, why);
   }
 
-  // Index vectors only the replaced loads read (k = k0 + ks) are removed, to a fixpoint.
-  static void removeDeadIndices(const PassContext& ctx, SourceEditor& ed, const Node& loop, const std::vector<Range>& replaced) {
+  // The start of `line`, or of the comment lines right above it (they describe that statement).
+  static size_t aboveComments(const PassContext& ctx, int line) {
+    auto comment = [&](int l) {
+      std::string_view text = ctx.text().line(l);
+      size_t c = text.find_first_not_of(" \t");
+      return c != std::string_view::npos && text[c] == '#';
+    };
+    while (line > 1 && comment(line - 1)) --line;
+    return ctx.text().offset(line, 0);
+  }
+
+  // Names each descriptor (one per tensor and tile) and writes the statements that make them:
+  // those reading only parameters together before the first top-level statement that uses
+  // one, the others just before their use.
+  static void makeDescriptors(const PassContext& ctx, SourceEditor& ed, const std::vector<TileAccess*>& described) {
+    struct Group {
+      std::string indent;
+      std::vector<std::string> lines;
+      bool loads = false, stores = false;
+    };
+    std::map<size_t, Group> groups;  // by the offset they are inserted at
+    size_t top_anchor = SIZE_MAX;
+    for (const TileAccess* t : described) {
+      if (!readsOnlyParams(ctx, *t)) continue;
+      top_anchor = std::min(top_anchor, aboveComments(ctx, nodePos(*topLevelOf(ctx, *t->use))->line));
+    }
+    std::map<std::string, std::string> made;  // what a descriptor describes -> its name
+    std::set<std::string> names;
+    std::string tl = ctx.tl();
+    for (TileAccess* t : described) {
+      std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", t->base, t->extent[0], t->extent[1], t->stride[0],
+                                    t->stride[1], t->tile[0], t->tile[1]);
+      bool top = readsOnlyParams(ctx, *t);
+      int use_line = nodePos(*t->use)->line;
+      size_t at = top ? top_anchor : aboveComments(ctx, use_line);
+      auto it = made.find(key);
+      if (it != made.end()) {
+        t->descriptor = it->second;
+        continue;
+      }
+      std::string base = t->base;
+      if (base.size() > 4 && base.compare(base.size() - 4, 4, "_ptr") == 0) base = base.substr(0, base.size() - 4);
+      std::string name = ctx.freshName(base + "_desc");
+      for (int i = 2; names.count(name); ++i) name = ctx.freshName(fmt::format("{}_desc_{}", base, i));
+      names.insert(name);
+      made[key] = t->descriptor = name;
+      Group& g = groups[at];
+      g.indent = top ? ctx.bodyIndent() : ctx.text().indentOf(use_line);
+      (t->value ? g.stores : g.loads) = true;
+      // TMA reads rows that are contiguous: the last stride is 1 (the launcher asserts it).
+      g.lines.push_back(wrapCall(name + " = " + tl + ".make_tensor_descriptor",
+                                 {t->base, fmt::format("shape=[{}, {}]", t->extent[0], t->extent[1]),
+                                  fmt::format("strides=[{}, 1]", t->stride[0]),
+                                  fmt::format("block_shape=[{}, {}]", t->tile[0], t->tile[1])},
+                                 g.indent.size()));
+    }
+    for (auto& [at, g] : groups) {
+      std::string what = g.loads && g.stores ? "the dot's tiles and the output tile go through TMA tensor descriptors"
+                          : g.loads          ? "the dot's tiles come through TMA tensor descriptors"
+                                             : "the output tile goes through a TMA tensor descriptor";
+      g.lines.insert(g.lines.begin(), "# tensor-cores: " + what);
+      ed.insert(at, joinLines(g.lines, g.indent));
+    }
+  }
+
+  // Index arithmetic that only the replaced code read (k = k0 + ks, the old pointers, the
+  // masks) is removed, to a fixpoint; a name the new code reads (`keep`) stays.
+  static void removeDeadIndices(const PassContext& ctx, SourceEditor& ed, const std::vector<Range>& replaced,
+                                const std::set<std::string>& keep) {
     std::vector<const Node*> candidates;
-    auto consider = [&](const Node& list) {
-      for (const auto& s : list) {
+    std::vector<const Node*> lists = {&ctx.body()};
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "For")) lists.push_back(&n["body"]);
+      return true;
+    });
+    for (const Node* list : lists) {
+      for (const auto& s : *list) {
         if (isType(s, "Assign") && s["targets"].size() == 1 && isType(s["targets"][0], "Name")) candidates.push_back(&s);
       }
-    };
-    consider(ctx.body());
-    consider(loop["body"]);
-    std::set<const Node*> dead;
+    }
     auto inside = [&](const Range& r, const std::vector<Range>& in) {
       for (const auto& x : in) {
         if (x.begin <= r.begin && r.end <= x.end) return true;
       }
       return false;
     };
+    std::set<const Node*> dead;
     bool changed = true;
     while (changed) {
       changed = false;
@@ -455,11 +725,16 @@ class TensorCoresPass : public Pass {
       for (const Node* s : candidates) {
         if (dead.count(s)) continue;
         std::string name = (*s)["targets"][0]["id"].get<std::string>();
-        int live = 0, stores = 0;
+        if (keep.count(name)) continue;
+        int live = 0, reads = 0, stores = 0;
         walk(ctx.body(), [&](const Node& n) {
           if (isType(n, "Name") && n["id"] == name) {
-            if (n["ctx"] == "Store") ++stores;
-            else if (!inside(ctx.range(n), gone)) ++live;
+            if (n["ctx"] == "Store") {
+              ++stores;
+            } else {
+              ++reads;
+              if (!inside(ctx.range(n), gone)) ++live;
+            }
           }
           return true;
         });
@@ -471,17 +746,51 @@ class TensorCoresPass : public Pass {
           }
           return true;
         });
-        if (live == 0 && stores == 1 && pure) {
+        // A name nothing read before the rewrite is the author's, not the rewrite's to remove.
+        if (reads > 0 && live == 0 && stores == 1 && pure) {
           dead.insert(s);
           changed = true;
         }
       }
     }
-    for (const Node* s : dead) ed.replace(ctx.lineRange(*s), "");
+    for (const Node* list : lists) {
+      size_t left = 0;
+      for (const auto& s : *list) left += dead.count(&s) ? 0 : 1;
+      for (const auto& s : *list) {
+        if (!dead.count(&s)) continue;
+        // A block left empty would not parse.
+        bool last = left == 0 && &s == &list->back();
+        ed.replace(ctx.lineRange(s), last ? ctx.text().indentOf(nodePos(s)->line) + "pass\n" : "");
+      }
+    }
+  }
+
+  // The assertion a launch makes for the tensor `t` reads or writes through a descriptor: its
+  // rows contiguous and 16-byte aligned. It needs the strides passed as x.stride(i).
+  static std::optional<std::string> launchAssertion(const PassContext& ctx, const LaunchSite& site, const TileAccess& t,
+                                                    std::string* why) {
+    const Node* base = launchArg(site, t.base);
+    const Node* s0 = ctx.kernel->param(t.stride[0]) ? launchArg(site, t.stride[0]) : nullptr;
+    const Node* s1 = ctx.kernel->param(t.stride[1]) ? launchArg(site, t.stride[1]) : nullptr;
+    if (!base || (t.stride[1] != "1" && !s1) || !s0) {
+      *why = fmt::format("a launch does not pass {} and its strides", t.base);
+      return std::nullopt;
+    }
+    std::string x = ctx.slice(*base);
+    std::string want0 = x + ".stride(";
+    std::string t0 = ctx.slice(*s0), t1 = s1 ? ctx.slice(*s1) : "1";
+    if (t0.rfind(want0, 0) != 0 || (s1 && t1.rfind(want0, 0) != 0)) {
+      *why = fmt::format("the strides of {} are passed as `{}`, `{}`, not {}.stride(i): the launch cannot check "
+                         "that its rows are contiguous and 16-byte aligned",
+                         t.base, t0, t1, x);
+      return std::nullopt;
+    }
+    std::string c = s1 ? fmt::format("{} == 1 and ", t1) : "";
+    return fmt::format("assert {}{} * {}.element_size() % 16 == 0 and {}.data_ptr() % 16 == 0", c, t0, x, x);
   }
 
   // The launcher asserts what TMA needs and sets the allocator for in-kernel descriptors.
-  static bool launcherForDescriptors(const PassContext& ctx, SourceEditor& ed, const std::vector<TileLoad>& loads,
+  static bool launcherForDescriptors(const PassContext& ctx, SourceEditor& ed, const std::vector<TileAccess*>& accesses,
                                      PassOutcome* out, std::string* why) {
     std::string torch;
     for (const auto& [local, full] : ctx.ir->aliases) {
@@ -516,26 +825,11 @@ class TensorCoresPass : public Pass {
       if (!fn_done.insert(site->function).second) continue;
       std::vector<std::string> checks;
       std::set<std::string> seen;
-      for (const auto& t : loads) {
-        if (!seen.insert(t.base).second) continue;
-        const Node* base = launchArg(*site, t.base);
-        const Node* s0 = ctx.kernel->param(t.stride[0]) ? launchArg(*site, t.stride[0]) : nullptr;
-        const Node* s1 = ctx.kernel->param(t.stride[1]) ? launchArg(*site, t.stride[1]) : nullptr;
-        if (!base || (t.stride[1] != "1" && !s1) || !s0) {
-          *why = fmt::format("a launch does not pass {} and its strides", t.base);
-          return false;
-        }
-        std::string x = ctx.slice(*base);
-        std::string want0 = x + ".stride(";
-        std::string t0 = ctx.slice(*s0), t1 = s1 ? ctx.slice(*s1) : "1";
-        if (t0.rfind(want0, 0) != 0 || (s1 && t1.rfind(want0, 0) != 0)) {
-          *why = fmt::format("the strides of {} are passed as `{}`, `{}`, not {}.stride(i): the launch cannot check "
-                             "that its rows are contiguous and 16-byte aligned",
-                             t.base, t0, t1, x);
-          return false;
-        }
-        std::string c = s1 ? fmt::format("{} == 1 and ", t1) : "";
-        checks.push_back(fmt::format("assert {}{} * {}.element_size() % 16 == 0 and {}.data_ptr() % 16 == 0", c, t0, x, x));
+      for (const TileAccess* t : accesses) {
+        if (!seen.insert(t->base + "|" + t->stride[0] + "|" + t->stride[1]).second) continue;
+        auto check = launchAssertion(ctx, *site, *t, why);
+        if (!check) return false;
+        checks.push_back(*check);
       }
       int line = nodePos(*site->call)->line;
       std::string gwhy;
@@ -546,8 +840,8 @@ class TensorCoresPass : public Pass {
       text += fmt::format("{}{}.set_allocator({})\n", indent, ctx.triton(), scratch);
       ed.insert(ctx.text().offset(line, 0), text);
     }
-    out->notes.push_back("descriptor loads: the launcher asserts contiguous, 16-byte aligned rows (an fp16 K must be a "
-                         "multiple of 8)");
+    out->notes.push_back("TMA descriptors: the launcher asserts contiguous, 16-byte aligned rows (fp16 rows must "
+                         "hold a multiple of 8 elements)");
     return true;
   }
 
