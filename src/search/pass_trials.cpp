@@ -22,6 +22,8 @@
 namespace tf {
 namespace {
 
+constexpr int kPassTries = 3;
+
 int elemBytes(const std::string& type) {
   // "*fp16", "*bf16", "*fp32", "*i8", "*fp8e4nv" ...
   std::string t = type;
@@ -223,7 +225,10 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     int& tries = state.engine.pass_tries[key];
     std::string anchor_key = key + "|" + configKey(on);
     if (state.engine.passes_tried.count(anchor_key)) continue;  // tried on this configuration: traced then
-    if (tries >= 2) continue;
+    // Up to three configurations of a base, each the best at the time: a structural pass can
+    // lose on small tiles and win on the large ones the search finds later (causal-split on
+    // the H200: lost on 32x32 and on 128x16, never tried on the 128x64 that ended best).
+    if (tries >= kPassTries) continue;
     state.engine.passes_tried.insert(anchor_key);
     ++tries;
     if (!ctx.options.passes) {
@@ -244,7 +249,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     for (const auto& params : ctx.options.passes->paramVariants(p.pass, p.params, kPassVariants)) {
       PassApplication out = ctx.options.passes->apply({on_text, p.kernel, p.pass, params});
       if (out.status == PassApplication::Status::kUnknownPass || out.status == PassApplication::Status::kSwitchedOff) {
-        tries = 2;  // not on this base, whatever the configuration
+        tries = kPassTries;  // not on this base, whatever the configuration
         skip(out.message);
         break;
       }
@@ -254,7 +259,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
         // A failed precondition is the kernel's structure: it does not depend on the
         // parameters, nor on the configuration (not tried again on this base).
         if (out.status == PassApplication::Status::kRefused) {
-          tries = 2;
+          tries = kPassTries;
           break;
         }
         continue;
