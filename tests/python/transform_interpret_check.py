@@ -191,6 +191,7 @@ CASES = {
     "persistent/add_1d": (add, (5000,)),
     "persistent/matmul_warp_specialize": (matmul, (200, 136, 72)),
     "persistent/descriptors_flatten_warp_specialize": (matmul, (300, 136, 72)),
+    "persistent/descriptors_tutorial_flatten_warp_specialize": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_loads": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),
