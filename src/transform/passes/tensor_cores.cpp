@@ -14,8 +14,11 @@
 //                                              (stores=keep, the default, leaves the store)
 //
 // Loads and stores go through one matcher (matchTilePointer + matchBoundsMask): a 2-D tile
-// `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. A store
-// it does not recognize is kept (a note says why) while the rest of the rewrite applies.
+// `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. An index
+// may be shifted by a scalar (`(k + c[None, :]) * s1`), and a load's pointer may be Triton's
+// tutorial form, made before the K loop and advanced by one tile per iteration
+// (advancedPointer + advanceAlongK turn that into the same shifted index). A store it does
+// not recognize is kept (a note says why) while the rest of the rewrite applies.
 // A change that loses precision (tf32, bf16x3, a down-cast) needs the task's tolerances and
 // is refused unless both rtol and atol are at least 4x the unit roundoff it introduces.
 // Descriptors need rows that are contiguous and 16-byte aligned: the launcher asserts it for
@@ -84,7 +87,9 @@ class TensorCoresPass : public Pass {
         "4x its unit roundoff (tf32, fp16: 2^-11; bf16: 2^-8; bf16x3: 2^-16); precision applies to fp32 "
         "operands, so it is refused when the signature says they are 16-bit",
         "loads: the dot's operands are loaded in the K loop as tl.load(base + r[:, None] * s0 + c[None, :] * s1, "
-        "mask=(r[:, None] < M) & (c[None, :] < K), other=0), with r and c built as start + tl.arange(0, TILE)",
+        "mask=(r[:, None] < M) & (c[None, :] < K), other=0), with r and c built as start + tl.arange(0, TILE); "
+        "an index may be shifted by the loop's offset ((k + c[None, :]) * s1), or the pointer made before the loop "
+        "and advanced by exactly one tile (p += TILE * s) once per iteration after the load",
         "stores=descriptor: a store tl.store(base + r[:, None] * s0 + c[None, :] * s1, value, mask=(r[:, None] < "
         "M) & (c[None, :] < N)) whose mask is exactly the bounds of its own index vectors and whose value has the "
         "tile's shape; any other store is kept as written",
