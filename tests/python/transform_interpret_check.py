@@ -45,6 +45,14 @@ def matmul(mod, M, N, K):
     return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + extra)
 
 
+def linear_gelu(mod, M, N, K):
+    x, w = torch.randn(M, K, generator=gen).half(), torch.randn(K, N, generator=gen).half()
+    bias = torch.randn(N, generator=gen).half()
+    out = mod.linear_gelu(x, w, bias)
+    ref = torch.nn.functional.gelu(x.float() @ w.float() + bias.float())
+    return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+
+
 def matmul_lower(mod, M, N, K):
     """A kernel that writes the lower triangle only: the rest of its output is left as it was."""
     a, b = torch.randn(M, K, generator=gen).half(), torch.randn(K, N, generator=gen).half()
@@ -183,12 +191,16 @@ CASES = {
     "persistent/add_1d": (add, (5000,)),
     "persistent/matmul_warp_specialize": (matmul, (200, 136, 72)),
     "persistent/descriptors_flatten_warp_specialize": (matmul, (300, 136, 72)),
+    "persistent/descriptors_tutorial_flatten_warp_specialize": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_loads": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_store_named_pointer": (matmul, (300, 136, 72)),
     "tensor-cores/keep_store_mask_not_bounds": (matmul_lower, (100, 136, 72)),
     "tensor-cores/block_pointer_loads": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_pointer_advance": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_tutorial_cdiv": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "autotune/bake_second_config": (matmul, (100, 136, 72)),
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),
     "rows-per-program/softmax": (softmax, (37, 100)),

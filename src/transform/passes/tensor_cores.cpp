@@ -14,8 +14,11 @@
 //                                              (stores=keep, the default, leaves the store)
 //
 // Loads and stores go through one matcher (matchTilePointer + matchBoundsMask): a 2-D tile
-// `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. A store
-// it does not recognize is kept (a note says why) while the rest of the rewrite applies.
+// `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. An index
+// may be shifted by a scalar (`(k + c[None, :]) * s1`), and a load's pointer may be Triton's
+// tutorial form, made before the K loop and advanced by one tile per iteration
+// (advancedPointer + advanceAlongK turn that into the same shifted index). A store it does
+// not recognize is kept (a note says why) while the rest of the rewrite applies.
 // A change that loses precision (tf32, bf16x3, a down-cast) needs the task's tolerances and
 // is refused unless both rtol and atol are at least 4x the unit roundoff it introduces.
 // Descriptors need rows that are contiguous and 16-byte aligned: the launcher asserts it for
@@ -49,6 +52,8 @@ struct TileAccess {
   std::string offset[2];           // the tile's start along each dimension
   std::string tile[2];             // block sizes
   std::string extent[2];           // from the mask
+  std::string shift[2];            // a scalar added to the index vector (the K loop's offset), or ""
+  const Node* advance = nullptr;   // loads: `p += TILE * stride` in the K loop, removed with the pointer
   // What the rewritten code reads again, kept alive: the descriptor its tiles and extents, the
   // access its starts.
   std::vector<const Node*> shape_reads, start_reads;
@@ -82,7 +87,9 @@ class TensorCoresPass : public Pass {
         "4x its unit roundoff (tf32, fp16: 2^-11; bf16: 2^-8; bf16x3: 2^-16); precision applies to fp32 "
         "operands, so it is refused when the signature says they are 16-bit",
         "loads: the dot's operands are loaded in the K loop as tl.load(base + r[:, None] * s0 + c[None, :] * s1, "
-        "mask=(r[:, None] < M) & (c[None, :] < K), other=0), with r and c built as start + tl.arange(0, TILE)",
+        "mask=(r[:, None] < M) & (c[None, :] < K), other=0), with r and c built as start + tl.arange(0, TILE); "
+        "an index may be shifted by the loop's offset ((k + c[None, :]) * s1), or the pointer made before the loop "
+        "and advanced by exactly one tile (p += TILE * s) once per iteration after the load",
         "stores=descriptor: a store tl.store(base + r[:, None] * s0 + c[None, :] * s1, value, mask=(r[:, None] < "
         "M) & (c[None, :] < N)) whose mask is exactly the bounds of its own index vectors and whose value has the "
         "tile's shape; any other store is kept as written",
@@ -248,6 +255,36 @@ class TensorCoresPass : public Pass {
     return std::nullopt;
   }
 
+  // An index of the tile: `v[:, None]`, or one shifted by a scalar, `(k + v[None, :])`.
+  struct IndexTerm {
+    std::string name;
+    int dim = 0;
+    const Node* shift = nullptr;
+  };
+  static std::optional<IndexTerm> indexTerm(const Node& e) {
+    if (auto bi = broadcastIndex(e)) return IndexTerm{bi->first, bi->second, nullptr};
+    if (!isType(e, "BinOp") || !isType(e["op"], "Add")) return std::nullopt;
+    for (auto [idx, s] : {std::pair{"left", "right"}, std::pair{"right", "left"}}) {
+      auto bi = broadcastIndex(e[idx]);
+      bool scalar = true;
+      walk(e[s], [&](const Node& n) {
+        scalar = scalar && !isType(n, "Subscript") && !isType(n, "Call");
+        return scalar;
+      });
+      if (bi && scalar) return IndexTerm{bi->first, bi->second, &e[s]};
+    }
+    return std::nullopt;
+  }
+
+  // Two expressions compared as written, spaces aside.
+  static std::string squeeze(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\\') out += c;
+    }
+    return out;
+  }
+
   // The last top-level assignment to `name` before byte `before` (kernel body or loop body).
   static const Node* definition(const PassContext& ctx, const std::string& name, size_t before) {
     const Node* found = nullptr;
@@ -307,15 +344,79 @@ class TensorCoresPass : public Pass {
     return false;
   }
 
-  // The pointer `base + r[:, None] * s0 + c[None, :] * s1` (or a name bound once to it), for
-  // the access `what` ("load", "store") on line `line`.
+  // A pointer advanced along K, as Triton's tutorial writes it: `p = base + r[:, None] * s0 +
+  // c[None, :] * s1` before the K loop, read by this load only, and `p += TILE * s` once per
+  // iteration at the loop body's top level, after the load. Gives the initial value, the
+  // advance and the loop variable's K offset (`k` for range(0, K, TILE), `k * TILE` for a step
+  // of 1, which needs the tile: `*step` is left for the caller).
+  struct Advance {
+    const Node* init = nullptr;
+    const Node* stmt = nullptr;
+    std::string var;
+    const Node* step = nullptr;  // nullptr: 1
+  };
+  static bool advancedPointer(const PassContext& ctx, const std::string& name, const Node& loop, size_t load_at,
+                              int line, Advance* adv, std::string* why) {
+    int binds = 0, reads = 0;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Name") && n["id"] == name) ++(n["ctx"] == "Store" ? binds : reads);
+      return true;
+    });
+    for (const auto& s : loop["body"]) {
+      if (isType(s, "AugAssign") && isType(s["target"], "Name") && s["target"]["id"] == name) adv->stmt = &s;
+    }
+    const Node* def = definition(ctx, name, ctx.range(loop).begin);
+    if (!adv->stmt || !def || binds != 2 || !isType(adv->stmt->at("op"), "Add")) {
+      *why = fmt::format("line {}: '{}' is neither bound once nor set before the K loop and advanced in it by `+=`",
+                         line, name);
+      return false;
+    }
+    if (reads != 1) {
+      *why = fmt::format("line {}: the advanced pointer '{}' is read elsewhere too", line, name);
+      return false;
+    }
+    if (ctx.range(*adv->stmt).begin < load_at) {
+      *why = fmt::format("line {}: '{}' is advanced before the load in the K loop", line, name);
+      return false;
+    }
+    bool skips = false;
+    walk(loop, [&](const Node& n) {
+      skips = skips || isType(n, "Continue") || isType(n, "Break");
+      return !skips;
+    });
+    const Node& it = loop["iter"];
+    bool is_range = isType(it, "Call") && ((isType(it["func"], "Name") && it["func"]["id"] == "range") ||
+                                           ctx.isTlCall(it, "range"));
+    size_t nargs = is_range ? it["args"].size() : 0;
+    if (skips || !isType(loop["target"], "Name") || nargs < 1 || nargs > 3 ||
+        (nargs >= 2 && intLiteral(it["args"][0]) != 0)) {
+      *why = fmt::format("line {}: '{}' is advanced in a K loop that is not `for k in range(0, n[, step])` without "
+                         "break or continue",
+                         line, name);
+      return false;
+    }
+    adv->init = &def->at("value");
+    adv->var = loop["target"]["id"].get<std::string>();
+    adv->step = nargs == 3 && intLiteral(it["args"][2]) != 1 ? &it["args"][2] : nullptr;
+    return true;
+  }
+
+  // The pointer `base + r[:, None] * s0 + c[None, :] * s1` (or a name bound once to it, or a
+  // pointer advanced along K in `kloop`), for the access `what` ("load", "store") on line
+  // `line`. An index may be shifted by a scalar: `(k + c[None, :]) * s1`.
   static bool matchTilePointer(const PassContext& ctx, const Node& pointer, size_t before, const char* what, int line,
-                               TileAccess* t, std::string* why) {
+                               const Node* kloop, TileAccess* t, std::string* why) {
     const Node* ptr = &pointer;
+    Advance adv;
     if (isType(*ptr, "Name") && !ctx.kernel->param((*ptr)["id"].get<std::string>())) {
-      if (const Node* v = boundOnce(ctx, (*ptr)["id"].get<std::string>(), before)) {
+      std::string name = (*ptr)["id"].get<std::string>();
+      if (const Node* v = boundOnce(ctx, name, before)) {
         ptr = v;
         before = ctx.range(*v).begin;
+      } else if (kloop) {
+        if (!advancedPointer(ctx, name, *kloop, before, line, &adv, why)) return false;
+        ptr = adv.init;
+        before = ctx.range(*adv.init).begin;
       }
     }
     std::string shape_why =
@@ -337,32 +438,76 @@ class TensorCoresPass : public Pass {
       if (isType(*term, "BinOp") && isType((*term)["op"], "Mult")) {
         const Node& l = (*term)["left"];
         const Node& r = (*term)["right"];
-        if (broadcastIndex(l) && isType(r, "Name")) {
+        if (indexTerm(l) && isType(r, "Name")) {
           idx = &l;
           stride = r["id"].get<std::string>();
-        } else if (broadcastIndex(r) && isType(l, "Name")) {
+        } else if (indexTerm(r) && isType(l, "Name")) {
           idx = &r;
           stride = l["id"].get<std::string>();
         }
       }
-      auto bi = broadcastIndex(*idx);
-      if (!bi || dims_seen[bi->second]) {
-        *why = fmt::format("line {}: `{}` is not rows[:, None] * stride or cols[None, :] * stride", line, ctx.slice(*term));
+      auto it = indexTerm(*idx);
+      if (!it || dims_seen[it->dim]) {
+        *why = fmt::format("line {}: `{}` is not rows[:, None] * stride or cols[None, :] * stride (the index may be "
+                           "shifted by a scalar: (k + cols[None, :]) * stride)",
+                           line, ctx.slice(*term));
         return false;
       }
-      dims_seen[bi->second] = true;
-      int d = bi->second;
+      int d = it->dim;
+      dims_seen[d] = true;
       t->stride[d] = stride;
-      t->index[d] = bi->first;
-      if (!indexVector(ctx, bi->first, before, t, d)) {
-        *why = fmt::format("line {}: '{}' is not start + tl.arange(0, TILE)", line, bi->first);
+      t->index[d] = it->name;
+      if (!indexVector(ctx, it->name, before, t, d)) {
+        *why = fmt::format("line {}: '{}' is not start + tl.arange(0, TILE)", line, it->name);
         return false;
+      }
+      if (it->shift) {
+        t->start_reads.push_back(it->shift);
+        shiftIndex(t, d, ctx.slice(*it->shift));
       }
     }
     if (t->base.empty() || !dims_seen[0] || !dims_seen[1]) {
       *why = shape_why;
       return false;
     }
+    if (adv.stmt) return advanceAlongK(ctx, adv, t, why);
+    return true;
+  }
+
+  static void shiftIndex(TileAccess* t, int d, const std::string& shift) {
+    t->shift[d] = shift;
+    t->offset[d] = t->offset[d] == "0" ? shift : t->offset[d] + " + " + shift;
+  }
+
+  // The dimension the pointer advances along is the one whose tile times stride is the
+  // advance; the load at iteration k reads the tile shifted by the loop's K offset there.
+  static bool advanceAlongK(const PassContext& ctx, const Advance& adv, TileAccess* t, std::string* why) {
+    int line = nodePos(*adv.stmt)->line;
+    std::string by = squeeze(ctx.slice(adv.stmt->at("value")));
+    int along = -1;
+    for (int d = 0; d < 2; ++d) {
+      std::string tile = squeeze(t->tile[d]), stride = squeeze(t->stride[d]);
+      bool whole = t->stride[d] == "1" ? by == tile : by == tile + "*" + stride || by == stride + "*" + tile;
+      if (whole && t->shift[d].empty()) along = along == -1 ? d : 2;
+    }
+    if (along < 0 || along > 1) {
+      *why = fmt::format("line {}: '{}' advances by `{}`, not by one tile along one dimension (`{} * {}` or "
+                         "`{} * {}`)",
+                         line, adv.stmt->at("target")["id"].get<std::string>(),
+                         ctx.slice(adv.stmt->at("value")), t->tile[0], t->stride[0], t->tile[1], t->stride[1]);
+      return false;
+    }
+    std::string k_off = adv.var + " * " + t->tile[along];
+    if (adv.step) {
+      if (squeeze(ctx.slice(*adv.step)) != squeeze(t->tile[along])) {
+        *why = fmt::format("line {}: the K loop steps by `{}`, neither 1 nor the tile {} the pointer advances by", line,
+                           ctx.slice(*adv.step), t->tile[along]);
+        return false;
+      }
+      k_off = adv.var;
+    }
+    shiftIndex(t, along, k_off);
+    t->advance = adv.stmt;
     return true;
   }
 
@@ -386,25 +531,39 @@ class TensorCoresPass : public Pass {
     };
     conj(*mask);
     for (const Node* c : cmps) {
-      auto bi = isType(*c, "Compare") && (*c)["ops"].size() == 1 && isType((*c)["ops"][0], "Lt")
-                    ? broadcastIndex((*c)["left"])
+      auto it = isType(*c, "Compare") && (*c)["ops"].size() == 1 && isType((*c)["ops"][0], "Lt")
+                    ? indexTerm((*c)["left"])
                     : std::nullopt;
-      if (!bi) {
+      if (!it) {
         *why = fmt::format("line {}: the mask term `{}` is not index < extent", line, ctx.slice(*c));
         return false;
       }
-      int d = bi->second;
-      if (bi->first != t->index[d]) {
+      int d = it->dim;
+      if (it->name != t->index[d]) {
         *why = fmt::format("line {}: the mask term `{}` bounds '{}', not the {}'s index vector '{}'", line,
-                           ctx.slice(*c), bi->first, what, t->index[d]);
+                           ctx.slice(*c), it->name, what, t->index[d]);
         return false;
       }
       if (!t->extent[d].empty()) {
-        *why = fmt::format("line {}: the mask bounds '{}' twice", line, bi->first);
+        *why = fmt::format("line {}: the mask bounds '{}' twice", line, it->name);
         return false;
       }
-      t->extent[d] = ctx.slice((*c)["comparators"][0]);
-      t->shape_reads.push_back(&(*c)["comparators"][0]);
+      // The index shifted as the pointer's is (`k + c < K`), or the shift moved to the right
+      // (`c < K - k`, as the tutorial writes it).
+      const Node* extent = &(*c)["comparators"][0];
+      std::string shift = it->shift ? squeeze(ctx.slice(*it->shift)) : "", want = squeeze(t->shift[d]);
+      if (shift != want) {
+        bool moved = shift.empty() && isType(*extent, "BinOp") && isType((*extent)["op"], "Sub") &&
+                     squeeze(ctx.slice((*extent)["right"])) == want;
+        if (!moved) {
+          *why = fmt::format("line {}: the mask term `{}` does not bound the {}'s index `{}{}`", line, ctx.slice(*c),
+                             what, t->index[d], want.empty() ? "" : " + " + t->shift[d]);
+          return false;
+        }
+        extent = &(*extent)["left"];
+      }
+      t->extent[d] = ctx.slice(*extent);
+      t->shape_reads.push_back(extent);
     }
     if (t->extent[0].empty() || t->extent[1].empty()) {
       *why = fmt::format("line {}: the mask does not bound both dimensions", line);
@@ -433,7 +592,7 @@ class TensorCoresPass : public Pass {
       return false;
     }
     size_t before = ctx.range(stmt).begin;
-    return matchTilePointer(ctx, call["args"][0], before, "load", line, t, why) &&
+    return matchTilePointer(ctx, call["args"][0], before, "load", line, t->use, t, why) &&
            matchBoundsMask(ctx, keywordArg(call, "mask"), before, "load", line, t, why);
   }
 
@@ -454,7 +613,7 @@ class TensorCoresPass : public Pass {
       return false;
     }
     size_t before = ctx.range(stmt).begin;
-    if (!matchTilePointer(ctx, call["args"][0], before, "store", line, t, why) ||
+    if (!matchTilePointer(ctx, call["args"][0], before, "store", line, nullptr, t, why) ||
         !matchBoundsMask(ctx, keywordArg(call, "mask"), before, "store", line, t, why)) {
       return false;
     }
@@ -615,6 +774,12 @@ class TensorCoresPass : public Pass {
       }
       ed.replace(ctx.range(*t.call), load_text);
       replaced.push_back(ctx.range(*t.call));
+      // The advanced pointer was read by this load only: its advance goes, its start with the
+      // dead indices.
+      if (t.advance) {
+        ed.replace(ctx.lineRange(*t.advance), "");
+        replaced.push_back(ctx.range(*t.advance));
+      }
     }
     for (const auto& t : stores) {
       // desc.store([row, col], value): the pointer and the mask go; the value stays as written
@@ -696,7 +861,8 @@ class TensorCoresPass : public Pass {
   }
 
   // Index arithmetic that only the replaced code read (k = k0 + ks, the old pointers, the
-  // masks) is removed, to a fixpoint; a name the new code reads (`keep`) stays.
+  // masks) is removed, to a fixpoint; a name the new code reads (`keep`) stays. A removed
+  // advance (`p += ...`) no longer counts as a second assignment of its pointer.
   static void removeDeadIndices(const PassContext& ctx, SourceEditor& ed, const std::vector<Range>& replaced,
                                 const std::set<std::string>& keep) {
     std::vector<const Node*> candidates;
@@ -730,7 +896,7 @@ class TensorCoresPass : public Pass {
         walk(ctx.body(), [&](const Node& n) {
           if (isType(n, "Name") && n["id"] == name) {
             if (n["ctx"] == "Store") {
-              ++stores;
+              if (!inside(ctx.range(n), gone)) ++stores;
             } else {
               ++reads;
               if (!inside(ctx.range(n), gone)) ++live;
