@@ -171,7 +171,9 @@ def markdown(doc):
         tf = k.get("tritonforge", {})
         if k.get("status") != "done" or tf.get("status") != "improved":
             continue
-        passes = [p.split(" (")[0].removeprefix("pass ") for p in tf.get("passes") or []]
+        # "pass B (P5) on pass A on base 0": B stacked on a tie of A; both are in the source.
+        passes = [(p.split(" on pass ")[1].split(" on base")[0] + " + " if " on pass " in p else "")
+                  + p.split(" (")[0].removeprefix("pass ") for p in tf.get("passes") or []]
         changes = tf.get("best_changes") or {}
         config = " ".join(f"{a.split('.', 1)[-1]}={b}" for a, b in sorted(changes.items()))
         made.append(f"- {name}: " + (f"passes {' -> '.join(passes)}" if passes else "no pass")

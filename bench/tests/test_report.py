@@ -105,6 +105,8 @@ def test_markdown_traces_each_result_to_its_passes():
     doc = {"environment": {}, "ceilings": CEIL, "kernels": {"mm": entry}, "runs": [], "args": {}}
     md = report.markdown(doc)
     assert "- mm: passes exp2 -> causal-split; BLOCK_M=128 num_warps=8" in md.splitlines()
+    entry["tritonforge"].update(passes=["pass persistent (P4) on pass tensor-cores on base 0"], best_changes={})
+    assert "- mm: passes tensor-cores + persistent" in report.markdown(doc).splitlines()
     entry["tritonforge"].update(passes=[], best_changes={"mm.BLOCK_M": 64})
     assert "- mm: no pass; BLOCK_M=64" in report.markdown(doc).splitlines()
 

@@ -246,8 +246,17 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     PassTrial trial;
     trial.proposal = p;
     trial.anchor = anchor;
+    // Also on top of a pass that tied, when there is one on this base (another pass).
+    const auto& tie = state.engine.tie;
+    bool on_tie = tie.base == base.id && tie.pass != p.pass && state.pass_texts.count(tie.candidate);
+    std::vector<std::pair<nlohmann::json, bool>> variants;
     for (const auto& params : ctx.options.passes->paramVariants(p.pass, p.params, kPassVariants)) {
-      PassApplication out = ctx.options.passes->apply({on_text, p.kernel, p.pass, params});
+      variants.push_back({params, false});
+      if (on_tie) variants.push_back({params, true});
+    }
+    for (const auto& [params, over_tie] : variants) {
+      const std::string& src = over_tie ? state.pass_texts.at(tie.candidate) : on_text;
+      PassApplication out = ctx.options.passes->apply({src, p.kernel, p.pass, params});
       if (out.status == PassApplication::Status::kUnknownPass || out.status == PassApplication::Status::kSwitchedOff) {
         tries = kPassTries;  // not on this base, whatever the configuration
         skip(out.message);
@@ -258,7 +267,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
                                        {"status", toString(out.status)}, {"reason", out.message}});
         // A failed precondition is the kernel's structure: it does not depend on the
         // parameters, nor on the configuration (not tried again on this base).
-        if (out.status == PassApplication::Status::kRefused) {
+        if (out.status == PassApplication::Status::kRefused && !over_tie) {
           tries = kPassTries;
           break;
         }
@@ -268,12 +277,14 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
       v.rec.kind = CandidateKind::kPass;
       v.rec.origin = fmt::format("pass {}", p.pass);
       v.rec.proposal = p.id;
-      v.rec.config = on;
+      v.rec.config = over_tie ? state.result.candidates[static_cast<size_t>(tie.candidate)].config : on;
       v.rec.config_text = fmt::format("pass {}{}{}", p.pass, params.empty() ? "" : " " + params.dump(),
-                                      on.empty() ? "" : " on " + anchor);
+                                      over_tie ? " on " + tie.label : on.empty() ? "" : " on " + anchor);
       v.text = std::move(out.source);
       prepared->push_back(std::move(v));
-      trial.params.push_back(params);
+      nlohmann::json recorded = params;
+      if (over_tie) recorded["on"] = tie.label;
+      trial.params.push_back(recorded);
     }
     if (!trial.params.empty()) {
       ctx.trace.add("pass-trial", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"on", anchor},
@@ -314,10 +325,41 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
       winning = &t;
     }
   }
-  if (!winner) return false;
+  if (!winner) {
+    // The closest to a win that is no loss (no case slower, within the noise of the best):
+    // other passes go on top of it from the next round.
+    const CandidateRecord* tied = nullptr;
+    const PassTrial* tied_trial = nullptr;
+    double tie_limit = best_before * (1.0 + std::max(0.005, state.baselineNoise()));
+    for (auto& t : trials) {
+      for (size_t i = 0; i < t.candidates.size(); ++i) {
+        const CandidateRecord& c = state.result.candidates[static_cast<size_t>(t.candidates[i])];
+        if (t.params[i].contains("on")) continue;  // already a stack
+        if (c.eligible() && *c.objective <= tie_limit && (!tied || *c.objective < *tied->objective)) {
+          tied = &c;
+          tied_trial = &t;
+        }
+      }
+    }
+    const Base& base = state.base();
+    if (tied && !(state.engine.tie.base == base.id && state.engine.tie.pass == tied_trial->proposal.pass)) {
+      state.engine.tie = {base.id, tied->id, tied_trial->proposal.pass,
+                          tied_trial->proposal.pass + " (tied, candidate " + std::to_string(tied->id) + ")"};
+      ctx.trace.add("pass-tie", {{"pass", tied_trial->proposal.pass}, {"candidate", tied->id},
+                                 {"objective", *tied->objective}, {"best_before", best_before}});
+    }
+    return false;
+  }
   CandidateRecord rec = *winner;  // switchBase adds candidates (preloads): copy first
   const Base& base = state.base();
   std::string origin = fmt::format("pass {} ({}) on base {}", winning->proposal.pass, winning->proposal.id, base.id);
+  for (size_t i = 0; i < winning->candidates.size(); ++i) {
+    if (winning->candidates[i] == rec.id && winning->params[i].contains("on")) {
+      // Stacked on a tie: the base holds both passes.
+      origin = fmt::format("pass {} ({}) on pass {} on base {}", winning->proposal.pass, winning->proposal.id,
+                           state.engine.tie.pass, base.id);
+    }
+  }
   return switchBase(ctx, state, rec, state.pass_texts.at(rec.id), origin);
 }
 

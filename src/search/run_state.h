@@ -68,6 +68,16 @@ struct EngineLedger {
   std::set<std::string> passes_tried;                 // "base|proposal|configuration"
   std::map<std::string, int> pass_tries;              // "base|proposal" -> configurations tried on
   std::set<std::string> dropped_passes;               // failed twice the same way
+  // A pass whose best variant tied the best (not faster beyond noise, slower on no case):
+  // other passes are also applied on top of it, since some pay only together (TMA descriptor
+  // loads tie alone on the H200; persistent + warp specialization over them reach 0.99 of
+  // cuBLAS). One per base; -1: none.
+  struct Tie {
+    int base = -1;
+    int candidate = -1;
+    std::string pass;
+    std::string label;  // "tensor-cores {...}" for config texts and the trace
+  } tie;
   std::set<std::string> unproposed_traced;            // "base|pass|kernel": a suggestion not proposed
   bool error_traced = false;
 };

@@ -483,6 +483,64 @@ TEST(OptimizeLoop, APassProposedWithTheWinnerIsAppliedOnTheNewBase) {
   EXPECT_NE(r.best_source.find("# stacked"), std::string::npos);
 }
 
+// Two passes that pay only together (TMA descriptor loads, then persistent + warp
+// specialization over them): each alone ties, so neither wins; the loop keeps the tie and
+// applies the other pass on top of it, and that stack wins.
+class PairEngine final : public ReasoningEngine {
+ public:
+  std::string name() const override { return "test-pair"; }
+  EngineOutput propose(const EngineInput&) override {
+    EngineOutput out;
+    for (const char* pass : {"enabler-comment", "combo-comment"}) {
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = pass;
+      p.kernel = "add_kernel";
+      out.proposals.push_back(p);
+    }
+    return out;
+  }
+};
+
+class PairPasses final : public PassApplier {
+ public:
+  PairPasses() : PassApplier({}) {}
+
+ protected:
+  std::vector<std::string> known() const override { return {"enabler-comment", "combo-comment"}; }
+  PassApplication rewrite(const PassRequest& r) override {
+    std::string mark = r.pass == "enabler-comment" ? "# enabler" : "# combo";
+    PassApplication out;
+    if (r.source.find(mark) != std::string::npos) {
+      out.message = "already applied";
+      return out;
+    }
+    out.status = PassApplication::Status::kApplied;
+    out.source = r.source + "\n" + mark + "\n";
+    return out;
+  }
+};
+
+TEST(OptimizeLoop, PassesThatPayOnlyTogetherAreStackedOnATie) {
+  fs::path dir = writeTask("pair");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";  // every configuration as fast as the original
+  o.engine_impl = std::make_shared<PairEngine>();
+  o.passes = std::make_shared<PairPasses>();
+  o.max_candidates = 60;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto ties = events(r.trace, "pass-tie");
+  ASSERT_GE(ties.size(), 1u);
+  ASSERT_EQ(r.bases.size(), 2u);
+  EXPECT_NE(r.bases[1].find(" on pass "), std::string::npos) << r.bases[1];
+  ASSERT_GE(r.best, 0);
+  EXPECT_NE(r.best_source.find("# enabler"), std::string::npos);
+  EXPECT_NE(r.best_source.find("# combo"), std::string::npos);
+  EXPECT_LT(*r.candidates[static_cast<size_t>(r.best)].objective, 0.5);
+}
+
 class RefusingEngine final : public ReasoningEngine {
  public:
   std::string name() const override { return "test-refusals"; }

@@ -114,6 +114,8 @@ def op_run(args):
     if b"# fast" in text:
         t *= 1.5 if _slow_case(case) else 0.5
     t *= 0.25 ** text.count(b"# stacked")
+    if b"# combo" in text and b"# enabler" in text:  # two passes that pay only together
+        t *= 0.25
     n = int(case.get("N", 1024))
     wrong = os.environ.get("TF_FAKE_WRONG_SHAPE")
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):
