@@ -61,6 +61,7 @@ const char* toString(PassName p) {
     case PassName::kExp2: return "exp2";
     case PassName::kOnlineSoftmax: return "online-softmax";
     case PassName::kCausalSplit: return "causal-split";
+    case PassName::kFlattenLoops: return "flatten-loops";
   }
   return "?";
 }
@@ -79,7 +80,8 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRetile,     PassName::kLaunch,     PassName::kAutotune,    PassName::kGroupedOrder,
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
-      PassName::kOnlineSoftmax, PassName::kCausalSplit};
+      PassName::kOnlineSoftmax, PassName::kCausalSplit,
+      PassName::kFlattenLoops};
   return all;
 }
 

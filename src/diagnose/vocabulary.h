@@ -53,6 +53,7 @@ enum class PassName {
   kExp2,
   kOnlineSoftmax,
   kCausalSplit,
+  kFlattenLoops,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

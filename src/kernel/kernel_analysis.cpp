@@ -348,6 +348,7 @@ class Analyzer {
       DotFact fact;
       fact.call = &e;
       fact.in_loop = depth > 0;
+      fact.loop_depth = depth;
       if (a && b && a->size() == 2 && b->size() == 2) {
         fact.m = (*a)[0];
         fact.k = (*a)[1];
@@ -418,6 +419,17 @@ class Analyzer {
     if (method) {
       auto base = expr(func["value"], depth);
       if (m == "to" || m == "cast") return base;
+      // A tensor descriptor's load and store (desc.load([row, col])): memory operations like
+      // tl.load / tl.store, so a loop of them has something to pipeline.
+      if (m == "load" && e["args"].size() == 1 && isType(e["args"][0], "List")) {
+        ++facts_.loads;
+        if (depth > 0) facts_.loop_has_load = true;
+        return std::nullopt;
+      }
+      if (m == "store" && e["args"].size() == 2 && isType(e["args"][0], "List")) {
+        ++facts_.stores;
+        return Shape{};
+      }
       if (m == "reshape" || m == "view") {
         return e["args"].size() == 1 ? shapeFromTuple(e["args"][0]) : std::nullopt;
       }

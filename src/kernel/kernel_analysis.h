@@ -23,6 +23,7 @@ struct DotFact {
   std::string m, n, k;            // tile dimension texts
   const Node* call = nullptr;
   bool in_loop = false;
+  int loop_depth = 0;             // loops around it (an implicit-GEMM convolution: 3)
 };
 
 struct ParamUsage {

@@ -116,6 +116,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeExp2Pass());
     v.push_back(makeOnlineSoftmaxPass());
     v.push_back(makeCausalSplitPass());
+    v.push_back(makeFlattenLoopsPass());
     return v;
   }();
   return passes;

@@ -151,6 +151,15 @@ bool mentionsName(const Node& n, const std::string& name) {
   return found;
 }
 
+std::map<std::string, int> storeCounts(const Node& n) {
+  std::map<std::string, int> out;
+  walk(n, [&](const Node& x) {
+    if (isType(x, "Name") && x.value("ctx", "") == "Store") ++out[x["id"].get<std::string>()];
+    return true;
+  });
+  return out;
+}
+
 std::set<std::string> PassContext::derivedFrom(const std::string& name) const {
   std::set<std::string> out = {name};
   bool changed = true;

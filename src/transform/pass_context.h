@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -139,6 +140,8 @@ std::string joinLines(const std::vector<std::string>& lines, const std::string& 
 // Walks an expression and calls `fn` on every Name node.
 void forEachName(const Node& n, const std::function<void(const Node&)>& fn);
 bool mentionsName(const Node& n, const std::string& name);
+// How often each name is bound (a Name in Store context) below `n`.
+std::map<std::string, int> storeCounts(const Node& n);
 
 }  // namespace tf
 

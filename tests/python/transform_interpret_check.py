@@ -138,6 +138,22 @@ def add(mod, n):
     return close(mod.add(x, y), x + y, 0, 0)
 
 
+def conv2d(mod, N, H, W, C, K, R, S):
+    """NHWC convolution, stride 1, padding 1 (the launcher's defaults), against torch's NCHW one."""
+    x = torch.randn(N, H, W, C, generator=gen).half()
+    w = torch.randn(K, R, S, C, generator=gen).half()
+    out = mod.conv2d_nhwc(x, w)
+    ref = torch.nn.functional.conv2d(x.float().permute(0, 3, 1, 2), w.float().permute(0, 3, 1, 2), padding=1)
+    ref = ref.permute(0, 2, 3, 1)
+    return out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * R * S) + 2e-3 * ref.abs().max().item())
+
+
+def brgemm(mod, G, M, N, K):
+    a, b = torch.randn(G, M, K, generator=gen).half(), torch.randn(G, K, N, generator=gen).half()
+    out, ref = mod.brgemm(a, b), (a.float() @ b.float()).sum(0)
+    return close(out, ref, 2e-3, 2e-3 * math.sqrt(G * K) + 2e-3 * ref.abs().max().item())
+
+
 def _attention_inputs(B, H, S, D):
     return tuple(torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
 
@@ -194,6 +210,7 @@ CASES = {
     "persistent/descriptors_tutorial_flatten_warp_specialize": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_loads": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_subtiled_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_store_named_pointer": (matmul, (300, 136, 72)),
     "tensor-cores/keep_store_mask_not_bounds": (matmul_lower, (100, 136, 72)),
@@ -223,6 +240,9 @@ CASES = {
     "causal-split/tl_range_exp2": (causal_attention, (1, 2, 80, 16)),
     "causal-split/tutorial_additive": (causal_attention, (1, 2, 80, 16)),
     "causal-split/window_offset_start": (window_attention, (1, 2, 80, 16)),
+    "flatten-loops/conv_suite": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
+    "flatten-loops/conv_compiler": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
+    "flatten-loops/blocked_k_tl_range": (brgemm, (3, 100, 72, 80)),
 }
 
 if __name__ == "__main__":

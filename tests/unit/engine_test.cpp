@@ -213,6 +213,33 @@ TEST_F(RuleEngineTest, DotLoopsComputeOrLatencyBoundTryCausalSplit) {
   for (const auto& p : rules_->propose(in).proposals) EXPECT_NE(p.pass, "causal-split");
 }
 
+// flatten-loops is tried, whatever the finding, on a kernel whose dot sits two or more loops
+// deep (an implicit-GEMM convolution); a dot in one loop has nothing to flatten.
+TEST_F(RuleEngineTest, NestedDotLoopsTryFlattenLoops) {
+  auto flattenFor = [&](FindingKind kind) {
+    int n = 0;
+    for (const auto& p : rules_->propose(input({finding(kind)})).proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "flatten-loops") {
+        EXPECT_EQ(p.kernel, "mm");
+        EXPECT_EQ(p.params, nlohmann::json::object());  // both modes are the loop's variants
+        ++n;
+      }
+    }
+    return n;
+  };
+  EXPECT_EQ(flattenFor(FindingKind::kComputeBound), 0);
+  set_.facts["mm"].dots[0].loop_depth = 3;
+  EXPECT_EQ(flattenFor(FindingKind::kComputeBound), 1);
+  EXPECT_EQ(flattenFor(FindingKind::kMemoryBound), 1);
+  EXPECT_EQ(flattenFor(FindingKind::kLatencyBound), 1);
+  set_.facts["mm"].dots[0].loop_depth = 1;
+  EXPECT_EQ(flattenFor(FindingKind::kComputeBound), 0);
+  set_.facts["mm"].dots[0].loop_depth = 2;
+  EngineInput in = input({finding(FindingKind::kComputeBound)});
+  in.passes = {"grouped-order", "tensor-cores"};
+  for (const auto& p : rules_->propose(in).proposals) EXPECT_NE(p.pass, "flatten-loops");
+}
+
 // Attention (dots and tl.exp): the exp2 fold is tried whatever bounds the kernel; a GEMM
 // without an exp never gets it.
 TEST_F(RuleEngineTest, DotKernelsWithExpTryTheExp2Fold) {
@@ -381,3 +408,4 @@ print(json.dumps({"findings": [{"kind": "small-grid", "summary": "round %d" % re
 
 }  // namespace
 }  // namespace tf
+

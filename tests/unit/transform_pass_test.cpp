@@ -79,7 +79,8 @@ TEST(PassRegistry, TheCatalogue) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"retile", "launch", "autotune", "grouped-order", "rows-per-program",
                                              "column-loop", "split-k", "persistent", "tensor-cores", "memory-hints",
-                                             "vectorize", "exp2", "online-softmax", "causal-split"}));
+                                             "vectorize", "exp2", "online-softmax", "causal-split",
+                                             "flatten-loops"}));
   EXPECT_EQ(findPass("unroll"), nullptr);
 }
 
@@ -237,10 +238,15 @@ TEST(PassVariants, APassesOwnParametersAreSearchedDefaultFirst) {
   EXPECT_EQ(p[0], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 0}, {"warp_specialize", 0}}));
   EXPECT_EQ(p[1], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 0}, {"warp_specialize", 1}}));
   EXPECT_EQ(p[3], (nlohmann::json{{"programs_per_sm", 1}, {"flatten", 1}, {"warp_specialize", 1}}));
-  // Descriptor loads are tried with the store kept and as a descriptor store.
+  // Descriptor loads are tried with the store kept, as a descriptor store, and as a descriptor
+  // store in two halves (half the staging buffer).
   EXPECT_EQ(applier.paramVariants("tensor-cores", {{"loads", "descriptor"}}, 4),
             (std::vector<nlohmann::json>{{{"loads", "descriptor"}, {"stores", "keep"}},
-                                         {{"loads", "descriptor"}, {"stores", "descriptor"}}}));
+                                         {{"loads", "descriptor"}, {"stores", "descriptor"}},
+                                         {{"loads", "descriptor"}, {"stores", "subtiled"}}}));
+  // A loop nest is flattened in the source first, then by Triton.
+  EXPECT_EQ(applier.paramVariants("flatten-loops", nlohmann::json::object(), 4),
+            (std::vector<nlohmann::json>{{{"mode", "source"}}, {{"mode", "compiler"}}}));
 }
 
 }  // namespace tf

@@ -66,16 +66,6 @@ bool isZero(const Node& n) {
   return (vt == "int" || vt == "float") && n["value"].get<double>() == 0.0;
 }
 
-// How often each name is bound (a Name in Store context) below `n`.
-std::map<std::string, int> storeCounts(const Node& n) {
-  std::map<std::string, int> out;
-  walk(n, [&](const Node& x) {
-    if (isType(x, "Name") && x.value("ctx", "") == "Store") ++out[x["id"].get<std::string>()];
-    return true;
-  });
-  return out;
-}
-
 int countOf(const std::map<std::string, int>& m, const std::string& k) {
   auto it = m.find(k);
   return it == m.end() ? 0 : it->second;

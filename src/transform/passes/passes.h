@@ -21,5 +21,6 @@ std::unique_ptr<Pass> makeVectorizePass();
 std::unique_ptr<Pass> makeExp2Pass();
 std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
+std::unique_ptr<Pass> makeFlattenLoopsPass();
 
 }  // namespace tf

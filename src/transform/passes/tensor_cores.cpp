@@ -12,6 +12,9 @@
 //                                              desc.store([row, col], value): TMA clips what lies
 //                                              past the tensor, so the bounds mask goes
 //                                              (stores=keep, the default, leaves the store)
+//   stores=subtiled                            the same in two halves along N (epilogue subtiling):
+//                                              the staging buffer in shared memory is half the
+//                                              tile, which leaves room for one more stage
 //
 // Loads and stores go through one matcher (matchTilePointer + matchBoundsMask): a 2-D tile
 // `base + r[:, None] * s0 + c[None, :] * s1` masked by exactly the bounds of r and c. An index
@@ -58,6 +61,7 @@ struct TileAccess {
   // access its starts.
   std::vector<const Node*> shape_reads, start_reads;
   std::string descriptor;          // its descriptor's name, once made
+  std::string half;                // stores=subtiled: the half tile along N ("BLOCK_N // 2"), else ""
 };
 
 // The loop that holds the dots (the K loop), and the top-level statement it is in: itself,
@@ -102,20 +106,22 @@ class TensorCoresPass : public Pass {
         {"cast", PassParamKind::kChoice, "", false, 0, 0, false, {"fp16", "bf16"}, "down-cast the dot's operands"},
         {"loads", PassParamKind::kChoice, "", false, 0, 0, false, {"descriptor", "block-pointer"},
          "load the operand tiles through TMA descriptors or block pointers"},
-        {"stores", PassParamKind::kChoice, "keep", false, 0, 0, false, {"keep", "descriptor"},
-         "descriptor: store the output tile through a TMA descriptor (the bounds mask is implied)"},
+        {"stores", PassParamKind::kChoice, "keep", false, 0, 0, false, {"keep", "descriptor", "subtiled"},
+         "descriptor: store the output tile through a TMA descriptor (the bounds mask is implied); subtiled: "
+         "the same in two halves along N, half the staging buffer in shared memory"},
     };
     // Measured on the H200 (fp16 8192x4096x4096): a descriptor store of the output tile is part
     // of the fastest persistent kernel, but its staging buffer takes shared memory that 4
-    // stages of 128x256x64 then lack. Which wins depends on the configuration: both are tried.
+    // stages of 128x256x64 then lack (262176 > 232448 bytes). Which wins depends on the
+    // configuration: all three are tried; two halves need 32 KiB less, so that 4 stages fit.
     for (auto& p : info_.params) {
-      if (p.name == "stores") p.search = {"keep", "descriptor"};
+      if (p.name == "stores") p.search = {"keep", "descriptor", "subtiled"};
     }
   }
   const PassInfo& info() const override { return info_; }
 
   PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
-    bool descriptor_stores = args.text("stores") == "descriptor";
+    bool descriptor_stores = args.text("stores") == "descriptor" || args.text("stores") == "subtiled";
     if (!args.has("precision") && !args.has("cast") && !args.has("loads") && !descriptor_stores) {
       return refuse("tensor-cores needs precision=, cast=, loads= or stores=descriptor");
     }
@@ -181,7 +187,15 @@ class TensorCoresPass : public Pass {
       if (stores.empty() && !others) {
         return refuse(kept.empty() ? fmt::format("{} has no tl.store", ctx.kernel->name) : kept.front());
       }
-      for (const auto& k : kept) out.notes.push_back("stores=descriptor: the store is kept as written (" + k + ")");
+      for (const auto& k : kept) {
+        out.notes.push_back(fmt::format("stores={}: the store is kept as written ({})", args.text("stores"), k));
+      }
+      if (args.text("stores") == "subtiled") {
+        for (auto& t : stores) {
+          t.half = fmt::format("{} // 2", t.tile[1]);
+          t.tile[1] = t.half;
+        }
+      }
     }
     std::string why;
     if (!rewriteAccesses(ctx, ed, loads, stores, args.text("loads") == "descriptor", &out, &why)) return refuse(why);
@@ -785,6 +799,21 @@ class TensorCoresPass : public Pass {
       // desc.store([row, col], value): the pointer and the mask go; the value stays as written
       // (edits inside it, such as a cast of a dot's operands, still apply).
       Range call = ctx.range(*t.call), value = ctx.range(*t.value);
+      if (!t.half.empty()) {
+        // Two halves along N: (T0, T1) -> (T0, 2, T1/2) -> (T0, T1/2, 2), split on the last
+        // axis: the first half is columns [0, T1/2), the second [T1/2, T1).
+        std::string indent = ctx.text().indentOf(nodePos(*t.call)->line);
+        std::string lo = ctx.freshName("tile_lo"), hi = ctx.freshName("tile_hi");
+        ed.replace({call.begin, value.begin},
+                   fmt::format("{}, {} = {}.split({}.permute({}.reshape(", lo, hi, tl, tl, tl));
+        ed.replace({value.end, call.end},
+                   fmt::format(", ({}, 2, {})), (0, 2, 1)))\n{}{}.store([{}, {}], {})\n{}{}.store([{}, {} + {}], {})",
+                               t.tile[0], t.half, indent, t.descriptor, t.offset[0], t.offset[1], lo, indent,
+                               t.descriptor, t.offset[0], t.offset[1], t.half, hi));
+        replaced.push_back({call.begin, value.begin});
+        replaced.push_back({value.end, call.end});
+        continue;
+      }
       ed.replace({call.begin, value.begin}, fmt::format("{}.store([{}, {}], ", t.descriptor, t.offset[0], t.offset[1]));
       ed.replace({value.end, call.end}, ")");
       replaced.push_back({call.begin, value.begin});
