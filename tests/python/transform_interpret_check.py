@@ -242,6 +242,7 @@ CASES = {
     "causal-split/window_offset_start": (window_attention, (1, 2, 80, 16)),
     "flatten-loops/conv_suite": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/conv_compiler": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
+    "flatten-loops/conv_constexpr_filter": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/blocked_k_tl_range": (brgemm, (3, 100, 72, 80)),
 }
 
