@@ -238,6 +238,13 @@ void printAnalysis(const json& j) {
 int runAnalyze(const AnalyzeFlags& f, const GlobalOptions& global) {
   WorkerOptions wo = workerOptionsFor(global, false);
   wo.name = "parse worker";
+  // A task file where the source goes is a likely slip: say what to do instead of a Python
+  // syntax error about TOML.
+  if (std::filesystem::path(f.source).extension() == ".toml") {
+    throw UserError(fmt::format("{}: analyze takes the kernel's Python source, not a task file: tritonforge "
+                                "analyze SOURCE.py --cases {}",
+                                f.source, f.source));
+  }
   WorkerProcess parser(wo);
   ParsedSource src = parseFile(parser, f.source, "source");
   const std::filesystem::path source_path = std::filesystem::absolute(f.source);

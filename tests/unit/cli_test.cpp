@@ -45,6 +45,8 @@ TEST(Cli, BadFlagsAndMissingFiles) {
   expectOneLineError("optimize", "task is required");
   expectOneLineError("optimize /nonexistent/task.toml", "/nonexistent/task.toml: task file not found");
   expectOneLineError("frobnicate", "unknown command 'frobnicate' (commands: analyze");
+  expectOneLineError("analyze " + (test::sourceDir() / "examples/matmul/task.toml").string(),
+                     "task.toml: analyze takes the kernel's Python source, not a task file");
   expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --budget -1",
                      "--budget");
   expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --bogus", "--bogus");
