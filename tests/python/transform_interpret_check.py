@@ -243,7 +243,8 @@ CASES = {
     "flatten-loops/conv_suite": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/conv_compiler": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/conv_constexpr_filter": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
-    "flatten-loops/blocked_k_tl_range": (brgemm, (3, 100, 72, 80)),
+    "flatten-loops/blocked_k_tl_range": (brgemm, (2, 100, 72, 80)),
+    "flatten-loops/pointer_advance": (brgemm, (2, 100, 72, 80)),
 }
 
 if __name__ == "__main__":

@@ -46,6 +46,17 @@
 namespace tf {
 namespace {
 
+// A pointer set between the loops and advanced by a fixed step at every step of the innermost
+// loop (Triton's tutorial form: `p = base + ...` then `p += BLOCK_K * stride` after the load).
+// Flattened, it is set at every step to its value there: the start plus the steps of the
+// innermost loop taken since it was set, times the step (in 64 bits: that product can pass
+// 2^31 where the original sum of 64-bit pointers did not).
+struct Advance {
+  const Node* init = nullptr;     // `p = X` between the loops
+  const Node* advance = nullptr;  // `p += D` at the top of the innermost body
+  size_t level = 0;               // the loop whose body holds init
+};
+
 // One loop of the nest: `for VAR in range(LO, HI, STEP)` (or tl.range / tl.static_range).
 struct Level {
   const Node* loop = nullptr;
@@ -147,8 +158,10 @@ class FlattenLoopsPass : public Pass {
         "innermost loop's tl.range options are kept, outer loops have none and no else clause",
         "each outer loop's body is assignments to names followed by the next loop, nothing after it; the "
         "assignments call nothing with a side effect (no store, atomic, print) and no user function",
-        "each name they bind is bound nowhere else in the kernel and read nowhere outside the nest; they read the "
-        "loop variables, names bound before them between the loops, and names the nest never binds",
+        "each name they bind is bound nowhere else in the kernel and read nowhere outside the nest (except a pointer "
+        "advanced by a fixed step, p += D, at the top of the innermost body and not read after it there: it is "
+        "set to its value at each step); they read the loop variables, names bound before them between the loops, "
+        "and names the nest never binds",
         "inner loops' bounds do not change inside the nest; steps are positive literals or constexpr parameters "
         "(a tl.static_assert keeps the latter positive); loop variables are bound only by their loops and read "
         "only inside the nest; no break, continue or return inside",
@@ -170,8 +183,9 @@ class FlattenLoopsPass : public Pass {
       return refuse("the loop nest holds a string over several lines: re-indenting it would change it");
     }
     if (args.text("mode") == "compiler") return compilerFlatten(ctx, levels);
-    if (!pureBetween(ctx, levels, &why)) return refuse(why);
-    return sourceFlatten(ctx, levels);
+    std::vector<Advance> advances;
+    if (!pureBetween(ctx, levels, &advances, &why)) return refuse(why);
+    return sourceFlatten(ctx, levels, advances);
   }
 
  private:
@@ -307,7 +321,66 @@ class FlattenLoopsPass : public Pass {
     return out;
   }
 
-  bool pureBetween(const PassContext& ctx, const std::vector<Level>& levels, std::string* why) const {
+  // `stmt` is alone on its lines in `body` (no `;` neighbour), so whole lines can replace it.
+  static bool aloneOnLines(const Node& body, const Node& stmt) {
+    auto p = nodePos(stmt);
+    if (!p) return false;
+    for (const auto& o : body) {
+      if (&o == &stmt) continue;
+      auto q = nodePos(o);
+      if (!q || (q->line <= p->end_line && q->end_line >= p->line)) return false;
+    }
+    return true;
+  }
+
+  // Is the pure expression `e` free of calls with effects (a description of the first one, else "")?
+  static std::string effectIn(const PassContext& ctx, const Node& e) {
+    std::string bad;
+    walk(e, [&](const Node& x) {
+      if (!bad.empty()) return false;
+      if (isType(x, "Lambda") || isType(x, "NamedExpr")) bad = "a lambda or := expression";
+      if (!isType(x, "Call")) return true;
+      std::string fn = ctx.tlFunction(x);
+      if (!fn.empty()) {
+        if (sideEffecting(fn)) bad = "tl." + fn;
+        return true;
+      }
+      if (isType(x["func"], "Attribute") && pureMethod(x["func"]["attr"])) return true;
+      bad = "a call to " + ctx.slice(x["func"]);
+      return true;
+    });
+    return bad;
+  }
+
+  // `p = X` between the loops (level `level`) whose only other binding is `p += D` at the top of
+  // the innermost body, D fixed in the nest, p not read after it in that body: an Advance.
+  static std::optional<Advance> advanceOf(const PassContext& ctx, const std::vector<Level>& levels, size_t level,
+                                          const Node& init, const std::string& name,
+                                          const std::map<std::string, int>& in_nest) {
+    if (!isType(init, "Assign") || init["targets"].size() != 1 || !isType(init["targets"][0], "Name")) {
+      return std::nullopt;
+    }
+    if (!aloneOnLines((*levels[level].loop)["body"], init)) return std::nullopt;
+    const Node& inner = (*levels.back().loop)["body"];
+    for (size_t i = 0; i < inner.size(); ++i) {
+      const Node& st = inner[i];
+      if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || st["target"]["id"] != name) continue;
+      if (!isType(st["op"], "Add") || !effectIn(ctx, st["value"]).empty() || !aloneOnLines(inner, st)) {
+        return std::nullopt;
+      }
+      for (const auto& n : namesRead(st["value"])) {
+        if (in_nest.count(n)) return std::nullopt;
+      }
+      for (size_t j = i + 1; j < inner.size(); ++j) {
+        if (mentionsName(inner[j], name)) return std::nullopt;
+      }
+      return Advance{&init, &st, level};
+    }
+    return std::nullopt;
+  }
+
+  bool pureBetween(const PassContext& ctx, const std::vector<Level>& levels, std::vector<Advance>* advances,
+                   std::string* why) const {
     const Node& outer = *levels[0].loop;
     Range nest_range = ctx.range(outer);
     std::map<std::string, int> in_nest = storeCounts(outer);
@@ -376,20 +449,7 @@ class FlattenLoopsPass : public Pass {
           *why = fmt::format("line {}: between the loops, a statement other than an assignment to names", line);
           return false;
         }
-        std::string bad;
-        walk((*s)["value"], [&](const Node& x) {
-          if (!bad.empty()) return false;
-          if (isType(x, "Lambda") || isType(x, "NamedExpr")) bad = "a lambda or := expression";
-          if (!isType(x, "Call")) return true;
-          std::string fn = ctx.tlFunction(x);
-          if (!fn.empty()) {
-            if (sideEffecting(fn)) bad = "tl." + fn;
-            return true;
-          }
-          if (isType(x["func"], "Attribute") && pureMethod(x["func"]["attr"])) return true;
-          bad = "a call to " + ctx.slice(x["func"]);
-          return true;
-        });
+        std::string bad = effectIn(ctx, (*s)["value"]);
         if (!bad.empty()) {
           *why = fmt::format("line {}: between the loops, {} (it would run at every inner step)", line, bad);
           return false;
@@ -400,6 +460,17 @@ class FlattenLoopsPass : public Pass {
           return false;
         }
         for (const auto& n : *names) {
+          if (count(in_body, n) == 2 && count(in_nest, n) == 2) {
+            if (auto adv = advanceOf(ctx, levels, i, *s, n, in_nest)) {
+              if (read_outside.count(n)) {
+                *why = fmt::format("line {}: '{}' is bound between the loops and read after the nest", line, n);
+                return false;
+              }
+              advances->push_back(*adv);
+              bound.insert(n);
+              continue;
+            }
+          }
           if (count(in_body, n) != 1) {
             *why = fmt::format("line {}: '{}' is bound between the loops and elsewhere too (state carried across "
                                "steps)",
@@ -438,7 +509,8 @@ class FlattenLoopsPass : public Pass {
     return out;
   }
 
-  PassOutcome sourceFlatten(const PassContext& ctx, const std::vector<Level>& levels) const {
+  PassOutcome sourceFlatten(const PassContext& ctx, const std::vector<Level>& levels,
+                            const std::vector<Advance>& advances) const {
     const SourceText& text = ctx.text();
     const Node& outer = *levels[0].loop;
     auto p0 = nodePos(outer);
@@ -503,8 +575,41 @@ class FlattenLoopsPass : public Pass {
     lines.push_back(fmt::format("{}# flatten-loops: the loops over {} as one loop (pipelined across the nest)", base,
                                 vars));
     lines.push_back(base + header);
+    // Advanced pointers: each set to its value at this step, its advance gone.
+    std::map<int, std::string> replaced;  // first line -> new text (the other lines of the statement go)
+    std::set<int> dropped;
+    for (const auto& a : advances) {
+      auto ip = nodePos(*a.init);
+      const Node& init_value = (*a.init)["value"];
+      std::string name = (*a.init)["targets"][0]["id"];
+      std::string below = joinProduct(names, a.level + 1);
+      std::string x = ctx.slice(init_value);
+      std::string steps = fmt::format("({} % {}).to({}.int64) * {}", flat, paren(below), tl,
+                                      paren(ctx.slice((*a.advance)["value"])));
+      // `X + steps` reads as (X) + steps when X binds at least as tightly as +.
+      static const std::set<std::string> kTight = {"Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "MatMult", "Pow"};
+      bool tight = isType(init_value, "Name") || isType(init_value, "Attribute") || isType(init_value, "Call") ||
+                   isType(init_value, "Subscript") || isType(init_value, "Constant") ||
+                   (isType(init_value, "BinOp") && kTight.count(nodeType(init_value["op"])));
+      if (!tight) x = "(" + x + ")";
+      std::string one = fmt::format("{}{} = {} + {}", inner_indent, name, x, steps);
+      // Past 100 columns: the steps on a line of their own, inside the parentheses.
+      if (one.size() > 100 && x.find('\n') == std::string::npos) {
+        one = fmt::format("{}{} = ({}\n{}{}+ {})", inner_indent, name, x, inner_indent,
+                          std::string(name.size() + 4, ' '), steps);
+      }
+      replaced[ip->line] = one;
+      for (int l = ip->line + 1; l <= ip->end_line; ++l) dropped.insert(l);
+      auto ap = nodePos(*a.advance);
+      for (int l = ap->line; l <= ap->end_line; ++l) dropped.insert(l);
+    }
     auto region = [&](int first, int last, const std::string& from) {
       for (int ln = first; ln <= last; ++ln) {
+        if (dropped.count(ln)) continue;
+        if (auto it = replaced.find(ln); it != replaced.end()) {
+          lines.push_back(it->second);
+          continue;
+        }
         std::string t = reindent(text.line(ln), from, inner_indent);
         lines.push_back(t);
       }
