@@ -177,7 +177,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
   options.evaluator.timeouts.run = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
 
-  auto progress = makeProgress(f.json, global.verbose);
+  auto progress = makeProgress(f.json, global.verbose, f.budget);
   OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
   nlohmann::json result_json;
   auto dir = writeOptimizeOutputs(task, tunables, result, options, f.out, &result_json);

@@ -1,5 +1,7 @@
 #include "cli/progress.h"
 
+#include "report/progress_line.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -17,7 +19,7 @@ class Quiet final : public OptimizeProgress {
 
 class Terminal final : public OptimizeProgress {
  public:
-  Terminal(bool tty, int verbose) : tty_(tty), verbose_(verbose) {}
+  Terminal(bool tty, int verbose, double budget_s) : tty_(tty), verbose_(verbose), budget_s_(budget_s) {}
 
   void status(const std::string& line) override {
     clear();
@@ -30,8 +32,7 @@ class Terminal final : public OptimizeProgress {
     std::string best_text = best && best->objective
                                 ? fmt::format("best {:.2f}x ({})", 1.0 / *best->objective, best->config_text)
                                 : "best: as written";
-    std::string line = fmt::format("[{:5.1f}s] {} candidates, {} verified, {} failed; {}", elapsed, tried, ok_,
-                                   failed_, best_text);
+    std::string line = progressLine(elapsed, budget_s_, tried, ok_, failed_, best_text);
     bool improved = best && best->id == c.id && c.id != 0;
     if (verbose_ > 0 || (!tty_ && improved)) {
       clear();
@@ -41,7 +42,7 @@ class Terminal final : public OptimizeProgress {
       std::fprintf(stderr, "  #%d %s: %s\n", c.id, c.config_text.c_str(), what.substr(0, 200).c_str());
     }
     if (tty_) {
-      if (line.size() > 150) line = line.substr(0, 147) + "...";
+      if (line.size() > 150) line = line.substr(0, 147) + "...";  // ASCII only: bytes are columns
       std::fprintf(stderr, "\r\033[K%s", line.c_str());
       std::fflush(stderr);
       dirty_ = true;
@@ -61,15 +62,16 @@ class Terminal final : public OptimizeProgress {
   }
   bool tty_;
   int verbose_;
+  double budget_s_;
   bool dirty_ = false;
   int ok_ = 0, failed_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<OptimizeProgress> makeProgress(bool quiet, int verbose) {
+std::unique_ptr<OptimizeProgress> makeProgress(bool quiet, int verbose, double budget_s) {
   if (quiet) return std::make_unique<Quiet>();
-  return std::make_unique<Terminal>(isatty(STDERR_FILENO) != 0, verbose);
+  return std::make_unique<Terminal>(isatty(STDERR_FILENO) != 0, verbose, budget_s);
 }
 
 }  // namespace tf

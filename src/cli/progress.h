@@ -8,6 +8,8 @@
 
 namespace tf {
 
-std::unique_ptr<OptimizeProgress> makeProgress(bool quiet, int verbose);
+// `budget_s`: the run's budget, shown as a bar of the time spent (0: no bar).
+std::unique_ptr<OptimizeProgress> makeProgress(bool quiet, int verbose, double budget_s = 0);
+
 
 }  // namespace tf
