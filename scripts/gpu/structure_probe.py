@@ -12,6 +12,8 @@ set beside the vendor. Features:
              below the diagonal (no mask) and the diagonal blocks (masked).
   GEMM:      persistent tiles over TMA descriptors, flattened loops, warp specialization,
              epilogue subtiling.
+  tf32:      fp32 4096^3 with B as given (N-contiguous) and as a K-contiguous copy made per
+             call (wgmma tf32 takes K-major operands from shared memory), 2 to 8 warps.
 Writes OUT_DIR/probe.json and prints one line per variant. Needs torch, triton >= 3.4, a GPU.
 """
 
@@ -202,6 +204,42 @@ def mm_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: 
             c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
 
 
+@triton.jit
+def mm_strided(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % size_m
+    pid_n = (pid % group) // size_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * sam + (k + offs_k)[None, :] * sak,
+                    mask=(offs_m[:, None] < M) & ((k + offs_k)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * sbk + offs_n[None, :] * sbn,
+                    mask=((k + offs_k)[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def gemm_strided(a, b, bm, bn, bk, warps, stages, k_major_b=False):
+    M, K = a.shape
+    N = b.shape[1]
+    if k_major_b:
+        b = b.t().contiguous().t()   # the same values, K-contiguous; the copy is part of the time
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    mm_strided[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), BLOCK_M=bm, BLOCK_N=bn,
+                     BLOCK_K=bk, GROUP_M=8, num_warps=warps, num_stages=stages)
+    return c
+
+
 def gemm_plain(a, b, bm, bn, bk, warps, stages):
     M, K = a.shape
     N = b.shape[1]
@@ -256,7 +294,7 @@ def main():
     global SMS
     p = argparse.ArgumentParser()
     p.add_argument("out")
-    p.add_argument("--only", default="attention,causal,gemm")
+    p.add_argument("--only", default="attention,causal,gemm,tf32")
     p.add_argument("--seconds", type=float, default=240)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -321,6 +359,22 @@ def main():
                 run_variant(results, grp, name,
                             lambda bm=bm, bn=bn, bk=bk, w=w, st=st, kw=kw: gemm_persistent(a_, b_, bm, bn, bk, w, st, **kw),
                             ref, 5e-2, flops, t_end)
+    if "tf32" in only:
+        M = N = K = 4096
+        a_ = torch.randn(M, K, device="cuda", dtype=torch.float32, generator=g)
+        b_ = torch.randn(K, N, device="cuda", dtype=torch.float32, generator=g)
+        ref = a_.double() @ b_.double()
+        flops = 2 * M * N * K
+        torch.backends.cuda.matmul.allow_tf32 = True
+        run_variant(results, "tf32", "vendor cuBLAS TF32", lambda: torch.matmul(a_, b_), ref, 0.3, flops, t_end)
+        for (bm, bn, bk, w, st) in ((64, 128, 32, 2, 3), (128, 128, 32, 4, 3), (128, 128, 32, 8, 3),
+                                    (128, 256, 32, 8, 3), (128, 128, 64, 8, 3)):
+            for kmaj in (False, True):
+                name = f"{bm}x{bn}x{bk} w{w} s{st} B " + ("K-major copy" if kmaj else "as given")
+                run_variant(results, "tf32", name,
+                            lambda bm=bm, bn=bn, bk=bk, w=w, st=st, kmaj=kmaj: gemm_strided(a_, b_, bm, bn, bk, w, st,
+                                                                                           kmaj),
+                            ref, 0.3, flops, t_end)
     meta = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     with open(os.path.join(a.out, "probe.json"), "w") as f:
