@@ -122,18 +122,23 @@ def run(args: Sequence[str], *, python: str | os.PathLike | None = None, progres
 
     reader = threading.Thread(target=pump, name="tritonforge-stderr", daemon=True)
     reader.start()
+    interrupted = False
     try:
         assert proc.stdout is not None
         out = proc.stdout.read()
         returncode = proc.wait()
     except BaseException:
+        interrupted = True
         _stop(proc)
         raise
     finally:
-        reader.join(timeout=10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        # A process the binary left behind may still hold stderr open: the reader is then left
+        # to finish on its own (closing the stream under it would wait for it).
+        reader.join(timeout=1 if interrupted else 10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None and not reader.is_alive():
+            proc.stderr.close()
     if failures:
         raise failures[0]
     return _Run(returncode, out.decode("utf-8", errors="replace"), list(tail))

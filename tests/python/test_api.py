@@ -403,3 +403,64 @@ def test_the_launcher_without_a_binary_says_so_in_one_line(tmp_path):
             tritonforge.version()
         finally:
             del os.environ["TRITONFORGE_BINARY"]
+
+
+# ---------------------------------------------------------------------------------------------
+# a stand-in binary: every exit code, and Ctrl-C
+
+FAKE = """#!/bin/sh
+trap 'echo interrupted > "$TF_FAKE_MARK"; exit 130' INT
+echo "progress line" >&2
+echo '{"case": 0, "verify": "failed"}'
+echo "tritonforge: boom ($*)" >&2
+if [ "$TF_FAKE_SLEEP" = 1 ]; then sleep 30 & wait $!; fi
+exit "$TF_FAKE_RC"
+"""
+
+
+@pytest.fixture
+def fake_binary(tmp_path, monkeypatch):
+    path = tmp_path / "fake-tritonforge"
+    path.write_text(FAKE)
+    path.chmod(0o755)
+    monkeypatch.setenv("TRITONFORGE_BINARY", str(path))
+    monkeypatch.setenv("TF_FAKE_MARK", str(tmp_path / "mark"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("rc, kind", [(1, tritonforge.EnvironmentFailedError), (2, tritonforge.BadInputError),
+                                      (3, tritonforge.NoGpuError), (4, tritonforge.CaseFailedError),
+                                      (9, tritonforge.TritonForgeError)])
+def test_each_exit_code_has_its_exception(fake_binary, monkeypatch, rc, kind):
+    monkeypatch.setenv("TF_FAKE_RC", str(rc))
+    lines = []
+    with pytest.raises(kind) as e:
+        tritonforge.profile(fake_binary / "task.toml", progress=lines.append)
+    assert type(e.value) is kind
+    assert e.value.returncode == rc
+    assert str(e.value) == f"boom (profile {fake_binary}/task.toml --json)"
+    assert lines == ["progress line", f"tritonforge: boom (profile {fake_binary}/task.toml --json)"]
+    if rc in (3, 4):
+        assert e.value.result == {"case": 0, "verify": "failed"}
+
+
+def test_ctrl_c_stops_the_binary_the_way_ctrl_c_would(fake_binary, monkeypatch):
+    import signal
+    import time
+    monkeypatch.setenv("TF_FAKE_RC", "0")
+    monkeypatch.setenv("TF_FAKE_SLEEP", "1")
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            tritonforge.analyze(fake_binary / "k.py", progress=False)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert time.monotonic() - started < 20
+    assert (fake_binary / "mark").read_text() == "interrupted\n"
