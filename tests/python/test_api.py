@@ -181,6 +181,12 @@ def test_version_and_commands_come_from_the_binary():
         assert name in cmds
 
 
+def test_one_version_for_the_binary_the_package_and_the_worker():
+    # CMakeLists.txt's project VERSION is the source; the worker ships inside the same wheel.
+    import tritonforge_worker
+    assert tritonforge.__version__ == tritonforge.version()["version"] == tritonforge_worker.WORKER_VERSION
+
+
 def test_check_says_clearly_when_the_binary_has_no_check_command():
     if "check" in tritonforge.commands():
         pytest.skip("this binary has a check command")

@@ -4,9 +4,11 @@ this checkout, and runs what a user would: `tritonforge --version`, `python -m t
 `tritonforge analyze` and `optimize` on an example (exit 3 without a GPU), and the Python API.
 
 Run by the project's .venv interpreter (it has scikit-build-core: python/requirements-test.txt);
-exits 77 (skipped) where that interpreter lacks it. The build folder is build/wheel/cmake
-(pyproject.toml's build-dir), kept between runs, so that a second run recompiles only what
-changed; ccache is used where it is installed.
+exits 77 (skipped) where that interpreter lacks it. The build folder is build/wheel/test-cmake,
+kept between runs, so that a second run recompiles only what changed (pip's build isolation
+is off: scikit-build-core empties a build folder that another environment's scikit-build-core
+configured, which is why this is not pyproject.toml's build-dir, which a user's isolated
+`pip install .` empties every time); ccache is used where it is installed.
 
 Environment: TRITONFORGE_WHEEL_KEEP=1 keeps the virtual environment and the outputs
 (build/wheel/venv, build/wheel/out) for a look afterwards; they are replaced on the next run
@@ -78,11 +80,12 @@ def build_wheel(dist: Path) -> Path:
     shutil.rmtree(dist, ignore_errors=True)
     env = dict(os.environ)
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(min(os.cpu_count() or 2, 8)))
-    cmd = [sys.executable, "-m", "pip", "wheel", ROOT, "--no-build-isolation", "--no-deps", "-w", dist]
+    cmd = [sys.executable, "-m", "pip", "wheel", ROOT, "--no-build-isolation", "--no-deps", "-w", dist,
+           "-C", f"build-dir={WORK / 'test-cmake'}"]
     if shutil.which("ccache"):
         # Precompiled headers defeat ccache; with it, every object of an earlier build is reused.
         cmd += ["-C", "cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache", "-C", "cmake.define.TRITONFORGE_PCH=OFF"]
-    say("building the wheel (pip wheel, scikit-build-core, build folder build/wheel/cmake)")
+    say("building the wheel (pip wheel, scikit-build-core, build folder build/wheel/test-cmake)")
     run(cmd, env=env, cwd=ROOT, log=WORK / "build.log")
     wheels = sorted(dist.glob("*.whl"))
     check(len(wheels) == 1, f"expected one wheel in {dist}, found {[w.name for w in wheels]}")
