@@ -38,7 +38,7 @@ std::unique_ptr<ResultsDb> openDb(const DbFlags& f) {
   return ResultsDb::open(p, DbAccess::kReadOnly);
 }
 
-// Written by schema 1, which did not record these: null rather than "".
+// Written by an older schema, which did not record these: null rather than "".
 nlohmann::json orNull(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
 std::string runStatus(const RunRow& r) { return r.finished_at.empty() ? "unfinished" : r.status; }
@@ -60,6 +60,7 @@ nlohmann::json runJson(const RunRow& r) {
           {"cuda", orNull(r.info.env.cuda)},
           {"timing", r.info.env.timing.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(r.info.env.timing, nullptr, false)},
           {"tool_version", r.tool_version},
+          {"tool_commit", orNull(r.tool_commit)},
           {"strategy", r.info.strategy},
           {"seed", r.info.seed},
           {"options", r.info.options},
@@ -113,11 +114,11 @@ int runShow(const DbFlags& f) {
               r->info.task_path.c_str(), runStatus(*r).c_str());
   std::printf("  started %s, finished %s\n", r->started_at.c_str(),
               r->finished_at.empty() ? "never (killed or still running)" : r->finished_at.c_str());
-  std::printf("  %s, driver %s, triton %s, torch %s, CUDA %s, worker protocol %d, tritonforge %s\n",
+  std::printf("  %s, driver %s, triton %s, torch %s, CUDA %s, worker protocol %d, tritonforge %s (commit %s)\n",
               r->info.env.gpu.c_str(), r->info.env.driver.c_str(), r->info.env.triton.c_str(),
               r->info.env.torch.empty() ? "?" : r->info.env.torch.c_str(),
               r->info.env.cuda.empty() ? "?" : r->info.env.cuda.c_str(), r->info.env.worker_protocol,
-              r->tool_version.c_str());
+              r->tool_version.c_str(), r->tool_commit.empty() ? "?" : r->tool_commit.c_str());
   if (!r->info.env.timing.empty()) std::printf("  timing %s\n", r->info.env.timing.c_str());
   std::printf("  strategy %s, seed %llu, %lld measurements, %lld trace events%s\n", r->info.strategy.c_str(),
               static_cast<unsigned long long>(r->info.seed), static_cast<long long>(r->measurements),
@@ -164,7 +165,7 @@ int runExport(const DbFlags& f) {
                           {"case", r.key.case_key == "*" ? nlohmann::json("*") : nlohmann::json::parse(r.key.case_key, nullptr, false)},
                           {"gpu", r.key.env.gpu}, {"driver", r.key.env.driver}, {"triton", r.key.env.triton},
                           {"worker_protocol", r.key.env.worker_protocol}, {"tool_version", r.tool_version},
-                          {"torch", orNull(r.key.env.torch)}, {"cuda", orNull(r.key.env.cuda)},
+                          {"tool_commit", orNull(r.tool_commit)}, {"torch", orNull(r.key.env.torch)}, {"cuda", orNull(r.key.env.cuda)},
                           {"timing", r.key.env.timing.empty() ? nlohmann::json(nullptr)
                                                               : nlohmann::json::parse(r.key.env.timing, nullptr, false)},
                           {"status", r.status},   {"time_ms", r.time_ms ? nlohmann::json(*r.time_ms) : nlohmann::json(nullptr)},

@@ -1,4 +1,4 @@
-// tritonforge optimize TASK.toml [--budget S] [--out DIR] [--json] [--strategy S] [--seed K]
+// tritonforge optimize TASK.toml [--budget S] [--out DIR] [--json [--progress]] [--strategy S] [--seed K]
 //   [--db FILE | --no-db] [--fresh] [--engine E] [--only PARAM=V1,V2 ...] [--no-pass P ...] ...
 #include <fmt/format.h>
 
@@ -28,6 +28,7 @@ struct OptimizeFlags {
   double budget = 60;
   std::string out = "tritonforge-out";
   bool json = false;
+  bool progress = false;
   std::string strategy = "auto";
   uint64_t seed = 0;
   int jobs = 0;
@@ -140,7 +141,8 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   // anything is printed.
   if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
   Region only = parseOnly(f.only, tunables);
-  if (!f.json) printTunables(tunables);
+  const bool quiet = f.json && !f.progress;
+  if (!quiet) printTunables(tunables);
 
   OptimizeOptions options;
   options.budget_s = f.budget;
@@ -177,7 +179,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
   options.evaluator.timeouts.run = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
 
-  auto progress = makeProgress(f.json, global.verbose, f.budget);
+  auto progress = makeProgress(quiet, global.verbose, f.budget);
   OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
   nlohmann::json result_json;
   auto dir = writeOptimizeOutputs(task, tunables, result, options, f.out, &result_json);
@@ -201,6 +203,8 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--budget", flags->budget, "Wall-clock budget in seconds (default 60)");
   sub->add_option("--out", flags->out, "Output folder; results go to OUT/NAME/ (default tritonforge-out)");
   sub->add_flag("--json", flags->json, "Print only the result JSON on stdout");
+  sub->add_flag("--progress", flags->progress,
+                "With --json, still show the progress on stderr (for programs that read the JSON: the Python API)");
   sub->add_option("--strategy", flags->strategy,
                   "Search strategy: auto (default), bayes, local, random, exhaustive");
   sub->add_option("--seed", flags->seed, "Seed for every random choice (default 0)");

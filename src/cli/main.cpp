@@ -11,6 +11,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "util/build_info.h"
 #include "util/error.h"
 #include "util/temp_dir.h"
 
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   tf::GlobalOptions global;
   CLI::App app{"tritonforge: profile-guided optimization of Triton kernels"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("tritonforge ") + TRITONFORGE_VERSION);
+  app.set_version_flag("--version", tf::toolVersionLine(), "The version and the git commit it was built from");
   app.add_option("--python", global.python,
                  "Python interpreter for the worker (default: $TRITONFORGE_PYTHON, else python3)");
   app.add_flag("-v,--verbose", global.verbose, "More detail on stderr (repeat for more)");

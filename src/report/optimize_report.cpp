@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/diff.h"
+#include "util/build_info.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -52,7 +53,10 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
                                   const OptimizeOptions& options, const fs::path& out_dir) {
   nlohmann::json j;
   j["schema"] = kResultSchema;
-  j["tool"] = {{"name", "tritonforge"}, {"version", TRITONFORGE_VERSION}, {"worker_protocol", kWorkerProtocolVersion}};
+  j["tool"] = {{"name", "tritonforge"},
+               {"version", toolVersion()},
+               {"commit", toolCommit()},
+               {"worker_protocol", kWorkerProtocolVersion}};
   j["date"] = utcTimestamp();
   j["task"] = task.toJson();
   j["environment"] = environmentJson(r);
@@ -86,6 +90,11 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
     j["status"] = "no-gpu";
     j["compile_checks"] = r.compile_checks;
     j["notes"] = r.notes;
+    // No optimized source is written without a GPU; the rest is.
+    j["outputs"] = {{"dir", out_dir.string()},
+                    {"diff", (out_dir / "changes.diff").string()},
+                    {"result", (out_dir / "result.json").string()},
+                    {"report", (out_dir / "report.md").string()}};
     return j;
   }
   j["status"] = r.best >= 0 ? "improved" : "unchanged";
@@ -189,7 +198,8 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
   md << "# tritonforge: " << task.name << "\n\n";
   const auto& env = result["environment"];
   std::string gpu = env["gpu"].is_object() ? env["gpu"].value("name", "?") : "no GPU";
-  md << fmt::format("- date: {}\n- GPU: {}\n- triton {}, torch {}, python {}\n", result.value("date", ""), gpu,
+  md << fmt::format("- date: {}\n- tritonforge {} (commit {})\n- GPU: {}\n- triton {}, torch {}, python {}\n",
+                    result.value("date", ""), toolVersion(), toolCommit(), gpu,
                     env["triton"].is_string() ? env["triton"].get<std::string>() : "-",
                     env["torch"].is_string() ? env["torch"].get<std::string>() : "-", env.value("python", "-"));
   md << fmt::format("- search: {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n", r.strategy,

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "store/sqlite.h"
+#include "util/build_info.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/paths.h"
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Schema 2. The measurements table is written by a function: a schema-1 file gets it under
+// Schema 3. The measurements table is written by a function: a schema-1 file gets it under
 // another name first, filled from the old table (ResultsDb::open's migration).
 std::string measurementsTable(const std::string& name) {
   return fmt::format(R"sql(
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS {} (
   cuda TEXT,
   timing TEXT,
   env_key TEXT,
+  tool_commit TEXT,
   UNIQUE (task_hash, base_hash, variant_hash, params, case_key, env_key)
 );
 )sql",
@@ -78,7 +80,8 @@ CREATE TABLE IF NOT EXISTS runs (
   torch TEXT,
   cuda TEXT,
   timing TEXT,
-  env_key TEXT
+  env_key TEXT,
+  tool_commit TEXT
 );
 CREATE TABLE IF NOT EXISTS trace (
   run_id INTEGER NOT NULL,
@@ -92,7 +95,8 @@ CREATE TABLE IF NOT EXISTS trace (
 
 // Schema 1 -> 2, inside the caller's transaction. Old rows get NULL in the new columns:
 // their key lacks torch, CUDA, the tool version and the timing settings, so they must never
-// stand for a new measurement, and NULL equals nothing.
+// stand for a new measurement, and NULL equals nothing. The measurements table is rebuilt in
+// the current layout (with schema 3's column); migrateFrom2 follows.
 void migrateFrom1(SqliteDb& db) {
   db.exec("ALTER TABLE runs ADD COLUMN torch TEXT; ALTER TABLE runs ADD COLUMN cuda TEXT; "
           "ALTER TABLE runs ADD COLUMN timing TEXT; ALTER TABLE runs ADD COLUMN env_key TEXT;");
@@ -105,6 +109,21 @@ void migrateFrom1(SqliteDb& db) {
   db.exec("DROP TABLE measurements; ALTER TABLE measurements_v2 RENAME TO measurements;");
   db.exec(kIndexes);
   db.exec("UPDATE meta SET value = '2' WHERE key = 'schema';");
+}
+
+bool hasColumn(SqliteDb& db, const char* table, const char* column) {
+  SqliteStatement s(db, fmt::format("SELECT 1 FROM pragma_table_info('{}') WHERE name = ?1", table));
+  s.bind(1, std::string_view(column));
+  return s.step();
+}
+
+// Schema 2 -> 3, inside the caller's transaction: the commit of the tritonforge that wrote a
+// row (provenance, not part of the key). Old rows get NULL: their commit was not recorded.
+void migrateFrom2(SqliteDb& db) {
+  for (const char* table : {"runs", "measurements"}) {
+    if (!hasColumn(db, table, "tool_commit")) db.exec(fmt::format("ALTER TABLE {} ADD COLUMN tool_commit TEXT;", table));
+  }
+  db.exec("UPDATE meta SET value = '3' WHERE key = 'schema';");
 }
 
 // "PRAGMA application_id" of the files this tool makes ("TfRs"): lets file(1) and others
@@ -180,6 +199,7 @@ MeasurementRow readMeasurement(const SqliteStatement& s) {
   r.key.env.torch = s.text(16);
   r.key.env.cuda = s.text(17);
   r.key.env.timing = s.text(18);
+  r.tool_commit = s.text(19);
   return r;
 }
 
@@ -209,6 +229,7 @@ RunRow readRun(const SqliteStatement& s) {
   r.info.env.torch = s.text(20);
   r.info.env.cuda = s.text(21);
   r.info.env.timing = s.text(22);
+  r.tool_commit = s.text(23);
   return r;
 }
 
@@ -232,19 +253,20 @@ ResultsDb::~ResultsDb() = default;
 const fs::path& ResultsDb::path() const { return db_->path(); }
 
 std::string ResultsDb::v2(const char* column) const { return schema_ >= 2 ? column : "NULL"; }
+std::string ResultsDb::v3(const char* column) const { return schema_ >= 3 ? column : "NULL"; }
 
 std::string ResultsDb::measurementColumns() const {
   return fmt::format("id, task_hash, base_hash, variant_hash, params, case_key, gpu, driver, triton, worker_protocol, "
-                     "tool_version, status, time_ms, data, run_id, created_at, {}, {}, {}",
-                     v2("torch"), v2("cuda"), v2("timing"));
+                     "tool_version, status, time_ms, data, run_id, created_at, {}, {}, {}, {}",
+                     v2("torch"), v2("cuda"), v2("timing"), v3("tool_commit"));
 }
 
 std::string ResultsDb::runColumns() const {
   return fmt::format("id, started_at, finished_at, status, task_name, task_path, task_hash, source_hash, gpu, driver, "
                      "triton, worker_protocol, tool_version, strategy, seed, options, resumed_from, summary, "
                      "(SELECT COUNT(*) FROM measurements m WHERE m.run_id = runs.id), "
-                     "(SELECT COUNT(*) FROM trace t WHERE t.run_id = runs.id), {}, {}, {}",
-                     v2("torch"), v2("cuda"), v2("timing"));
+                     "(SELECT COUNT(*) FROM trace t WHERE t.run_id = runs.id), {}, {}, {}, {}",
+                     v2("torch"), v2("cuda"), v2("timing"), v3("tool_commit"));
 }
 
 std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access) {
@@ -288,6 +310,7 @@ std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access
     } else {
       if (schema > kResultsDbSchema) refuseNewer(path, schema);
       if (schema == 1) migrateFrom1(*db);
+      if (schema <= 2) migrateFrom2(*db);
     }
     tx.commit();
   }
@@ -297,8 +320,9 @@ std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access
 void ResultsDb::putMeasurement(const MeasurementKey& key, const std::string& status, std::optional<double> time_ms,
                                const nlohmann::json& data, int64_t run_id) {
   SqliteStatement s(*db_, fmt::format("INSERT OR REPLACE INTO measurements (task_hash, base_hash, variant_hash, params, "
-                                      "case_key, status, time_ms, data, run_id, created_at, {}) VALUES (?1, ?2, ?3, ?4, "
-                                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                                      "case_key, status, time_ms, data, run_id, created_at, {}, tool_commit) VALUES (?1, "
+                                      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+                                      "?20)",
                                       kEnvColumns));
   s.bind(1, key.task_hash).bind(2, key.base_hash).bind(3, key.variant_hash).bind(4, key.params);
   s.bind(5, key.case_key).bind(6, status).bind(7, time_ms).bind(8, data.dump());
@@ -306,6 +330,7 @@ void ResultsDb::putMeasurement(const MeasurementKey& key, const std::string& sta
   else s.bindNull(9);
   s.bind(10, utcTimestamp());
   bindEnv(s, 11, key.env);
+  s.bind(20, std::string_view(toolCommit()));
   s.run();
 }
 
@@ -342,8 +367,9 @@ std::vector<MeasurementRow> ResultsDb::measurementsOfRun(int64_t run_id) {
 
 int64_t ResultsDb::beginRun(const RunInfo& info) {
   SqliteStatement s(*db_, fmt::format("INSERT INTO runs (started_at, status, task_name, task_path, task_hash, "
-                                      "source_hash, strategy, seed, options, resumed_from, {}) VALUES (?1, 'running', "
-                                      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                      "source_hash, strategy, seed, options, resumed_from, {}, tool_commit) VALUES (?1, "
+                                      "'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+                                      "?18, ?19)",
                                       kEnvColumns));
   s.bind(1, utcTimestamp()).bind(2, info.task_name).bind(3, info.task_path).bind(4, info.task_hash);
   s.bind(5, info.source_hash).bind(6, info.strategy).bind(7, static_cast<int64_t>(info.seed));
@@ -351,6 +377,7 @@ int64_t ResultsDb::beginRun(const RunInfo& info) {
   if (info.resumed_from) s.bind(9, *info.resumed_from);
   else s.bindNull(9);
   bindEnv(s, 10, info.env);
+  s.bind(19, std::string_view(toolCommit()));
   s.run();
   return db_->lastInsertId();
 }

@@ -10,13 +10,18 @@
 //   trace         the decisions of a run in order (docs/search.md lists the kinds)
 //   meta          schema = kResultsDbSchema
 //
+// Every run and measurement row also records tool_commit, the git commit of the tritonforge
+// that wrote it (provenance: not part of the key, so a rebuild at another commit still reuses
+// the rows of the same version; a change in how measuring works bumps the version or the
+// worker protocol, which are in the key).
+//
 // Every write commits on its own (WAL journal), so that a run killed with SIGKILL loses
 // nothing it had written; the next `optimize` of the same task reuses those rows.
 //
 // Schema 1 keyed rows by GPU, driver, Triton and protocol only. Opening such a file for
 // writing migrates it: its rows keep their columns and get a NULL env_key, which no lookup
-// matches, so they are listed and exported but never reused. Opened read-only it is read
-// as it is. A file that is not a tritonforge results database is refused before anything
+// matches, so they are listed and exported but never reused. Schema 2 lacked tool_commit;
+// its rows get NULL there and stay reusable. Opened read-only, an older file is read as it is. A file that is not a tritonforge results database is refused before anything
 // is written to it.
 // Entry points: ResultsDb::open, putMeasurement / measurementsFor, beginRun / finishRun,
 // appendTrace. docs/search.md describes the schema.
@@ -36,7 +41,7 @@ namespace tf {
 
 class SqliteDb;
 
-inline constexpr int kResultsDbSchema = 2;
+inline constexpr int kResultsDbSchema = 3;
 
 enum class DbAccess {
   kReadWrite,  // creates the file when it is missing or empty; migrates an older schema
@@ -60,6 +65,7 @@ struct MeasurementRow {
   nlohmann::json data;               // the measurement (or compile outcome) as JSON
   int64_t run_id = 0;
   std::string tool_version;          // key.env.tool_version
+  std::string tool_commit;           // of the tritonforge that wrote the row; empty before schema 3
   std::string created_at;
 };
 
@@ -78,6 +84,7 @@ struct RunRow {
   std::string started_at, finished_at;   // finished_at empty: still running, or killed
   std::string status;                    // "running", or what finishRun was given
   std::string tool_version;
+  std::string tool_commit;               // of the tritonforge that began the run; empty before schema 3
   nlohmann::json summary;
   int64_t measurements = 0;              // rows this run wrote
   int64_t trace_events = 0;
@@ -132,8 +139,9 @@ class ResultsDb {
 
  private:
   ResultsDb(std::unique_ptr<SqliteDb> db, int schema);
-  // The columns added by schema 2, or NULL in their place when reading schema 1.
+  // The columns added by schema 2 (3), or NULL in their place when reading an older file.
   std::string v2(const char* column) const;
+  std::string v3(const char* column) const;
   std::string measurementColumns() const;
   std::string runColumns() const;
   std::unique_ptr<SqliteDb> db_;

@@ -67,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, Fuzz, ::testing::ValuesIn(kTargetNames),
                          [](const auto& info) { return info.param; });
 
 // The seeds of results_db are what the code makes today: a fresh one lists the same. With
-// TRITONFORGE_FUZZ_WRITE_SEEDS=1 the fresh ones replace them.
+// TRITONFORGE_FUZZ_WRITE_SEEDS=1 the fresh ones replace them. The schema-2 seeds were made by
+// the code of that schema (before tool_commit) and stay, as files to migrate.
 TEST(FuzzSeeds, ResultsDbSeedsAreDatabasesTheCodeMakes) {
   struct Kind {
     SeedDb kind;
@@ -75,8 +76,8 @@ TEST(FuzzSeeds, ResultsDbSeedsAreDatabasesTheCodeMakes) {
     int schema;
     size_t runs, rows;
   };
-  const Kind kinds[] = {{SeedDb::kSchema2, "schema2.sqlite", 2, 2, 3},
-                        {SeedDb::kSchema2Small, "schema2_512b_pages.sqlite", 2, 2, 3},
+  const Kind kinds[] = {{SeedDb::kCurrent, "schema3.sqlite", kResultsDbSchema, 2, 3},
+                        {SeedDb::kCurrentSmall, "schema3_512b_pages.sqlite", kResultsDbSchema, 2, 3},
                         {SeedDb::kSchema1, "schema1.sqlite", 1, 1, 1}};
   fs::path seeds = test::sourceDir() / "tests/data/fuzz/results_db/seeds";
   fs::path dir = test::tempDir("fuzz-seeds");
@@ -93,6 +94,16 @@ TEST(FuzzSeeds, ResultsDbSeedsAreDatabasesTheCodeMakes) {
       EXPECT_EQ(db->measurementsOfRun(0).size(), k.rows);
       EXPECT_FALSE(db->trace(1).empty());
     }
+  }
+  for (const char* file : {"schema2.sqlite", "schema2_512b_pages.sqlite"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(ResultsDb::open(seeds / file, DbAccess::kReadOnly)->schema(), 2);
+    fs::copy_file(seeds / file, dir / file);
+    auto db = ResultsDb::open(dir / file);
+    EXPECT_EQ(db->schema(), kResultsDbSchema);
+    EXPECT_EQ(db->runs().size(), 2u);
+    EXPECT_EQ(db->measurementsOfRun(0).size(), 3u);
+    EXPECT_EQ(db->runs()[0].tool_commit, "");
   }
 }
 

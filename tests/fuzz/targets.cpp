@@ -722,7 +722,7 @@ void makeSeedDatabase(const fs::path& path, SeedDb kind) {
     sqliteExec(path, kSchema1Sql);
     return;
   }
-  if (kind == SeedDb::kSchema2Small) {
+  if (kind == SeedDb::kCurrentSmall) {
     // A file with 512-byte pages and no table yet: ResultsDb::open creates its tables in it.
     sqliteExec(path, "PRAGMA page_size = 512; CREATE TABLE x (a); DROP TABLE x; VACUUM;");
   }

@@ -28,8 +28,8 @@ std::unique_ptr<FuzzTarget> makeTarget(const std::string& name, const std::files
 
 // What the results_db seeds hold (their lookups use these keys).
 enum class SeedDb {
-  kSchema2,       // made by ResultsDb as it is: a finished run, a killed run, measurements, trace
-  kSchema2Small,  // the same with 512-byte pages (a denser file for byte mutations)
+  kCurrent,       // made by ResultsDb as it is: a finished run, a killed run, measurements, trace
+  kCurrentSmall,  // the same with 512-byte pages (a denser file for byte mutations)
   kSchema1,       // a schema-1 file as the first tritonforge wrote it (migrated when written)
 };
 // Writes a fresh database of that kind to `path` (which must not exist).

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "support/test_support.h"
+#include "util/build_info.h"
 #include "util/hash.h"
 
 #include <algorithm>
@@ -52,6 +53,22 @@ TEST(Cli, BadFlagsAndMissingFiles) {
   expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --bogus", "--bogus");
   expectOneLineError("optimize " + (test::sourceDir() / "examples/matmul/task.toml").string() + " --strategy magic",
                      "unknown search strategy 'magic'");
+}
+
+TEST(Cli, VersionNamesTheVersionAndTheCommit) {
+  auto [rc, out] = tf("--version");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, toolVersionLine() + "\n");
+  // The commit is a short hash (with -dirty for a changed tree) or "unknown" outside a checkout.
+  EXPECT_TRUE(std::regex_match(out, std::regex(R"(tritonforge \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}(-dirty)?|unknown)\)\n)")))
+      << out;
+  EXPECT_EQ(std::string(toolVersion()), TRITONFORGE_VERSION);
+  // Built from a git checkout (as here, unless the sources came as an archive): a real commit.
+  // Which one is not compared with HEAD: a commit made after the build would fail that.
+  auto [git_rc, top] = test::runShell("git -C " + test::sourceDir().string() + " rev-parse --show-toplevel 2>/dev/null");
+  while (!top.empty() && (top.back() == '\n' || top.back() == '\r')) top.pop_back();
+  std::error_code ec;
+  if (git_rc == 0 && fs::equivalent(top, test::sourceDir(), ec)) EXPECT_NE(std::string(toolCommit()), "unknown");
 }
 
 TEST(Cli, KernelThatDoesNotParse) {
@@ -129,6 +146,8 @@ TEST(Cli, OptimizeWithoutAGpuAnalyzesAndCompiles) {
   EXPECT_NE(text.find("need a CUDA GPU"), std::string::npos) << text;
   auto j = nlohmann::json::parse(test::readFile(out / "matmul" / "result.json"));
   EXPECT_EQ(j["status"], "no-gpu");
+  EXPECT_EQ(j["tool"]["version"], TRITONFORGE_VERSION);
+  EXPECT_EQ(j["tool"]["commit"], toolCommit());
   ASSERT_EQ(j["compile_checks"].size(), 1u);
   const auto& check = j["compile_checks"][0];
   if (check["status"] == "ok") {

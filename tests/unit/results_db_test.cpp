@@ -1,5 +1,6 @@
 // The results database: rows keyed by everything that determines a measurement, runs
 // that stay unfinished when killed, traces in order, and files it must refuse.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -8,6 +9,7 @@
 
 #include "store/results_db.h"
 #include "support/test_support.h"
+#include "util/build_info.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -46,6 +48,7 @@ TEST(ResultsDb, StoresAndFindsMeasurementsByVariantAndEnvironment) {
   EXPECT_DOUBLE_EQ(*v1[0].time_ms, 0.5);
   EXPECT_EQ(v1[0].run_id, run);
   EXPECT_EQ(v1[0].tool_version, TRITONFORGE_VERSION);
+  EXPECT_EQ(v1[0].tool_commit, toolCommit());
   EXPECT_EQ(v1[0].key.env.worker_protocol, 1);
   auto v2 = db->measurementsOfVariant("task1", "v2", h200());
   ASSERT_EQ(v2.size(), 1u);
@@ -273,8 +276,9 @@ TEST(ResultsDb, ASchema1DatabaseIsListedAsItIsAndItsRowsAreNeverReused) {
   // Read-write: migrated; the old row is kept and listed, but matches no environment,
   // not even one that agrees on every field schema 1 had.
   auto db = ResultsDb::open(path);
-  EXPECT_EQ(db->schema(), 2);
+  EXPECT_EQ(db->schema(), kResultsDbSchema);
   ASSERT_EQ(db->measurementsOfRun(0).size(), 1u);
+  EXPECT_EQ(db->measurementsOfRun(0)[0].tool_commit, "");
   EXPECT_DOUBLE_EQ(*db->measurementsOfRun(0)[0].time_ms, 0.5);
   ASSERT_EQ(db->runs().size(), 1u);
   EXPECT_EQ(db->runs()[0].measurements, 1);
@@ -287,6 +291,72 @@ TEST(ResultsDb, ASchema1DatabaseIsListedAsItIsAndItsRowsAreNeverReused) {
   db->putMeasurement(key("v1", "c", old), "ok", 0.4, {}, 0);
   ASSERT_EQ(db->measurementsOfVariant("task1", "v1", old).size(), 1u);
   EXPECT_EQ(db->measurementsOfRun(0).size(), 2u);
+}
+
+// Schema 2: the environment as now, without the commit of the tritonforge that wrote a row.
+const char* kSchema2 = R"sql(
+PRAGMA journal_mode=WAL;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, status TEXT NOT NULL,
+  task_name TEXT NOT NULL, task_path TEXT NOT NULL, task_hash TEXT NOT NULL, source_hash TEXT NOT NULL,
+  gpu TEXT NOT NULL, driver TEXT NOT NULL, triton TEXT NOT NULL, worker_protocol INTEGER NOT NULL,
+  tool_version TEXT NOT NULL, strategy TEXT NOT NULL, seed INTEGER NOT NULL, options TEXT NOT NULL,
+  resumed_from INTEGER, summary TEXT, torch TEXT, cuda TEXT, timing TEXT, env_key TEXT);
+CREATE TABLE measurements (id INTEGER PRIMARY KEY, task_hash TEXT NOT NULL, base_hash TEXT NOT NULL,
+  variant_hash TEXT NOT NULL, params TEXT NOT NULL, case_key TEXT NOT NULL, gpu TEXT NOT NULL, driver TEXT NOT NULL,
+  triton TEXT NOT NULL, worker_protocol INTEGER NOT NULL, tool_version TEXT NOT NULL, status TEXT NOT NULL,
+  time_ms REAL, data TEXT NOT NULL, run_id INTEGER, created_at TEXT NOT NULL, torch TEXT, cuda TEXT, timing TEXT,
+  env_key TEXT, UNIQUE (task_hash, base_hash, variant_hash, params, case_key, env_key));
+CREATE TABLE trace (run_id INTEGER NOT NULL, seq INTEGER NOT NULL, t REAL NOT NULL, kind TEXT NOT NULL,
+  data TEXT NOT NULL, PRIMARY KEY (run_id, seq));
+INSERT INTO meta VALUES ('schema', '2');
+)sql";
+
+TEST(ResultsDb, ASchema2DatabaseGetsTheCommitColumnAndItsRowsAreStillReused) {
+  auto dir = test::tempDir("db");
+  auto path = dir / "v2.sqlite";
+  MeasureEnv e = h200();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, kSchema2, nullptr, nullptr, nullptr), SQLITE_OK);
+  // One run and one measurement in the environment of today's key (what schema 2 wrote).
+  std::string rows = fmt::format(
+      "INSERT INTO runs VALUES (1, '2026-11-01T00:00:00Z', '2026-11-01T00:01:00Z', 'done', 'add', '/t/task.toml', "
+      "'task1', 's1', '{0}', '{1}', '{2}', {3}, '{4}', 'auto', 0, '{{}}', NULL, NULL, '', '', '', '{5}');"
+      "INSERT INTO measurements VALUES (1, 'task1', 'base1', 'v1', '{{\"k.BLOCK\":128}}', 'c', '{0}', '{1}', '{2}', "
+      "{3}, '{4}', 'ok', 0.5, '{{}}', 1, '2026-11-01T00:00:01Z', '', '', '', '{5}');",
+      e.gpu, e.driver, e.triton, e.worker_protocol, e.tool_version, e.key());
+  ASSERT_EQ(sqlite3_exec(raw, rows.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  std::string before = fileHash(path);
+  {
+    auto db = ResultsDb::open(path, DbAccess::kReadOnly);
+    EXPECT_EQ(db->schema(), 2);
+    ASSERT_EQ(db->runs().size(), 1u);
+    EXPECT_EQ(db->runs()[0].tool_commit, "");
+    ASSERT_EQ(db->measurementsOfVariant("task1", "v1", e).size(), 1u);
+  }
+  EXPECT_EQ(fileHash(path), before);
+  auto db = ResultsDb::open(path);
+  EXPECT_EQ(db->schema(), 3);
+  // The commit is provenance, not part of the key: the old row is still found.
+  auto old = db->measurementsOfVariant("task1", "v1", e);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].tool_commit, "");
+  // New rows carry this binary's commit.
+  RunInfo info;
+  info.task_name = "add";
+  info.task_hash = "task1";
+  info.env = e;
+  int64_t run = db->beginRun(info);
+  db->putMeasurement(key("v2", "c", e), "ok", 0.4, {}, run);
+  EXPECT_EQ(db->run(run)->tool_commit, toolCommit());
+  EXPECT_EQ(db->run(1)->tool_commit, "");
+  ASSERT_EQ(db->measurementsOfVariant("task1", "v2", e).size(), 1u);
+  EXPECT_EQ(db->measurementsOfVariant("task1", "v2", e)[0].tool_commit, toolCommit());
+  db.reset();
+  // Opened again: already schema 3, nothing to migrate.
+  EXPECT_EQ(ResultsDb::open(path)->schema(), 3);
 }
 
 void expectRefused(const std::filesystem::path& path, DbAccess access) {
