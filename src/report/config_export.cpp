@@ -38,7 +38,7 @@ ShapeTable bestPerShape(const nlohmann::json& result, const std::string& what) {
   if (result.value("status", "") == "no-gpu") {
     throw UserError(fmt::format("{}: the run measured nothing (no GPU): there is no best configuration", what));
   }
-  const nlohmann::json& task = result.value("task", nlohmann::json::object());
+  const nlohmann::json task = result.value("task", nlohmann::json::object());
   ShapeTable table;
   table.task = task.value("name", "");
   table.source = task.value("source", "");
@@ -85,7 +85,8 @@ ShapeTable bestPerShape(const nlohmann::json& result, const std::string& what) {
     }
     best.candidate = chosen->value("id", -1);
     best.time_ms = best_t;
-    for (const auto& [id, v] : chosen->value("config", nlohmann::json::object()).items()) {
+    const nlohmann::json config = chosen->value("config", nlohmann::json::object());
+    for (const auto& [id, v] : config.items()) {
       TunableRef r = refOf(id);
       if (v.is_number_integer()) best.params[r.kernel][r.param] = v.get<int64_t>();
       else if (r.value) best.params[r.kernel][r.param] = *r.value;
@@ -184,7 +185,8 @@ std::string autotuneDecorator(const std::string& source, const std::string& kern
   size_t at = source.rfind("@triton.autotune(", def);
   if (at == std::string::npos) return "";
   // The kernel's own decorator: no other def between it and the kernel.
-  if (source.find("\ndef ", at) < def) return "";
+  size_t other = source.find("\ndef ", at);
+  if (other != std::string::npos && other + 1 < def) return "";
   int depth = 0;
   for (size_t i = source.find('(', at); i < source.size(); ++i) {
     if (source[i] == '(') ++depth;

@@ -129,18 +129,18 @@ BaselineEntry baselineEntryFromResult(const nlohmann::json& result, const std::s
     throw UserError(fmt::format("{}: nothing was measured (no GPU): no baseline to save", what));
   }
   BaselineEntry e;
-  const nlohmann::json& task = result["task"];
+  const nlohmann::json task = result.value("task", nlohmann::json::object());
   e.task = stringOr(task, "name");
   e.task_path = stringOr(task, "path");
   e.date = stringOr(result, "date");
-  const nlohmann::json& env = result["environment"];
+  const nlohmann::json env = result.value("environment", nlohmann::json::object());
   const nlohmann::json gpu = env.contains("gpu") && env["gpu"].is_object() ? env["gpu"] : nlohmann::json::object();
   e.toolchain.gpu = stringOr(gpu, "name");
   e.toolchain.driver = stringOr(gpu, "driver");
   e.toolchain.torch = stringOr(env, "torch");
   e.toolchain.triton = stringOr(env, "triton");
   e.toolchain.tritonforge = result.contains("tool") ? stringOr(result["tool"], "version") : "";
-  const nlohmann::json& best = result["best"];
+  const nlohmann::json& best = result.at("best");
   e.config = best.contains("config") && best["config"].is_object() ? best["config"] : nlohmann::json::object();
   e.config_text = stringOr(best, "config_text");
   for (const auto& pc : best.value("per_case", nlohmann::json::array())) {
@@ -149,7 +149,7 @@ BaselineEntry baselineEntryFromResult(const nlohmann::json& result, const std::s
                                   stringOr(pc, "label"), stringOr(pc, "status")));
     }
     BaselineCase c;
-    c.shape = pc["case"];
+    c.shape = pc.value("case", nlohmann::json::object());
     c.label = stringOr(pc, "label");
     c.time_ms = pc["time_ms"].get<double>();
     double iqr = pc.contains("iqr_ms") && pc["iqr_ms"].is_number() ? pc["iqr_ms"].get<double>() : 0;
