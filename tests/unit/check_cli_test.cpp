@@ -121,6 +121,15 @@ TEST(CheckCli, SaveBaselineRecordsTheBestPerCaseAndTheToolchain) {
   EXPECT_EQ(e.toolchain.torch, "fake");
   EXPECT_EQ(e.toolchain.tritonforge, TRITONFORGE_VERSION);
   EXPECT_EQ(e.config, t.result["best"].value("config", nlohmann::json::object()));
+  // A file that is no baseline file is refused before the run and left as it was.
+  test::writeFile(t.dir / "notes.json", "{\"schema\": \"something else\"}");
+  auto [rc, out] = runTf("", fmt::format("optimize {} --no-db --out {} --save-baseline {}",
+                                         (t.dir / "task.toml").string(), (t.dir / "out2").string(),
+                                         (t.dir / "notes.json").string()));
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("notes.json: schema: expected"), std::string::npos) << out;
+  EXPECT_EQ(test::readFile(t.dir / "notes.json"), "{\"schema\": \"something else\"}");
+  EXPECT_FALSE(fs::exists(t.dir / "out2"));
 }
 
 TEST(CheckCli, TheKernelAsTunedPassesAndASlowdownOnOneCaseFails) {
