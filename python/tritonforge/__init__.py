@@ -18,7 +18,7 @@ from pathlib import Path as _Path
 
 from .api import analyze, check, commands, optimize, profile, version
 from .errors import (BadInputError, CaseFailedError, CommandNotAvailableError, EnvironmentFailedError, NoGpuError,
-                     TritonForgeError)
+                     RegressionError, TritonForgeError)
 from .result import CaseResult, OptimizeResult
 from .task import Task
 
@@ -42,5 +42,5 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = ["BadInputError", "CaseFailedError", "CaseResult", "CommandNotAvailableError", "EnvironmentFailedError",
-           "NoGpuError", "OptimizeResult", "Task", "TritonForgeError", "analyze", "check", "commands", "optimize",
+           "NoGpuError", "RegressionError", "OptimizeResult", "Task", "TritonForgeError", "analyze", "check", "commands", "optimize",
            "profile", "version", "__version__"]

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from ._launcher import binary_path, child_environment
-from .errors import BadInputError, CommandNotAvailableError, NoGpuError, TritonForgeError, error_for_exit
+from .errors import (BadInputError, CommandNotAvailableError, NoGpuError, RegressionError, TritonForgeError,
+                     error_for_exit)
 from .result import OptimizeResult
 from .task import Task
 
@@ -266,20 +267,29 @@ def profile(task: TaskLike, *, ncu: bool = False, case: int | None = None, args:
     raise r.error(report)
 
 
-def check(task: TaskLike, *, args: Sequence[str] = (), python: str | os.PathLike | None = None,
-          progress: Progress = None) -> Any:
-    """Runs `tritonforge check TASK --json ARGS` and returns its JSON. Raises
-    CommandNotAvailableError when the binary has no `check` command."""
+def check(task: TaskLike, *, baseline: str | os.PathLike, args: Sequence[str] = (),
+          python: str | os.PathLike | None = None, progress: Progress = None) -> Any:
+    """Runs `tritonforge check TASK --baseline BASELINE --json ARGS` (the kernel as it stands,
+    re-verified and re-timed against the best that `optimize --save-baseline` recorded) and
+    returns its JSON report (schema tritonforge.check/1). A regression or a failed
+    verification raises CaseFailedError-like TritonForgeError with the report; no GPU raises
+    NoGpuError. Raises CommandNotAvailableError when the binary has no `check` command."""
     if "check" not in commands():
         raise CommandNotAvailableError(f"this tritonforge ({binary_path()}) has no 'check' command "
                                        f"(it has: {', '.join(commands())})")
     with _task_file(task) as path:
-        r = run(["check", str(path), "--json", *args], python=python, progress=progress)
+        r = run(["check", str(path), "--baseline", os.fspath(baseline), "--json", *args], python=python,
+                progress=progress)
     if r.returncode == 0:
         return _json_of(r, "check")
     report = None
     with contextlib.suppress(ValueError):
         report = json.loads(r.stdout) if r.stdout.strip() else None
+    if r.returncode == 1 and isinstance(report, dict) and report.get("schema") == "tritonforge.check/1":
+        failed = [f"{t['name']}/{c['label']}: {c['summary']}" for t in report.get("tasks", [])
+                  for c in t.get("cases", []) if c.get("verdict") in ("regressed", "failed")]
+        raise RegressionError("; ".join(failed) or "a case regressed or failed", returncode=1, stderr=r.stderr,
+                              result=report)
     raise r.error(report)
 
 

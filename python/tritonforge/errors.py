@@ -4,6 +4,8 @@
     exit 2  BadInputError            a bad task, source, flag or argument (also a ValueError)
     exit 3  NoGpuError               nothing was measured: no CUDA GPU is visible
     exit 4  CaseFailedError          (`profile`) a case failed verification or did not run
+    exit 1  RegressionError          (`check`) a case regressed beyond the noise or failed
+                                     verification; `result` is the check report
     --      CommandNotAvailableError this binary has no such command (also a NotImplementedError)
 
 Every one carries the command's one-line message (`str(e)`), its exit code (`returncode`) and
@@ -44,6 +46,11 @@ class NoGpuError(TritonForgeError):
 
 class CaseFailedError(TritonForgeError):
     """Exit 4 (`profile`): a case failed verification or did not run; `result` is the report."""
+
+
+class RegressionError(TritonForgeError):
+    """`check` exited 1 with its report: a case is slower than its baseline beyond the noise,
+    or failed verification. `result` is the report (schema tritonforge.check/1)."""
 
 
 class CommandNotAvailableError(TritonForgeError, NotImplementedError):

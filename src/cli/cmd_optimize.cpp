@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/optimize_command.h"
 #include "cli/progress.h"
 #include "kernel/tunables.h"
 #include "report/optimize_report.h"
@@ -14,6 +15,7 @@
 #include "search/strategy.h"
 #include "transform/pass.h"
 #include "transform/pass_applier.h"
+#include "store/baseline_file.h"
 #include "store/results_db.h"
 #include "task/task.h"
 #include "task/task_sources.h"
@@ -23,32 +25,6 @@
 namespace tf {
 namespace {
 
-struct OptimizeFlags {
-  std::string task;
-  double budget = 60;
-  std::string out = "tritonforge-out";
-  bool json = false;
-  bool progress = false;
-  std::string strategy = "auto";
-  uint64_t seed = 0;
-  int jobs = 0;
-  int max_candidates = 0;
-  int stall_rounds = 3;
-  int batch = 0;
-  double timing_ms = 250;
-  bool keep_work = false;
-  double compile_timeout = 180;
-  double run_timeout = 120;
-  std::string db;
-  bool no_db = false;
-  bool fresh = false;
-  std::string engine = "rules";
-  std::vector<std::string> only;
-  std::vector<std::string> no_pass;
-  bool no_passes = false;
-  bool no_diagnosis = false;
-  double within_roofline = -1;
-};
 
 void printTunables(const TunableSet& t) {
   std::fprintf(stderr, "Tunables:\n");
@@ -101,6 +77,8 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
   return r;
 }
 
+}  // namespace
+
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   const auto started = std::chrono::steady_clock::now();
   checkPositiveFlag("--budget", f.budget, 1e9);
@@ -140,6 +118,8 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   // A --db that cannot be opened, or is not a results database, is an error now, before
   // anything is printed.
   if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
+  // So is a --save-baseline file that exists but is not a baseline file (it is not overwritten).
+  if (!f.save_baseline.empty() && std::filesystem::exists(f.save_baseline)) loadBaselineFile(f.save_baseline);
   Region only = parseOnly(f.only, tunables);
   const bool quiet = f.json && !f.progress;
   if (!quiet) printTunables(tunables);
@@ -155,6 +135,7 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.batch = f.batch;
   options.timing_budget_ms = f.timing_ms;
   options.only = std::move(only);
+  options.start_configs = f.start_configs;
   options.keep_work = f.keep_work;
   options.engine = f.engine;
   if (!f.no_passes) {
@@ -183,15 +164,17 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
   nlohmann::json result_json;
   auto dir = writeOptimizeOutputs(task, tunables, result, options, f.out, &result_json);
+  if (!f.save_baseline.empty() && result.gpu) {
+    saveBaselineEntry(f.save_baseline, baselineEntryFromResult(result_json, (dir / "result.json").string()));
+    if (!f.json) std::fprintf(stderr, "baseline of %s saved to %s\n", task.name.c_str(), f.save_baseline.c_str());
+  }
   if (f.json) {
     std::cout << result_json.dump(2) << std::endl;
   } else {
-    std::fputs(optimizeSummary(task, tunables, result, dir).c_str(), stdout);
+    std::fputs(optimizeSummary(task, tunables, result, dir).c_str(), f.summary_to_stderr ? stderr : stdout);
   }
   return result.gpu ? 0 : 3;
 }
-
-}  // namespace
 
 CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global);
 const CommandRegistration kOptimizeRegistration("optimize", 50, &registerOptimize);
@@ -231,6 +214,9 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_flag("--no-diagnosis", flags->no_diagnosis, "Do not diagnose the kernel between rounds");
   sub->add_option("--within-roofline", flags->within_roofline,
                   "Stop once the best is within this % of the roofline (when one is known)");
+  sub->add_option("--save-baseline", flags->save_baseline,
+                  "Record the best per case (time, noise, configuration, toolchain) in this baseline file for "
+                  "`tritonforge check` (other tasks' entries are kept)");
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");
   sub->add_option("--compile-timeout", flags->compile_timeout, "Seconds one candidate may take to compile");
   sub->add_option("--run-timeout", flags->run_timeout, "Seconds one measurement may take");

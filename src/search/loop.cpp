@@ -4,7 +4,8 @@
 //                   predicted compile time) -> evaluateBatch -> what the round teaches
 //                   (compile times, structural failures) -> a winning pass's new base,
 //                   until a stop condition holds or the space is exhausted
-//   autotuneSeeds   the kernel's own @triton.autotune configurations, tried first
+//   autotuneSeeds   a warm start (options.start_configs), then the kernel's own @triton.autotune
+//                   configurations, tried first
 #include <fmt/format.h>
 
 #include <thread>
@@ -61,8 +62,17 @@ nlohmann::json regionJson(const Region& r) {
 }
 
 // The kernel's own @triton.autotune configurations: what its author would try first.
-std::vector<Config> autotuneSeeds(const RunContext& ctx, const Space& space) {
-  std::vector<Config> seeds;
+std::vector<std::pair<Config, std::string>> autotuneSeeds(const RunContext& ctx, const Space& space) {
+  std::vector<std::pair<Config, std::string>> seeds;
+  // A warm start first: each given configuration over the kernel as written.
+  for (const Config& start : ctx.options.start_configs) {
+    Config c = space.baseline();
+    for (const auto& t : ctx.tunables.items) {
+      auto it = start.find(t.id);
+      if (t.tunable && it != start.end()) c[t.id] = it->second;
+    }
+    seeds.emplace_back(c, "warm start");
+  }
   for (const auto& k : ctx.sources.ir.kernels) {
     if (!k.autotune || !k.autotune->configs_understood) continue;
     for (const auto& cfg : k.autotune->configs_list) {
@@ -74,7 +84,7 @@ std::vector<Config> autotuneSeeds(const RunContext& ctx, const Space& space) {
         else if (t.role == TunableRole::kNumWarps) c[t.id] = 4;
         else if (t.role == TunableRole::kNumStages) c[t.id] = 3;
       }
-      seeds.push_back(c);
+      seeds.emplace_back(c, "");
     }
   }
   return seeds;
@@ -171,7 +181,7 @@ void searchBases(const RunContext& ctx, RunState& state) {
   const OptimizeOptions& o = ctx.options;
   int workers = std::max(1, ctx.evaluator.compileWorkers());
   int batch = o.batch > 0 ? o.batch : std::max(8, workers);
-  std::vector<Config> seeds = autotuneSeeds(ctx, *state.search.space);
+  std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, *state.search.space);
   std::vector<Proposed> probes;
   StopSettings settings;
   settings.budget = state.budget;
@@ -202,9 +212,9 @@ void searchBases(const RunContext& ctx, RunState& state) {
     }
     std::vector<Proposed> proposals = std::move(probes);
     probes.clear();
-    for (auto& s : seeds) {
+    for (auto& [s, origin] : seeds) {
       if (static_cast<int>(proposals.size()) >= n) break;
-      proposals.push_back({s, fmt::format("autotune config {}", proposals.size() + 1), ""});
+      proposals.push_back({s, origin.empty() ? fmt::format("autotune config {}", proposals.size() + 1) : origin, ""});
     }
     seeds.clear();
     int left = n - static_cast<int>(proposals.size());

@@ -57,6 +57,9 @@ struct OptimizeOptions {
   double timing_budget_ms = 250;     // per case and candidate during the search
   double confirm_timing_ms = 600;    // per case and repetition in the confirmation
   Region only;                       // limit the search to these values (tunable id -> values)
+  // Configurations tried in the first round, before the kernel's own autotune configs: a warm
+  // start (`check --retune` passes the recorded best). Ids the space does not tune are ignored.
+  std::vector<Config> start_configs;
   EvaluatorOptions evaluator;
   bool keep_work = false;
 

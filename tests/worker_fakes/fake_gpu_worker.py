@@ -24,6 +24,11 @@ Environment:
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
+  TF_FAKE_SLOWER    KEY=VALUE*FACTOR: on cases whose KEY is VALUE, every variant takes FACTOR
+                    times as long (a planted slowdown, for `check`)
+  TF_FAKE_WRONG     a regular expression: variants whose text matches it fail verification
+                    (wrong-result at seed 0)
+  TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
   TF_FAKE_INPUTS    the number of inputs make_inputs "returns": `run` checks check.in_place
                     against it as the real worker does (a TaskError reply)
 The run log's lines carry "tags": which of "slow" and "spills" the variant has.
@@ -75,6 +80,15 @@ def _slow_case(case):
     return str(case.get(key)) == value
 
 
+def _slower(case):
+    spec = os.environ.get("TF_FAKE_SLOWER")
+    if not spec or "=" not in spec or "*" not in spec:
+        return 1.0
+    cond, factor = spec.rsplit("*", 1)
+    key, value = cond.split("=", 1)
+    return float(factor) if str(case.get(key)) == value else 1.0
+
+
 def op_warm(args):
     time.sleep(float(os.environ.get("TF_FAKE_WARM_S", "0.01")))
     text = variant_text(args)
@@ -114,9 +128,16 @@ def op_run(args):
     if b"# fast" in text:
         t *= 1.5 if _slow_case(case) else 0.5
     t *= 0.25 ** text.count(b"# stacked")
+    t *= _slower(case)
     if b"# combo" in text and b"# enabler" in text:  # two passes that pay only together
         t *= 0.25
     n = int(case.get("N", 1024))
+    wrong_value = os.environ.get("TF_FAKE_WRONG")
+    if wrong_value and re.search(wrong_value, text.decode("utf-8", "replace")):
+        return {"status": "wrong-result",
+                "verify": {"passed": False, "failed_seed": 0, "max_abs_err": 1.0, "max_rel_err": 1.0,
+                           "reason": "fake: output 0 differs from the reference at index 3"},
+                "kernels": fake_kernels(tags), "outputs": [{"dtype": "float32", "shape": [n]}]}
     wrong = os.environ.get("TF_FAKE_WRONG_SHAPE")
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):
         n += 1
@@ -139,7 +160,7 @@ def dispatch(op, args):
                        "l2_bytes": 1 << 25, "device_count": 1, "driver": "fake-1.0"}
         info["gpu_reason"] = None
         info["torch"] = "fake"
-        info["triton"] = info.get("triton") or "fake"
+        info["triton"] = os.environ.get("TF_FAKE_TRITON") or info.get("triton") or "fake"
         return info
     if op == "warm":
         return op_warm(args)

@@ -1,0 +1,47 @@
+// `optimize` as a function, for the commands that run it: `optimize` itself and
+// `check --retune` (a warm start from the recorded best).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "variant/config.h"
+
+namespace tf {
+
+struct OptimizeFlags {
+  std::string task;
+  double budget = 60;
+  std::string out = "tritonforge-out";
+  bool json = false;
+  bool progress = false;  // with --json: progress on stderr all the same (the Python API reads it)
+  std::string strategy = "auto";
+  uint64_t seed = 0;
+  int jobs = 0;
+  int max_candidates = 0;
+  int stall_rounds = 3;
+  int batch = 0;
+  double timing_ms = 250;
+  bool keep_work = false;
+  double compile_timeout = 180;
+  double run_timeout = 120;
+  std::string db;
+  bool no_db = false;
+  bool fresh = false;
+  std::string engine = "rules";
+  std::vector<std::string> only;
+  std::vector<std::string> no_pass;
+  bool no_passes = false;
+  bool no_diagnosis = false;
+  double within_roofline = -1;
+  std::string save_baseline;
+  // Not flags: what `check --retune` sets.
+  std::vector<Config> start_configs;   // a warm start (OptimizeOptions::start_configs)
+  bool summary_to_stderr = false;      // the human summary on stderr (stdout holds check's report)
+};
+
+// Runs optimize as the command line asks; returns its exit code (0, or 3 without a GPU).
+int runOptimize(const OptimizeFlags& f, const GlobalOptions& global);
+
+}  // namespace tf
