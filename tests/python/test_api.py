@@ -189,13 +189,64 @@ def test_one_version_for_the_binary_the_package_and_the_worker():
 
 def test_check_names_a_missing_baseline_file(tmp_path):
     """check reads the baseline before it looks for a GPU: bad input on any machine."""
-    if "check" not in tritonforge.commands():
-        pytest.skip("this binary has no check command")
     missing = tmp_path / "baseline.json"
     with pytest.raises(tritonforge.BadInputError, match="baseline.json") as e:
         tritonforge.check(ROOT / "examples" / "matmul" / "task.toml", baseline=missing, progress=False)
     assert e.value.returncode == 2
     assert not missing.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks built in Python
+
+# A notebook or script: functions of __main__, which are copied into the harness with what
+# they use (a module, constants, a helper function, a name imported from a module).
+NOTEBOOK = '''
+import math
+import torch
+from os.path import join as joined
+
+SCALE = 3.0
+KEYS = ("M", "N")
+DTYPE = torch.float32
+unrelated_tensor = torch.zeros(3)
+
+def shape_of(case):
+    return tuple(case[k] for k in KEYS)
+
+def my_inputs(case, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(case["M"], case["N"], device="cuda", dtype=DTYPE, generator=g) * SCALE
+    return (x,)
+
+def my_reference(x: "torch.Tensor") -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+
+def my_bytes(case):
+    m, n = shape_of(case)
+    return 2 * m * n * 4 + len(joined("a", "b")) * 0 + int(math.sqrt(4)) * 0
+
+def pure_inputs(case, seed):
+    return [case["M"] * SCALE + seed, [shape_of(case)], joined("a", "b")]
+
+def uses_tensor(case, seed):
+    return (unrelated_tensor,)
+
+def make_closure():
+    k = 2
+    def inner(case, seed):
+        return (k,)
+    return inner
+'''
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory):
+    pytest.importorskip("torch")
+    import runpy
+    path = tmp_path_factory.mktemp("nb") / "notebook.py"
+    path.write_text(NOTEBOOK)
+    return runpy.run_path(str(path), run_name="__main__")
 
 
 def softmax_task(nb, **kw):

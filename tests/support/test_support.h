@@ -25,6 +25,10 @@ std::string readFile(const std::filesystem::path& p);
 ParsedSource parseText(const std::string& text, const std::string& name = "test.py");
 void writeFile(const std::filesystem::path& p, const std::string& text);
 
+// A one-kernel task source (an elementwise add, BLOCK=128 and 4 warps at its launch) for the
+// command-line tests that run the fake GPU worker.
+extern const char* const kAddKernelSource;
+
 }  // namespace tf::test
 
 // Skips a test visibly where there is no GPU.
