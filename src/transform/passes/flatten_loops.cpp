@@ -382,7 +382,6 @@ class FlattenLoopsPass : public Pass {
   bool pureBetween(const PassContext& ctx, const std::vector<Level>& levels, std::vector<Advance>* advances,
                    std::string* why) const {
     const Node& outer = *levels[0].loop;
-    Range nest_range = ctx.range(outer);
     std::map<std::string, int> in_nest = storeCounts(outer);
     std::map<std::string, int> in_body = storeCounts(ctx.body());
     auto count = [](const std::map<std::string, int>& m, const std::string& k) {
@@ -485,7 +484,6 @@ class FlattenLoopsPass : public Pass {
         }
       }
     }
-    (void)nest_range;
     return true;
   }
 

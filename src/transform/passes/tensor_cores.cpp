@@ -61,7 +61,7 @@ struct TileAccess {
   // access its starts.
   std::vector<const Node*> shape_reads, start_reads;
   std::string descriptor;          // its descriptor's name, once made
-  std::string half;                // stores=subtiled: the half tile along N ("BLOCK_N // 2"), else ""
+  bool halves = false;             // stores=subtiled: stored in two halves, tile[1] is the half ("BLOCK_N // 2")
 };
 
 // The loop that holds the dots (the K loop), and the top-level statement it is in: itself,
@@ -192,8 +192,8 @@ class TensorCoresPass : public Pass {
       }
       if (args.text("stores") == "subtiled") {
         for (auto& t : stores) {
-          t.half = fmt::format("{} // 2", t.tile[1]);
-          t.tile[1] = t.half;
+          t.tile[1] = fmt::format("{} // 2", t.tile[1]);
+          t.halves = true;
         }
       }
     }
@@ -799,7 +799,7 @@ class TensorCoresPass : public Pass {
       // desc.store([row, col], value): the pointer and the mask go; the value stays as written
       // (edits inside it, such as a cast of a dot's operands, still apply).
       Range call = ctx.range(*t.call), value = ctx.range(*t.value);
-      if (!t.half.empty()) {
+      if (t.halves) {
         // Two halves along N: (T0, T1) -> (T0, 2, T1/2) -> (T0, T1/2, 2), split on the last
         // axis: the first half is columns [0, T1/2), the second [T1/2, T1).
         std::string indent = ctx.text().indentOf(nodePos(*t.call)->line);
@@ -808,8 +808,8 @@ class TensorCoresPass : public Pass {
                    fmt::format("{}, {} = {}.split({}.permute({}.reshape(", lo, hi, tl, tl, tl));
         ed.replace({value.end, call.end},
                    fmt::format(", ({}, 2, {})), (0, 2, 1)))\n{}{}.store([{}, {}], {})\n{}{}.store([{}, {} + {}], {})",
-                               t.tile[0], t.half, indent, t.descriptor, t.offset[0], t.offset[1], lo, indent,
-                               t.descriptor, t.offset[0], t.offset[1], t.half, hi));
+                               t.tile[0], t.tile[1], indent, t.descriptor, t.offset[0], t.offset[1], lo, indent,
+                               t.descriptor, t.offset[0], t.offset[1], t.tile[1], hi));
         replaced.push_back({call.begin, value.begin});
         replaced.push_back({value.end, call.end});
         continue;
