@@ -815,36 +815,86 @@ def op_preload(args):
     return {"status": "ok", "seconds": time.time() - t0}
 
 
+def _is_device_oom(exc):
+    """torch's CUDA out-of-memory (the device's memory is full), not Triton's OutOfResources
+    (a kernel asking for more shared memory or registers than a block may have)."""
+    import torch
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
+
+
+def _release_gpu_memory():
+    import gc
+    import torch
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _warm_inputs(harness, harness_path, case):
+    """The case's inputs for a compile: the cached ones (cloned) where this worker has them,
+    else made afresh and not kept. A compile worker keeps no inputs between requests: fifteen
+    of them each holding an LLM-sized case's tensors would fill the GPU that the measurement
+    worker needs."""
+    key = ("inputs", harness_path, json.dumps(case, sort_keys=True), 0)
+    hit = _CACHE.entries.get(key)
+    if hit is not None:
+        return _clone(hit[0])
+    return harness.make_inputs(case, 0)
+
+
 def op_warm(args):
     """Compiles everything the launcher would launch for each case, without launching. A
-    backward task runs the forward (its kernels launch) and compiles what the backward would."""
+    backward task runs the forward (its kernels launch) and compiles what the backward would.
+
+    The inputs are real tensors on the GPU, and other processes (the measurement worker, the
+    other compile workers) share its memory: a CUDA out-of-memory error is not the variant's
+    fault. The worker then frees what it holds and tries again, with backoff, for up to
+    `memory_wait_s` seconds (the core's share of this compile's time limit); if the memory
+    never comes free, the reply is `not-run` (not measured, nothing blamed)."""
     import torch
     harness, harness_path, module, launcher = _prepare(args)
     backward = args.get("direction") == "backward"
+    wait_s = float(args.get("memory_wait_s") or 0)
     kernels = []
     t0 = time.time()
+    pause = 0.2
     for case in args["cases"]:
-        work = _clone(_case_inputs(harness, harness_path, case, 0))
-        try:
-            if backward:
-                idx = bw.grad_indices(harness.module, case, work)
-                leaves, outs = bw.forward(launcher, work, idx)
-                grads = bw.grad_outputs(harness.module, case, 0, outs)
-                with _recording(warm_only=True) as rec:
-                    bw.gradients(outs, leaves, idx, grads)
-            else:
-                with _recording(warm_only=True) as rec, torch.no_grad():
-                    launcher(*work)
-        except TaskError:
-            raise
-        except Exception as exc:
-            return _fail(_classify(exc), exc, "compile")
+        while True:
+            work = None
+            try:
+                work = _warm_inputs(harness, harness_path, case)
+                if backward:
+                    idx = bw.grad_indices(harness.module, case, work)
+                    leaves, outs = bw.forward(launcher, work, idx)
+                    grads = bw.grad_outputs(harness.module, case, 0, outs)
+                    with _recording(warm_only=True) as rec:
+                        bw.gradients(outs, leaves, idx, grads)
+                else:
+                    with _recording(warm_only=True) as rec, torch.no_grad():
+                        launcher(*work)
+                break
+            except TaskError:
+                raise
+            except Exception as exc:
+                if not _is_device_oom(exc):
+                    return _fail(_classify(exc), exc, "compile")
+                work = leaves = outs = grads = None
+                _release_gpu_memory()
+                if time.time() - t0 + pause > wait_s:
+                    return {"status": "not-run", "stage": "compile",
+                            "message": "the GPU's memory was held by other processes for the whole "
+                                       f"{wait_s:g} s this compile could wait (CUDA out of memory while "
+                                       "making the case's inputs or running the launcher)"}
+                time.sleep(pause * (0.5 + random.random()))
+                pause = min(pause * 2, 2.0)
         for fn, kernel, _ in rec:
             try:
                 kernel._init_handles()
             except Exception as exc:
                 return _fail(_classify(exc), exc, "load")
         kernels.extend(_summarize_launches(rec))
+        work = leaves = outs = grads = None
+    _release_gpu_memory()
     return {"status": "ok", "kernels": kernels, "seconds": time.time() - t0}
 
 

@@ -361,6 +361,9 @@ class Discoverer {
           if (option && !mentions(*gridExpr(site), var, "")) return overrideAtLaunch();
           t.tunable = false;
           t.note = fmt::format("'{}' is unpacked from a value computed at run time (a shape?); left as written", var);
+          // Not searched, but a pass that makes the block a step (column-loop) may cap it at
+          // the launch, where nothing else reads it.
+          if (!mentions(*gridExpr(site), var, "")) overrideAtLaunch();
           return;
         }
       }
@@ -516,7 +519,15 @@ class Discoverer {
   }
 
   void classify(const LaunchSite& site, const KernelFacts& facts, const Param& p, Tunable& t) {
-    if (!t.tunable) return;
+    if (!t.tunable) {
+      // Left alone, but what it spans is still a fact: a block computed at run time that covers
+      // the row is what the column-loop pass rewrites (it caps the computed value).
+      auto it = facts.params.find(p.name);
+      if (t.role == TunableRole::kBlock && it != facts.params.end() && it->second.used) {
+        t.covers_dimension = spansDimension(site, it->second, p.name);
+      }
+      return;
+    }
     auto it = facts.params.find(p.name);
     if (it == facts.params.end() || !it->second.used) {
       t.tunable = false;
@@ -530,11 +541,7 @@ class Discoverer {
       return;
     }
     if (t.role == TunableRole::kGroup) return;
-    // The grid follows the parameter if it names it (META['P'], or the variable bound to it).
-    std::string var;
-    if (const LaunchArg* a = site.arg(p.name); a && isType(*a->expr, "Name")) var = (*a->expr)["id"].get<std::string>();
-    bool grid_follows = mentions(*gridExpr(site), var, p.name);
-    if (u.tile_extent && !u.pid_scaled && !u.loop_stepped && !grid_follows) {
+    if (spansDimension(site, u, p.name)) {
       t.covers_dimension = true;
       t.note = fmt::format("{} spans a whole dimension (no loop or program steps by it): it must not shrink",
                            p.name);
@@ -543,6 +550,14 @@ class Discoverer {
         t.note += "; it is computed from the shape, so it is left as written";
       }
     }
+  }
+
+  // A tile extent that no program id, loop or grid steps by: the block spans a whole dimension.
+  // The grid follows the parameter if it names it (META['P'], or the variable bound to it).
+  bool spansDimension(const LaunchSite& site, const ParamUsage& u, const std::string& param) const {
+    std::string var;
+    if (const LaunchArg* a = site.arg(param); a && isType(*a->expr, "Name")) var = (*a->expr)["id"].get<std::string>();
+    return u.tile_extent && !u.pid_scaled && !u.loop_stepped && !mentions(*gridExpr(site), var, param);
   }
 
   const ModuleIR& ir_;

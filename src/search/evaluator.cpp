@@ -146,6 +146,8 @@ CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
   WarmRequest req;
   req.launch = launchOf(v);
   req.cases = task_.cases;
+  // Most of the limit: a compile that waited for memory still has time to compile.
+  req.memory_wait_s = 0.6 * static_cast<double>(limit->count()) / 1000.0;
   CompileOutcome out = WorkerClient(w, options_.timeouts).warm(req, *limit);
   // Stopped by the deadline, not by its own slowness: not the variant's failure.
   if (out.status == CandidateStatus::kTimeout && *limit < own) {

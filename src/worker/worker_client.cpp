@@ -55,6 +55,7 @@ nlohmann::json toJson(const RunRequest& r) {
 nlohmann::json toJson(const WarmRequest& r) {
   nlohmann::json j = launchJson(r.launch);
   j["cases"] = r.cases;
+  if (r.memory_wait_s > 0) j["memory_wait_s"] = r.memory_wait_s;
   return j;
 }
 

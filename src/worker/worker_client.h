@@ -81,6 +81,9 @@ struct RunRequest {
 struct WarmRequest {
   LaunchSpec launch;
   std::vector<nlohmann::json> cases;
+  // How long the worker may wait, retrying, for GPU memory that other processes hold (a CUDA
+  // out-of-memory while it makes the inputs or runs the launcher); then the reply is not-run.
+  double memory_wait_s = 0;
 };
 
 // An ahead-of-time compile of one kernel (Triton's ASTSource + GPUTarget).

@@ -117,3 +117,63 @@ def test_task_error_reply_names_type_and_key():
     assert payload["type"] == "TaskError"
     assert payload["message"].startswith("check.in_place[0] = 5 names no input: make_inputs returned 2 inputs")
     assert payload["data"] == {"key": "check.in_place[0]", "index": 5, "inputs": 2}
+
+
+class _FakeHarness:
+    """make_inputs raises CUDA out-of-memory `fails` times, then returns one tensor."""
+
+    def __init__(self, fails):
+        self.fails = fails
+        self.calls = 0
+        self.module = None
+
+    def make_inputs(self, case, seed):
+        import torch
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.91 GiB.")
+        return [torch.zeros(4)]
+
+
+def _warm_with(monkeypatch, harness, launcher, wait_s):
+    import torch
+    monkeypatch.setattr(runner, "_prepare", lambda args: (harness, "h.py", None, launcher))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    return runner.op_warm({"cases": [{"n": 4}], "memory_wait_s": wait_s})
+
+
+def test_warm_waits_for_gpu_memory_held_by_others(monkeypatch):
+    pytest.importorskip("torch")
+    harness = _FakeHarness(fails=3)
+    seen = []
+    reply = _warm_with(monkeypatch, harness, lambda x: seen.append(x), wait_s=30)
+    assert reply["status"] == "ok"
+    assert harness.calls == 4 and len(seen) == 1
+
+
+def test_warm_that_never_gets_memory_is_not_run_not_the_variants_fault(monkeypatch):
+    pytest.importorskip("torch")
+    harness = _FakeHarness(fails=10**6)
+    clock = iter(range(0, 10**6, 5))
+    monkeypatch.setattr(runner.time, "time", lambda: float(next(clock)))
+    reply = _warm_with(monkeypatch, harness, lambda x: None, wait_s=20)
+    assert reply["status"] == "not-run"
+    assert "held by other processes" in reply["message"]
+
+
+def test_warm_keeps_other_failures_as_they_are(monkeypatch):
+    pytest.importorskip("torch")
+
+    def launcher(x):
+        raise ValueError("shapes (4,) and (8,) do not match")
+
+    reply = _warm_with(monkeypatch, _FakeHarness(fails=0), launcher, wait_s=30)
+    assert reply["status"] == "runtime-error"
+
+
+def test_warm_keeps_no_inputs_between_requests(monkeypatch):
+    pytest.importorskip("torch")
+    before = len(runner._CACHE.entries)
+    _warm_with(monkeypatch, _FakeHarness(fails=0), lambda x: None, wait_s=0)
+    assert len(runner._CACHE.entries) == before

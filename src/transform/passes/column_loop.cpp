@@ -229,6 +229,9 @@ class ColumnLoopPass : public Pass {
           ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
         } else if (t.value && *t.value > cap && t.origin != TunableOrigin::kAutotune) {
           setTunable(ed, t, cap);
+        } else if (!t.value && t.origin == TunableOrigin::kLaunchOverride && !t.expr_text.empty()) {
+          // Computed at run time (`BLOCK, nw = settings(n)`), passed by name: capped at the launch.
+          ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
         }
       }
     }
