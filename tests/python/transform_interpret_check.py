@@ -229,6 +229,7 @@ CASES = {
     "column-loop/log_softmax": (log_softmax, (3, 5000)),
     "column-loop/online_needs_same_values": (scaled, (3, 9000)),
     "column-loop/layernorm": (layernorm, (3, 5000)),
+    "column-loop/softmax_unpacked_settings": (softmax, (3, 9000)),
     "vectorize/add_block": (add, (5000,)),
     "exp2/attention": (attention, (1, 2, 80, 64)),
     "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),

@@ -322,6 +322,10 @@ TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   const auto& dim = get(d->set, "head.D");
   EXPECT_FALSE(dim.tunable);
   EXPECT_NE(dim.note.find("unpacked"), std::string::npos) << dim.note;
+  // Not searched, yet known: it spans the row, and the launch is where column-loop caps it.
+  EXPECT_TRUE(dim.covers_dimension);
+  EXPECT_EQ(dim.origin, TunableOrigin::kLaunchOverride);
+  EXPECT_EQ(dim.expr_text, "d");
 }
 
 }  // namespace
