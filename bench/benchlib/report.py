@@ -325,6 +325,12 @@ def real_markdown(doc):
         sl = s.get("slower_than_written") or []
         lines.append("- slower than the kernel as written (by more than 2%): "
                      + (", ".join(f"{x['kernel']} {x['ratio']:.2f}x the time" for x in sl) or "none"))
+    runs = doc.get("runs") or []
+    if len(runs) > 1:
+        lines += ["", "## Runs", "", "| date | tritonforge | budget s | kernels |", "| --- | --- | ---: | --- |"]
+        for r in runs:
+            lines.append(f"| {r.get('date', '?')} | {r.get('tritonforge') or '?'} | {(r.get('args') or {}).get('budget', '?')} "
+                         f"| {', '.join(r.get('kernels') or [])} |")
     lines.append("")
     lines.append("(wrong): outside the task's tolerance; (!): the vendor's output is outside it (it rounds differently).")
     lines.append("")
