@@ -1,6 +1,8 @@
-// tritonforge export RESULT.json [--format autotune|table] [-o FILE]
+// tritonforge export RESULT.json|DB [--run ID] [--format autotune|table] [-o FILE]
 //
-// The best verified configuration per shape (task case) of an optimize run:
+// The best verified configuration per shape (task case) of an optimize run, or, from a
+// results database, the best the database knows for the task of a run (--run, default the
+// most recent), in that run's environment:
 //   autotune  the distinct per-shape bests as an @triton.autotune config list, its key chosen
 //             by the autotune pass (the sizes in masks and loop bounds). Without -o the
 //             decorator is printed, ready to paste; with -o FILE the pass is applied to a
@@ -17,8 +19,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/export_source.h"
 #include "report/config_export.h"
 #include "transform/transform.h"
 #include "util/error.h"
@@ -31,6 +35,7 @@ namespace fs = std::filesystem;
 
 struct ExportFlags {
   std::string input;
+  std::optional<int64_t> run;
   std::string format = "autotune";
   std::string output;
 };
@@ -56,6 +61,10 @@ int exportTable(const ShapeTable& table, const ExportFlags& f) {
 
 int exportAutotune(const ShapeTable& table, const ExportFlags& f, const GlobalOptions& global) {
   if (table.kernels.empty()) throw UserError(fmt::format("{}: the run tuned no kernel parameter", f.input));
+  if (table.source.empty()) {
+    throw UserError(fmt::format("{}: the run's task file could not be read, and the autotune export edits its source "
+                                "(--format table needs no source)", f.input));
+  }
   const fs::path source = table.source;
   std::string text = readTextFile(source, "source (named by the result's task.source)");
   WorkerOptions wo = workerOptionsFor(global, false);
@@ -99,9 +108,15 @@ int runExport(const ExportFlags& f, const GlobalOptions& global) {
   if (f.format != "autotune" && f.format != "table") {
     throw UserError(fmt::format("--format must be autotune or table, not '{}'", f.format));
   }
-  std::string text = readTextFile(f.input, "optimize result");
-  nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
-  if (result.is_discarded()) throw UserError(fmt::format("{}: not valid JSON", f.input));
+  nlohmann::json result;
+  if (isSqliteFile(f.input)) {
+    result = resultFromDatabase(f.input, f.run);
+  } else {
+    if (f.run) throw UserError(fmt::format("{}: --run selects a run of a results database, and this is no database", f.input));
+    std::string text = readTextFile(f.input, "optimize result");
+    result = nlohmann::json::parse(text, nullptr, false);
+    if (result.is_discarded()) throw UserError(fmt::format("{}: not valid JSON", f.input));
+  }
   ShapeTable table = bestPerShape(result, f.input);
   if (f.format == "table") return exportTable(table, f);
   return exportAutotune(table, f, global);
@@ -116,7 +131,8 @@ CommandRunner registerExport(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<ExportFlags>();
   CLI::App* sub = app.add_subcommand(
       "export", "The best configuration per shape of an optimize run, as @triton.autotune configs or a dispatch table");
-  sub->add_option("result", flags->input, "An optimize result.json")->required();
+  sub->add_option("result", flags->input, "An optimize result.json, or a results database (SQLite)")->required();
+  sub->add_option("--run", flags->run, "With a database: the run whose task and environment to export (default: the latest)");
   sub->add_option("--format", flags->format, "autotune (default) or table");
   sub->add_option("-o,--output", flags->output,
                   "autotune: write the autotuned copy of the source here; table: write the table here (and "

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/config_export.h"
+#include "store/results_db.h"
 #include "support/test_support.h"
 #include "util/error.h"
 #include "worker/worker_process.h"
@@ -133,6 +134,59 @@ TEST(ExportCli, ATableAndItsHelperPickTheNearestTunedShape) {
   EXPECT_NE(bad.find("not valid JSON"), std::string::npos) << bad;
   auto [rc3, fmt_bad] = runTf(fmt::format("export {} --format csv", result.string()));
   EXPECT_EQ(rc3, 2) << fmt_bad;
+}
+
+// A results database: the best of every run of the task in the run's environment (an
+// earlier run's rows included), on the source as written; another environment, a pass's
+// source and a wrong result are not candidates.
+TEST(ExportCli, FromAResultsDatabaseTheBestItKnowsPerShape) {
+  fs::path dir = test::tempDir("export_db");
+  fs::path dbp = dir / "results.sqlite";
+  MeasureEnv h200{"NVIDIA H200", "580.159.04", "3.6.0", 1};
+  MeasureEnv h100{"NVIDIA H100", "580.159.04", "3.6.0", 1};
+  const std::string n1 = R"({"N":1048576})", n2 = R"({"N":4096})";
+  auto put = [&](ResultsDb& db, int64_t run, const std::string& base, const std::string& params, const std::string& c,
+                 const std::string& status, std::optional<double> t, MeasureEnv env) {
+    db.putMeasurement({"task-add", base, "v" + params, params, c, env}, status, t, {{"status", status}}, run);
+  };
+  {
+    auto db = ResultsDb::open(dbp);
+    RunInfo info;
+    info.task_name = "add";
+    info.task_path = (dir / "missing" / "task.toml").string();
+    info.task_hash = "task-add";
+    info.source_hash = "src";
+    info.env = h200;
+    const std::string keep = R"({"add_kernel.BLOCK":"as-written"})";
+    const std::string b256 = R"({"add_kernel.BLOCK":256})", b64 = R"({"add_kernel.BLOCK":64})";
+    int64_t r1 = db->beginRun(info);
+    put(*db, r1, "src", keep, n1, "ok", 2.0, h200);
+    put(*db, r1, "src", keep, n2, "ok", 4.0, h200);
+    put(*db, r1, "src", b256, n1, "ok", 1.0, h200);
+    put(*db, r1, "src", b256, n2, "ok", 3.0, h200);
+    db->finishRun(r1, "done", nlohmann::json::object());
+    int64_t r2 = db->beginRun(info);
+    put(*db, r2, "src", b64, n1, "ok", 1.5, h200);
+    put(*db, r2, "src", b64, n2, "ok", 2.5, h200);
+    put(*db, r2, "src", R"({"add_kernel.BLOCK":512})", n1, "wrong-result", std::nullopt, h200);
+    put(*db, r2, "pass-made", R"({"add_kernel.BLOCK":1024})", n2, "ok", 0.1, h200);
+    put(*db, r2, "src", R"({"add_kernel.BLOCK":32})", n2, "ok", 0.2, h100);
+    db->finishRun(r2, "done", nlohmann::json::object());
+  }
+  auto [rc, out] = runTf(fmt::format("export {} --format table", dbp.string()));
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json j = nlohmann::json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(j["entries"].size(), 2u) << out;
+  EXPECT_EQ(j["entries"][0]["config"]["add_kernel"]["BLOCK"], 256);
+  EXPECT_EQ(j["entries"][1]["config"]["add_kernel"]["BLOCK"], 64);
+  EXPECT_DOUBLE_EQ(j["entries"][1]["speedup"].get<double>(), 1.6);
+  // The autotune form edits the source, which the run's task file no longer leads to.
+  auto [rc1, no_src] = runTf("export " + dbp.string());
+  EXPECT_EQ(rc1, 2) << no_src;
+  EXPECT_NE(no_src.find("task file could not be read"), std::string::npos) << no_src;
+  auto [rc2, no_run] = runTf(fmt::format("export {} --run 9 --format table", dbp.string()));
+  EXPECT_EQ(rc2, 2) << no_run;
+  EXPECT_NE(no_run.find("no run 9"), std::string::npos) << no_run;
 }
 
 }  // namespace
