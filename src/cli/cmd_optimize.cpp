@@ -191,7 +191,7 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--strategy", flags->strategy,
                   "Search strategy: auto (default), bayes, local, random, exhaustive");
   sub->add_option("--seed", flags->seed, "Seed for every random choice (default 0)");
-  sub->add_option("--jobs", flags->jobs, "Compile workers (default: CPU cores - 2, at most 14)");
+  sub->add_option("--jobs", flags->jobs, "Compile workers (default: every CPU core but one, the measurement worker's)");
   sub->add_option("--max-candidates", flags->max_candidates, "Stop after this many candidates");
   sub->add_option("--stall-rounds", flags->stall_rounds,
                   "Stop after this many rounds without a gain (default 3; 0: never)");

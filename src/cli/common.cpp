@@ -52,7 +52,7 @@ void checkPositiveFlag(std::string_view flag, double value, double max) {
 
 void checkJobsFlag(int jobs) {
   if (jobs < 0 || jobs > 1024) {
-    throw UserError(fmt::format("--jobs must be between 1 and 1024 (or 0: one per CPU core but two, at most 14), not {}",
+    throw UserError(fmt::format("--jobs must be between 1 and 1024 (or 0: every CPU core but the one the measurement worker needs), not {}",
                                 jobs));
   }
 }
