@@ -161,6 +161,8 @@ std::optional<RowBody> analyzeRowBody(const PassContext& ctx, std::string* why) 
       r.vector = isRowValue(ctx, s["value"], vectors);
     } else if (t == "Pass") {
       continue;
+    } else if (t == "Expr" && ctx.isTlCall(s["value"], "debug_barrier")) {
+      r.barrier = true;  // orders the program's memory accesses; no value
     } else {
       return fail(fmt::format("line {}: a {} statement: the body must be straight-line over one row",
                                 nodePos(s)->line, t == "Expr" ? "call" : t));

@@ -16,6 +16,7 @@ struct RowStmt {
   const Node* node = nullptr;
   bool vector = false;                     // defines a row value (or stores one)
   bool store = false;                      // a tl.store statement
+  bool barrier = false;                    // tl.debug_barrier()
   std::vector<const Node*> reductions;     // full-row reductions in it, innermost first
   std::string target;                      // the name it defines ("" for a store)
 };
@@ -27,7 +28,8 @@ struct RowBody {
 
 // nullopt (and `why`) unless the body is straight-line over one row: one constexpr tile
 // extent BLOCK that no program id or loop steps by, no tl.dot, only single-name assignments
-// and tl.store statements, 1-D row values, reductions tl.sum / tl.max / tl.min over axis 0.
+// and tl.store statements (and tl.debug_barrier()), 1-D row values, reductions tl.sum /
+// tl.max / tl.min over axis 0.
 std::optional<RowBody> analyzeRowBody(const PassContext& ctx, std::string* why);
 
 bool isRowReduction(const std::string& tl_function);

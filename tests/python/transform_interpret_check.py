@@ -112,6 +112,14 @@ def cross_entropy(mod, M, V):
     return close(mod.cross_entropy(x, t), ref, 1e-4, 1e-4)
 
 
+def nll(mod, M, V):
+    x = torch.randn(M, V, generator=gen) * 2
+    t = torch.randint(0, V, (M,), generator=gen)
+    out, loss = mod.nll(x, t)
+    ref = -torch.log_softmax(x.double(), -1)
+    return close(out, ref, 1e-4, 1e-4) and close(loss, ref.gather(1, t[:, None])[:, 0], 1e-4, 1e-4)
+
+
 def attention(mod, B, H, S, D):
     q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
     ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double())
@@ -230,6 +238,7 @@ CASES = {
     "column-loop/online_needs_same_values": (scaled, (3, 9000)),
     "column-loop/layernorm": (layernorm, (3, 5000)),
     "column-loop/softmax_unpacked_settings": (softmax, (3, 9000)),
+    "column-loop/rebound_pointer_then_loss": (nll, (3, 9000)),
     "vectorize/add_block": (add, (5000,)),
     "exp2/attention": (attention, (1, 2, 80, 64)),
     "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),

@@ -86,6 +86,38 @@ class ColumnLoopPass : public Pass {
     std::map<const Node*, std::string> result_of;  // reduction call -> the scalar it became
     std::optional<OnlinePair> online;
     if (args.text("form") != "passes") online = findOnlinePair(ctx, stmts);
+    // A row value that rebinds a name from its own earlier scalar value (`P = P + row * n +
+    // cols`, P a pointer argument) would offset P again on every replay, and Triton refuses a
+    // name that changes type inside a loop: the row value gets a fresh name, which the
+    // statements after it read until the name is bound again.
+    std::map<const Node*, std::string> renamed;  // statement -> the fresh name it binds
+    std::set<std::string> row_names;             // names holding row values before statement i
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const RowStmt& r = stmts[i];
+      bool was_row = row_names.count(r.target) > 0;
+      if (!r.target.empty()) {
+        if (r.vector) row_names.insert(r.target);
+        else row_names.erase(r.target);
+      }
+      // A row value rebuilt from a row value (`x = x - m`) replays in order, as written.
+      if (!r.vector || r.store || r.target.empty() || was_row || isType(*r.node, "AugAssign")) continue;
+      bool reads_itself = false;
+      forEachName(r.node->at("value"), [&](const Node& x) { reads_itself = reads_itself || x["id"] == r.target; });
+      if (!reads_itself) continue;
+      std::string name = fresh(r.target + "_row");
+      renamed[r.node] = name;
+      for (size_t j = i + 1; j < stmts.size(); ++j) {
+        forEachName(stmts[j].node->at("value"), [&](const Node& x) {
+          if (x["id"] == r.target) result_of[&x] = name;
+        });
+        if (stmts[j].target == r.target) break;
+      }
+    }
+    // Statements after the last row value or store that hold no reduction (a scalar load of
+    // what the row stores wrote, a barrier, a scalar store) run after the final loop, which
+    // is where those stores now happen.
+    size_t trailing = stmts.size();
+    while (trailing > 0 && !stmts[trailing - 1].vector && stmts[trailing - 1].reductions.empty()) --trailing;
     int loops = 0;
     std::vector<std::string> loop_texts;
     bool first_loop = true;
@@ -119,7 +151,7 @@ class ColumnLoopPass : public Pass {
             fmt::format("{} = {}.sum({}.zeros(({},), dtype={}.float32), axis=0)", sum, tl, tl, block, tl),
             fmt::format("for {} in range(0, {}, {}):", col, n, block)};
         first_loop = false;
-        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u, renamed));
         // The values as one name (an expression is bound to a fresh one, read twice).
         std::string values = exprText(ctx, operand, block, col, result_of);
         if (isType(operand, "Name")) {
@@ -183,7 +215,7 @@ class ColumnLoopPass : public Pass {
         }
         for (const auto& x : init) lines_out.push_back(x);
         lines_out.push_back(fmt::format("for {} in range(0, {}, {}):", col, n, block));
-        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+        for (size_t j : needed) lines_out.push_back(u + replay(ctx, stmts[j], block, col, result_of, u, renamed));
         for (const auto& x : step) lines_out.push_back(u + x);
         for (const auto& x : after) lines_out.push_back(x);
         ++loops;
@@ -212,7 +244,11 @@ class ColumnLoopPass : public Pass {
       collectNeeded(ctx, stmts, i, stmts[i].node->at("value"), &needed);
     }
     std::vector<std::string> final_lines = {fmt::format("for {} in range(0, {}, {}):", col, n, block)};
-    for (size_t j : needed) final_lines.push_back(u + replay(ctx, stmts[j], block, col, result_of, u));
+    for (size_t j : needed) final_lines.push_back(u + replay(ctx, stmts[j], block, col, result_of, u, renamed));
+    for (size_t j = trailing; j < stmts.size(); ++j) {
+      final_lines.push_back(std::string(ctx.slice(*stmts[j].node)));
+      ed.replace(ctx.lineRange(*stmts[j].node), "");
+    }
     auto last = nodePos(body.back());
     ed.insert(ctx.lineRange(last->line, last->end_line).end, joinLines(final_lines, indent));
 
@@ -376,6 +412,10 @@ class ColumnLoopPass : public Pass {
     TextEdits edits;
     std::function<void(const Node&)> visit = [&](const Node& n) {
       if (!n.is_object()) return;
+      if (isType(n, "Name")) {
+        if (auto it = result_of.find(&n); it != result_of.end()) edits.emplace_back(ctx.range(n), it->second);
+        return;
+      }
       if (isType(n, "Call")) {
         if (auto it = result_of.find(&n); it != result_of.end()) {
           edits.emplace_back(ctx.range(n), it->second);
@@ -402,7 +442,8 @@ class ColumnLoopPass : public Pass {
   }
 
   static std::string replay(const PassContext& ctx, const RowStmt& r, const std::string& block, const std::string& col,
-                            const std::map<const Node*, std::string>& result_of, const std::string& unit) {
+                            const std::map<const Node*, std::string>& result_of, const std::string& unit,
+                            const std::map<const Node*, std::string>& renamed) {
     const Node& s = *r.node;
     std::string text;
     if (r.store) {
@@ -410,7 +451,9 @@ class ColumnLoopPass : public Pass {
     } else {
       const Node& value = s["value"];
       Range whole = ctx.range(s), v = ctx.range(value);
-      std::string head(ctx.text().slice(Range{whole.begin, v.begin}));
+      auto fresh = renamed.find(&s);
+      std::string head = fresh != renamed.end() ? fresh->second + " = "
+                                                : std::string(ctx.text().slice(Range{whole.begin, v.begin}));
       text = head + exprText(ctx, value, block, col, result_of);
     }
     return indentFollowingLines(text, unit);
