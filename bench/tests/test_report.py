@@ -189,3 +189,15 @@ def test_real_layout_problem_names_the_missing_step(tmp_path, monkeypatch):
     assert "run python3 bench/real/layout.py" in run.real_layout_problem(manifest, [])
     (tmp_path / "LAYOUT.json").write_text('{"manifest_sha256": "0"}')
     assert "another version" in run.real_layout_problem(manifest, [])
+
+
+def test_write_doc_writes_results_html_beside_results_md(tmp_path):
+    run = _load_run()
+    kernels = {"matmul_fp16": _entry("matmul_fp16", "fp16", 2.7e11, 1.7e8, 0.9, 0.42, 0.45, 0.40)}
+    report.derive(kernels["matmul_fp16"], CEIL)
+    doc = {"schema": run.SCHEMA, "runs": [], "kernels": kernels, "args": {"budget": 20.0, "effort": "quick"}}
+    run.write_doc(doc, str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["results.html", "results.json", "results.md"]
+    page = (tmp_path / "results.html").read_text()
+    assert "<tr><td>matmul_fp16</td><td class=num>0.9000</td><td class=num>0.4200</td>" in page
+    assert "tritonforge effort quick, budget per kernel: up to 20.0 s" in (tmp_path / "results.md").read_text()
