@@ -353,11 +353,8 @@ def optimize_html(result, diff=None):
         labels = [c.get("label") or f"case {i}" for i, c in enumerate(base)]
         written = [c.get("time_ms") for c in base]
         opt = [best[i].get("time_ms") if i < len(best) else None for i in range(len(base))]
-        # result.json has no vendor times; a per_case entry that carries one ("vendor_ms") is shown.
-        vendor = [c.get("vendor_ms") for c in base]
+        # optimize measures no vendor op (bench/run does: its results.html shows them).
         series = [("as written", PALETTE["written"], written), ("best", PALETTE["best"], opt)]
-        if any(_num(v) for v in vendor):
-            series.append(("vendor", PALETTE["vendor"], vendor))
         if figs.plt:
             b.append(case_bars_figure(figs, labels, series, "Time per case (ms, lower is better)") or "")
         rows = "".join(
@@ -404,7 +401,7 @@ def bench_html(doc):
     s = doc.get("summary") or {}
     env = doc.get("environment") or {}
     gpu = (env.get("gpu") or {}).get("name") if isinstance(env.get("gpu"), dict) else env.get("gpu")
-    b = [f"<h1>tritonforge benchmark suite</h1>",
+    b = ["<h1>tritonforge benchmark suite</h1>",
          f"<p class=\"meta\">updated {esc(doc.get('updated'))} &middot; GPU {esc(gpu or '?')} &middot; "
          f"{esc(doc.get('tritonforge_version'))}</p>"]
     if figs.why:
