@@ -4,7 +4,8 @@
 #   - C++ dependencies from Debian's packages (apt-get; sudo when not root)
 #   - a Python virtual environment .venv with Triton (python/requirements.txt; no GPU needed)
 #   - with --tests (scripts/test.sh), also torch in .venv (python/requirements-test.txt), for
-#     the checks that run kernels under Triton's CPU interpreter: about 3.7 GB to download
+#     the checks that run kernels under Triton's CPU interpreter: about 3.7 GB to download; and
+#     Debian's chromium (when apt-get is there), for the headless checks of the HTML reports
 #   - build/tritonforge and the tests, with CMake
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,16 @@ if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   $SUDO apt-get update -q
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+fi
+
+# With --tests: a headless browser for the check that report.html and results.html load without
+# a console error (tests/python/test_html_report.py; skipped, and says so, without one).
+if [ "$REQS" = python/requirements-test.txt ] && command -v apt-get >/dev/null 2>&1 \
+    && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  echo "setup: installing chromium (headless checks of the HTML reports)"
+  $SUDO apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium \
+    || echo "setup: chromium could not be installed; the browser checks of the HTML reports will be skipped"
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -140,7 +140,8 @@ def markdown(doc):
         lines.append(f"- roofline (measured): DRAM {ceil['dram_bytes_per_s'] / 1e12:.2f} TB/s (device copy); cuBLAS "
                      + ", ".join(f"{k} {v / 1e12:.0f} TFLOP/s" for k, v in mm.items()))
     args = doc.get("args", {})
-    lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s (each kernel's own in brackets: "
+    lines.append(f"- tritonforge effort {args.get('effort', 'default')}, budget per kernel: up to "
+                 f"{args.get('budget', '?')} s (each kernel's own in brackets: "
                  "less when the run's deadline required it); times are medians of CUDA-event timings with the L2 flushed before each call")
     lines.append("")
     lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline | tf wall s (budget) | candidates "

@@ -189,3 +189,41 @@ def test_real_layout_problem_names_the_missing_step(tmp_path, monkeypatch):
     assert "run python3 bench/real/layout.py" in run.real_layout_problem(manifest, [])
     (tmp_path / "LAYOUT.json").write_text('{"manifest_sha256": "0"}')
     assert "another version" in run.real_layout_problem(manifest, [])
+
+
+def test_write_doc_writes_results_html_beside_results_md(tmp_path):
+    run = _load_run()
+    kernels = {"matmul_fp16": _entry("matmul_fp16", "fp16", 2.7e11, 1.7e8, 0.9, 0.42, 0.45, 0.40)}
+    report.derive(kernels["matmul_fp16"], CEIL)
+    doc = {"schema": run.SCHEMA, "runs": [], "kernels": kernels, "args": {"budget": 20.0, "effort": "quick"}}
+    run.write_doc(doc, str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["results.html", "results.json", "results.md"]
+    page = (tmp_path / "results.html").read_text()
+    assert "<tr><td>matmul_fp16</td><td class=num>0.9000</td><td class=num>0.4200</td>" in page
+    assert "tritonforge effort quick, budget per kernel: up to 20.0 s" in (tmp_path / "results.md").read_text()
+
+
+def test_effort_and_database_are_passed_on_to_optimize(tmp_path):
+    # A stand-in for the tritonforge binary that records its command line and refuses.
+    run = _load_run()
+    fake = tmp_path / "tritonforge"
+    fake.write_text("#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/argv\"\necho 'tritonforge: bad input' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    spec = suite.load_spec("softmax")
+    kdir = tmp_path / "k"
+    kdir.mkdir()
+
+    def argv(**kw):
+        args = types.SimpleNamespace(work=str(tmp_path), out=str(tmp_path), tritonforge=str(fake), tf_grace=10,
+                                     hard_stop=float("inf"), suite="suite", effort=None, tf_db=None)
+        args.__dict__.update(kw)
+        rec, source = run.run_tritonforge(spec, 20.0, args, str(kdir))
+        assert rec["status"] == "refused" and source is None
+        return (tmp_path / "argv").read_text().split()
+
+    plain = argv()
+    assert "--no-db" in plain and "--effort" not in plain
+    quick = argv(effort="quick", tf_db=str(tmp_path / "r.sqlite"))
+    assert quick[quick.index("--effort") + 1] == "quick"
+    assert quick[quick.index("--db") + 1] == str(tmp_path / "r.sqlite") and "--no-db" not in quick
+    assert quick[quick.index("--budget") + 1] == "20"

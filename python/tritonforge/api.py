@@ -172,7 +172,7 @@ def _flag(args: list[str], name: str, value: Any) -> None:
 
 
 def optimize(task: TaskLike, *, out: str | os.PathLike | None = None, budget: float | None = None,
-             strategy: str | None = None, seed: int | None = None, jobs: int | None = None,
+             effort: str | None = None, strategy: str | None = None, seed: int | None = None, jobs: int | None = None,
              engine: str | None = None, only: Mapping[str, Sequence[int]] | None = None,
              no_pass: Sequence[str] = (), no_passes: bool = False, db: str | os.PathLike | bool | None = None,
              fresh: bool = False, args: Sequence[str] = (), python: str | os.PathLike | None = None,
@@ -180,7 +180,8 @@ def optimize(task: TaskLike, *, out: str | os.PathLike | None = None, budget: fl
     """Optimizes a task (a task file's path or a Task) as `tritonforge optimize` does, and
     returns the result (result.json as an OptimizeResult). The files go to OUT/NAME/ (OUT:
     `out`, default ./tritonforge-out). `db`: None for the per-user results database, False for
-    none (--no-db), or a path. `args`: more command-line flags, as the command takes them.
+    none (--no-db), or a path. `effort`: "quick", "default" or "full" (--effort; the flags given
+    here override the preset). `args`: more command-line flags, as the command takes them.
 
     Raises BadInputError (a bad task or argument), EnvironmentFailedError (no worker, no
     binary), NoGpuError (no CUDA GPU: only the analysis and compile checks ran; its `result`
@@ -188,6 +189,7 @@ def optimize(task: TaskLike, *, out: str | os.PathLike | None = None, budget: fl
     argv: list[str] = []
     _flag(argv, "--out", os.fspath(out) if out is not None else None)
     _flag(argv, "--budget", budget)
+    _flag(argv, "--effort", effort)
     _flag(argv, "--strategy", strategy)
     _flag(argv, "--seed", seed)
     _flag(argv, "--jobs", jobs)

@@ -40,6 +40,7 @@ class OptimizeResult:
     source_path: Path | None
     diff_path: Path | None
     report_path: Path | None
+    html_path: Path | None
     result_path: Path | None
     version: str
     commit: str
@@ -90,6 +91,7 @@ class OptimizeResult:
                    source_path=source_path,
                    diff_path=diff_path,
                    report_path=path("report"),
+                   html_path=path("html"),
                    result_path=path("result"),
                    version=tool.get("version", ""),
                    commit=tool.get("commit", ""),

@@ -79,8 +79,37 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
 
 }  // namespace
 
-int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
+void applyEffort(OptimizeFlags& f) {
+  auto set = [&f](const char* flag, auto& field, auto value) {
+    if (!f.given.count(flag)) field = value;
+  };
+  if (f.effort == "default") return;
+  if (f.effort == "quick") {
+    // Reach what @triton.autotune over a standard config list reaches, in about its time:
+    // the best-known configurations first (earlier runs in the results database, the kernel's
+    // own autotune configs, then the rules' prior ranking), short timings, parameters only,
+    // and stop at the first round without a gain.
+    set("--budget", f.budget, 20.0);
+    set("--stall-rounds", f.stall_rounds, 1);
+    set("--timing-ms", f.timing_ms, 100.0);
+    set("--strategy", f.strategy, std::string("local"));
+    set("--no-passes", f.no_passes, true);
+    return;
+  }
+  if (f.effort == "full") {
+    // Leave nothing out: wider domains, every pass, no stop for rounds without a gain (the
+    // budget, the candidate cap and the roofline target still stop it).
+    set("--budget", f.budget, 300.0);
+    set("--stall-rounds", f.stall_rounds, 0);
+    return;
+  }
+  throw UserError(fmt::format("--effort must be quick, default or full, not '{}'", f.effort));
+}
+
+int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   const auto started = std::chrono::steady_clock::now();
+  OptimizeFlags f = given_flags;
+  applyEffort(f);
   checkPositiveFlag("--budget", f.budget, 1e9);
   checkPositiveFlag("--timing-ms", f.timing_ms, 3.6e6);
   checkJobsFlag(f.jobs);
@@ -138,6 +167,10 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.start_configs = f.start_configs;
   options.keep_work = f.keep_work;
   options.engine = f.engine;
+  options.effort = f.effort;
+  options.warm_start_from_db = f.effort == "quick";
+  options.every_pass = f.effort == "full";
+  options.wide_space = f.effort == "full";
   if (!f.no_passes) {
     TransformSettings settings;
     settings.source_path = task.source;
@@ -160,6 +193,12 @@ int runOptimize(const OptimizeFlags& f, const GlobalOptions& global) {
   options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
   options.evaluator.timeouts.run = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
 
+  if (!quiet && f.effort != "default") {
+    std::fprintf(stderr, "effort %s: budget %g s, stall rounds %d, %s strategy%s\n", f.effort.c_str(), f.budget,
+                 f.stall_rounds, f.strategy.c_str(),
+                 f.effort == "quick" ? ", no passes, warm start from the results database"
+                                     : ", wider spaces, every pass");
+  }
   auto progress = makeProgress(quiet, global.verbose, f.budget);
   OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
   nlohmann::json result_json;
@@ -183,7 +222,11 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* sub = app.add_subcommand("optimize", "Search for a faster verified version of a task's kernel(s)");
   sub->add_option("task", flags->task, "The task file (TOML)")->required();
-  sub->add_option("--budget", flags->budget, "Wall-clock budget in seconds (default 60)");
+  sub->add_option("--budget", flags->budget, "Wall-clock budget in seconds (default 60; quick 20, full 300)");
+  sub->add_option("--effort", flags->effort,
+                  "quick (warm start from the results database, short budget, parameters only, early stop), "
+                  "default, or full (wider spaces, every pass, no stop on rounds without a gain); flags given "
+                  "explicitly override the preset");
   sub->add_option("--out", flags->out, "Output folder; results go to OUT/NAME/ (default tritonforge-out)");
   sub->add_flag("--json", flags->json, "Print only the result JSON on stdout");
   sub->add_flag("--progress", flags->progress,
@@ -220,7 +263,12 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");
   sub->add_option("--compile-timeout", flags->compile_timeout, "Seconds one candidate may take to compile");
   sub->add_option("--run-timeout", flags->run_timeout, "Seconds one measurement may take");
-  return [flags, &global] { return runOptimize(*flags, global); };
+  return [flags, sub, &global] {
+    for (const char* name : {"--budget", "--stall-rounds", "--timing-ms", "--strategy", "--no-passes"}) {
+      if (sub->count(name) > 0) flags->given.insert(name);
+    }
+    return runOptimize(*flags, global);
+  };
 }
 
 }  // namespace tf

@@ -2,6 +2,7 @@
 // `check --retune` (a warm start from the recorded best).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,22 @@ struct OptimizeFlags {
   bool no_diagnosis = false;
   double within_roofline = -1;
   std::string save_baseline;
+  // --effort quick|default|full: a preset of the flags above; a flag given on the command
+  // line (named in `given`, e.g. "--budget") keeps its value. See applyEffort.
+  std::string effort = "default";
+  std::set<std::string> given;
   // Not flags: what `check --retune` sets.
   std::vector<Config> start_configs;   // a warm start (OptimizeOptions::start_configs)
   bool summary_to_stderr = false;      // the human summary on stderr (stdout holds check's report)
 };
+
+// Sets the flags of the effort preset that were not given on the command line. Throws
+// UserError for an unknown effort.
+//   quick    --budget 12 --stall-rounds 1 --timing-ms 100 --strategy local --no-passes, and
+//            warm-started from the results database
+//   default  today's settings, unchanged
+//   full     --budget 300 --stall-rounds 0 (never), wider parameter domains, every pass tried
+void applyEffort(OptimizeFlags& f);
 
 // Runs optimize as the command line asks; returns its exit code (0, or 3 without a GPU).
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global);

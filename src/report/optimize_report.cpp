@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <sstream>
 
 #include "report/diff.h"
+#include "report/html_report.h"
 #include "util/build_info.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -79,6 +81,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
                  {"seed", options.seed},
                  {"stall_rounds", options.stall_rounds},
                  {"timing_budget_ms", options.timing_budget_ms},
+                 {"effort", options.effort},
                  {"objective", "geometric mean over cases of time / time as written (lower is better)"},
                  {"bases", r.bases}};
   j["database"] = r.db_path.empty() ? nlohmann::json(nullptr)
@@ -94,7 +97,8 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
     j["outputs"] = {{"dir", out_dir.string()},
                     {"diff", (out_dir / "changes.diff").string()},
                     {"result", (out_dir / "result.json").string()},
-                    {"report", (out_dir / "report.md").string()}};
+                    {"report", (out_dir / "report.md").string()},
+                    {"html", (out_dir / "report.html").string()}};
     return j;
   }
   j["status"] = r.best >= 0 ? "improved" : "unchanged";
@@ -128,7 +132,8 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
                   {"source", (out_dir / task.source.filename()).string()},
                   {"diff", (out_dir / "changes.diff").string()},
                   {"result", (out_dir / "result.json").string()},
-                  {"report", (out_dir / "report.md").string()}};
+                  {"report", (out_dir / "report.md").string()},
+                  {"html", (out_dir / "report.html").string()}};
   return j;
 }
 
@@ -202,8 +207,9 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
                     result.value("date", ""), toolVersion(), toolCommit(), gpu,
                     env["triton"].is_string() ? env["triton"].get<std::string>() : "-",
                     env["torch"].is_string() ? env["torch"].get<std::string>() : "-", env.value("python", "-"));
-  md << fmt::format("- search: {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n", r.strategy,
-                    r.candidates.size(), r.rounds, r.elapsed_s, r.stop_reason);
+  md << fmt::format("- search: effort {}, {} strategy, {} candidates in {} rounds, {:.1f} s, stopped: {}\n",
+                    result["search"].value("effort", "default"), r.strategy, r.candidates.size(), r.rounds,
+                    r.elapsed_s, r.stop_reason);
   if (!r.db_path.empty()) {
     md << fmt::format("- results database: {} (run #{}{})\n", r.db_path, r.run_id,
                       r.resumed_from ? fmt::format(", resuming run #{}", *r.resumed_from) : "");
@@ -255,7 +261,7 @@ void checkOutputDir(const Task& task, const fs::path& out_root) {
                                   "another --out",
                                   (dir / task.source.filename()).string()));
     }
-    for (const char* name : {"result.json", "changes.diff", "report.md"}) {
+    for (const char* name : {"result.json", "changes.diff", "report.md", "report.html"}) {
       if (fs::equivalent(dir / name, mine, ec)) {
         throw UserError(fmt::format("{}: refusing to overwrite a task file; choose another --out", (dir / name).string()));
       }
@@ -276,6 +282,9 @@ fs::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables, cons
   writeFileAtomic(dir / "changes.diff", diff);
   writeFileAtomic(dir / "result.json", result.dump(2) + "\n");
   writeFileAtomic(dir / "report.md", reportMarkdown(task, tunables, r, result, diff));
+  // After the rest: the page reads result.json and changes.diff, and never fails the run.
+  HtmlReportOutcome html = writeHtmlReport(dir, options.evaluator.worker.python, options.evaluator.worker.package_dir);
+  if (!html.rendered) std::fprintf(stderr, "note: report.html holds no report: %s\n", html.why.c_str());
   if (result_json) *result_json = std::move(result);
   return dir;
 }
@@ -336,7 +345,7 @@ std::string optimizeSummary(const Task& task, const TunableSet& tunables, const 
     s << "No faster verified configuration: the kernel is handed back as written.\n";
   }
   for (const auto& n : r.notes) s << "Note: " << n << "\n";
-  s << fmt::format("Wrote {}/ ({}, changes.diff, result.json, report.md)\n", out_dir.string(),
+  s << fmt::format("Wrote {}/ ({}, changes.diff, result.json, report.md, report.html)\n", out_dir.string(),
                    task.source.filename().string());
   (void)tunables;
   return s.str();

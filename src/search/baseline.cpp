@@ -74,6 +74,7 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
   GpuLimits limits = GpuLimits::fromHello(state.result.environment.contains("gpu") ? state.result.environment["gpu"]
                                                                                   : nlohmann::json());
   state.hints.smem_limit = limits.sharedPerBlock();
+  state.hints.wide = ctx.options.wide_space;
   state.hints.sms = limits.sms;
 
   CandidateRecord rec;

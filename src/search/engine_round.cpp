@@ -128,6 +128,33 @@ void traceUnproposedSuggestions(const RunContext& ctx, RunState& state, const En
   }
 }
 
+// `--effort full`: every pass switched on, on every tuned kernel of the base, whether or not
+// a finding suggests it (a pass whose preconditions fail refuses, and the trace says why).
+void addEveryPass(const Base& base, const EngineInput& in, EngineOutput* out) {
+  std::vector<std::string> kernels;
+  for (const Tunable* t : base.tunables->active()) {
+    if (std::find(kernels.begin(), kernels.end(), t->kernel) == kernels.end()) kernels.push_back(t->kernel);
+  }
+  for (const auto& name : in.passes) {
+    std::optional<PassName> pass = passNameFromString(name);
+    if (pass && (*pass == PassName::kRetile || *pass == PassName::kLaunch || *pass == PassName::kAutotune)) {
+      continue;  // parameter moves: the search makes them
+    }
+    for (const auto& k : kernels) {
+      bool proposed = std::any_of(out->proposals.begin(), out->proposals.end(), [&](const Proposal& p) {
+        return p.kind == Proposal::Kind::kPass && p.pass == name && (p.kernel.empty() || p.kernel == k);
+      });
+      if (proposed) continue;
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = name;
+      p.kernel = k;
+      p.rationale = "effort full: every applicable pass is tried";
+      out->proposals.push_back(std::move(p));
+    }
+  }
+}
+
 }  // namespace
 
 void diagnoseCandidate(const RunContext& ctx, RunState& state, const CandidateRecord& rec) {
@@ -190,6 +217,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     registerFinding(ctx, state, f);
   }
   traceUnproposedSuggestions(ctx, state, in, out);
+  if (ctx.options.every_pass) addEveryPass(base, in, &out);
   for (auto& p : out.proposals) {
     p.findings = resolveFindings(state, p.findings);
     nlohmann::json body = p.toJson();

@@ -4,8 +4,9 @@
 //                   predicted compile time) -> evaluateBatch -> what the round teaches
 //                   (compile times, structural failures) -> a winning pass's new base,
 //                   until a stop condition holds or the space is exhausted
-//   autotuneSeeds   a warm start (options.start_configs), then the kernel's own @triton.autotune
-//                   configurations, tried first
+//   autotuneSeeds   a warm start (options.start_configs, then the best configurations of earlier
+//                   runs in the results database with --effort quick), then the kernel's own
+//                   @triton.autotune configurations, tried first
 #include <fmt/format.h>
 
 #include <thread>
@@ -62,7 +63,8 @@ nlohmann::json regionJson(const Region& r) {
 }
 
 // The kernel's own @triton.autotune configurations: what its author would try first.
-std::vector<std::pair<Config, std::string>> autotuneSeeds(const RunContext& ctx, const Space& space) {
+std::vector<std::pair<Config, std::string>> autotuneSeeds(const RunContext& ctx, const RunState& state,
+                                                          const Space& space) {
   std::vector<std::pair<Config, std::string>> seeds;
   // A warm start first: each given configuration over the kernel as written.
   for (const Config& start : ctx.options.start_configs) {
@@ -72,6 +74,14 @@ std::vector<std::pair<Config, std::string>> autotuneSeeds(const RunContext& ctx,
       if (t.tunable && it != start.end()) c[t.id] = it->second;
     }
     seeds.emplace_back(c, "warm start");
+  }
+  // Then what earlier runs in the results database found best (`--effort quick`).
+  for (const auto& [start, origin] : state.db_warm_starts) {
+    Config c = space.baseline();
+    for (const auto& [id, v] : start) {
+      if (c.count(id)) c[id] = v;
+    }
+    if (space.valid(c)) seeds.emplace_back(c, origin);
   }
   for (const auto& k : ctx.sources.ir.kernels) {
     if (!k.autotune || !k.autotune->configs_understood) continue;
@@ -181,7 +191,7 @@ void searchBases(const RunContext& ctx, RunState& state) {
   const OptimizeOptions& o = ctx.options;
   int workers = std::max(1, ctx.evaluator.compileWorkers());
   int batch = o.batch > 0 ? o.batch : std::max(8, workers);
-  std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, *state.search.space);
+  std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, state, *state.search.space);
   std::vector<Proposed> probes;
   StopSettings settings;
   settings.budget = state.budget;
@@ -326,7 +336,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
                          {"engine", engine->name()},              {"stall_rounds", options.stall_rounds},
                          {"max_candidates", options.max_candidates}, {"timing_budget_ms", options.timing_budget_ms},
                          {"batch", options.batch},                {"only", regionJson(options.only)},
-                         {"reuse", options.reuse}};
+                         {"reuse", options.reuse},                {"effort", options.effort}};
   std::unique_ptr<StoredMeasurements> stored;
   if (!options.db_path.empty()) {
     stored = StoredMeasurements::open(options.db_path, task, task_hash, env, options.reuse, &result.notes);
@@ -349,6 +359,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
                     {"seed", options.seed},
                     {"engine", engine->name()},
                     {"budget_s", options.budget_s},
+                    {"effort", options.effort},
                     {"options", opts},
                     {"environment", {{"gpu", env.gpu}, {"driver", env.driver}, {"triton", env.triton},
                                      {"torch", env.torch}, {"cuda", env.cuda}, {"tool_version", env.tool_version},
@@ -358,6 +369,20 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
                     {"resumed_from", result.resumed_from ? nlohmann::json(*result.resumed_from) : nullptr}});
 
   RunContext ctx{task, sources, tunables, options, progress, evaluator, *engine, trace, stored.get(), callbacks, clock};
+  if (options.warm_start_from_db) {
+    std::vector<std::string> ids;
+    for (const Tunable* t : tunables.active()) ids.push_back(t->id);
+    if (stored) state.db_warm_starts = stored->warmStarts(ids, 4);
+    nlohmann::json configs = nlohmann::json::array();
+    for (const auto& [c, origin] : state.db_warm_starts) configs.push_back({{"config", configJson(c)}, {"origin", origin}});
+    std::string why = !stored ? "no results database (--no-db)"
+                              : configs.empty() ? "the results database holds no finished run of this task, nor of "
+                                                  "another with the same tunable parameters, on this GPU that beat "
+                                                  "its kernel as written"
+                                                : "";
+    ctx.trace.add("warm-start", {{"from", "results database"}, {"configurations", configs}, {"reason", why}});
+    if (!why.empty()) result.notes.push_back("effort quick: no warm start from the results database: " + why);
+  }
   if (stored) callbacks.add(databaseCallback(*stored, state));
   callbacks.add(traceCallback(ctx));
   callbacks.add(strategyCallback());

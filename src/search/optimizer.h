@@ -63,6 +63,18 @@ struct OptimizeOptions {
   EvaluatorOptions evaluator;
   bool keep_work = false;
 
+  // The effort preset the settings above came from (`--effort`: "quick", "default", "full"),
+  // recorded in result.json and the trace; the preset's settings are applied by the caller.
+  std::string effort = "default";
+  // quick: the best configurations of earlier runs in the results database (this task's,
+  // then other tasks' with the same tunable parameters, on the same GPU) are tried first,
+  // after start_configs.
+  bool warm_start_from_db = false;
+  // full: every pass the applier has switched on is proposed on every base, whatever the
+  // findings say, and the parameter domains are wider (SpaceHints::wide).
+  bool every_pass = false;
+  bool wide_space = false;
+
   // The reasoning engine: "rules", "none", "cmd:PROGRAM". `engine_impl` overrides it.
   std::string engine = "rules";
   std::shared_ptr<ReasoningEngine> engine_impl;

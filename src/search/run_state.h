@@ -100,6 +100,9 @@ struct RunState {
   TimingOptions search_timing;
   std::vector<double> recent_case_seconds; // wall time of the last measurements of one case
   double baseline_seconds = 0;             // from the start to the baseline measured (its first calls)
+  // Configurations from earlier runs in the results database, tried first (`--effort quick`),
+  // each with its origin ("warm start: run #3 of this task").
+  std::vector<std::pair<Config, std::string>> db_warm_starts;
 
   Base& base() { return *bases[static_cast<size_t>(current_base)]; }
   const Base& baseOf(const CandidateRecord& rec) const { return *bases[static_cast<size_t>(rec.base)]; }

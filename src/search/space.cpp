@@ -39,8 +39,12 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
       // A tile that spans a whole dimension (a head dimension, a row) keeps its value:
       // larger would read past the data, smaller would leave part of it out.
       case TunableRole::kTileM:
-      case TunableRole::kTileN: vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, 256); break;
-      case TunableRole::kTileK: vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, 128); break;
+      case TunableRole::kTileN:
+        vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, hints_.wide ? 512 : 256);
+        break;
+      case TunableRole::kTileK:
+        vals = t->covers_dimension && t->value ? std::vector<int64_t>{v} : powersOfTwo(16, hints_.wide ? 256 : 128);
+        break;
       case TunableRole::kBlock: {
         int64_t ref = v;
         if (!ref) {
@@ -54,9 +58,15 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
         }
         break;
       }
-      case TunableRole::kGroup: vals = {1, 2, 4, 8, 16}; break;
-      case TunableRole::kNumWarps: vals = dots ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16, 32}; break;
-      case TunableRole::kNumStages: vals = dots ? std::vector<int64_t>{2, 3, 4, 5} : std::vector<int64_t>{1, 2, 3, 4}; break;
+      case TunableRole::kGroup: vals = hints_.wide ? powersOfTwo(1, 32) : std::vector<int64_t>{1, 2, 4, 8, 16}; break;
+      case TunableRole::kNumWarps:
+        if (hints_.wide) vals = dots ? std::vector<int64_t>{1, 2, 4, 8, 16} : std::vector<int64_t>{1, 2, 4, 8, 16, 32};
+        else vals = dots ? std::vector<int64_t>{2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16, 32};
+        break;
+      case TunableRole::kNumStages:
+        if (hints_.wide) vals = dots ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7} : std::vector<int64_t>{1, 2, 3, 4, 5, 6};
+        else vals = dots ? std::vector<int64_t>{2, 3, 4, 5} : std::vector<int64_t>{1, 2, 3, 4};
+        break;
       case TunableRole::kOther: break;
     }
     if (auto dom = hints_.domains.find(t->id); dom != hints_.domains.end()) vals = dom->second;

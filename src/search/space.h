@@ -30,6 +30,9 @@ struct SpaceHints {
   // kernel -> programs its launch had with the tile sizes as written (the measured grid): the
   // prior scales it by the tile area to see when a configuration leaves SMs idle.
   std::map<std::string, double> baseline_programs;
+  // Wider domains per role (`--effort full`): tiles to 512, K tiles to 256, 1..16 warps and
+  // 1..7 stages for dot kernels, groups to 32; static pruning still applies.
+  bool wide = false;
 };
 
 struct Dimension {

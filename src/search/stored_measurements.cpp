@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "search/trace.h"
 #include "util/error.h"
 
@@ -32,6 +34,60 @@ StoredMeasurements::StoredMeasurements(std::unique_ptr<ResultsDb> db, const Task
       notes_(notes) {}
 
 const std::filesystem::path& StoredMeasurements::path() const { return db_->path(); }
+
+std::vector<std::pair<Config, std::string>> StoredMeasurements::warmStarts(const std::vector<std::string>& tunable_ids,
+                                                                           size_t max) {
+  struct Found {
+    bool same_task;
+    double speedup;
+    int64_t run;
+    Config config;
+    std::string origin;
+  };
+  std::vector<Found> found;
+  std::vector<RunRow> runs;
+  try {
+    runs = db_->runs(1000);
+  } catch (const std::exception&) {
+    return {};  // a database that cannot be read gives no warm start; the run goes on
+
+  }
+  for (const RunRow& r : runs) {
+    // Finished runs on this GPU model whose best beat the kernel as written.
+    if (r.status != "done" || r.info.env.gpu != env_.gpu || !r.summary.is_object()) continue;
+    if (!r.summary.contains("best") || !r.summary["best"].is_object()) continue;
+    const auto& best = r.summary["best"];
+    if (!best.contains("config") || !best["config"].is_object() || best["config"].empty()) continue;
+    bool same_task = r.info.task_hash == task_hash_;
+    Config c;
+    bool fits = true;
+    for (const auto& [id, v] : best["config"].items()) {
+      if (std::find(tunable_ids.begin(), tunable_ids.end(), id) == tunable_ids.end()) {
+        fits = false;
+        break;
+      }
+      if (v.is_number_integer()) c[id] = v.get<int64_t>();
+    }
+    if (!fits || c.empty()) continue;
+    std::string origin = same_task ? fmt::format("warm start: run #{} of this task", r.id)
+                                   : fmt::format("warm start: run #{} of {} (same parameters, same GPU)", r.id,
+                                                 r.info.task_name);
+    found.push_back({same_task, r.summary.value("speedup", 1.0), r.id, std::move(c), std::move(origin)});
+  }
+  // This task's runs first, each group fastest first; the newest run breaks ties.
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    if (a.same_task != b.same_task) return a.same_task;
+    if (a.speedup != b.speedup) return a.speedup > b.speedup;
+    return a.run > b.run;
+  });
+  std::vector<std::pair<Config, std::string>> out;
+  for (auto& f : found) {
+    if (out.size() >= max) break;
+    bool dup = std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == f.config; });
+    if (!dup) out.emplace_back(std::move(f.config), std::move(f.origin));
+  }
+  return out;
+}
 
 void StoredMeasurements::failed(const std::string& what) {
   if (failed_) return;

@@ -54,6 +54,12 @@ class StoredMeasurements {
 
   // The database's key of case i.
   std::string caseKey(size_t i) const { return task_.cases[i].dump(); }
+  // The best configurations earlier finished runs found on this GPU (MeasureEnv::gpu), at
+  // most `max`, as tunable id -> value: first this task's runs (by speed-up), then those of
+  // other tasks whose best configuration names only tunables in `tunable_ids` (the same
+  // kernel parameters), each with its origin for the trace and result.json.
+  std::vector<std::pair<Config, std::string>> warmStarts(const std::vector<std::string>& tunable_ids, size_t max);
+
   const std::filesystem::path& path() const;
   int64_t runId() const { return run_id_; }
   bool reuse() const { return reuse_; }

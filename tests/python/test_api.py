@@ -107,6 +107,7 @@ def test_optimize_without_a_gpu_raises_no_gpu_with_the_compile_checks(tmp_path):
     assert result.result_path == tmp_path / "matmul" / "result.json"
     assert json.loads(result.result_path.read_text()) == result.data
     assert result.report_path.is_file()
+    assert "<h1>tritonforge: matmul</h1>" in result.html_path.read_text()
     assert result.source is None and result.cases == ()
     assert result.version == tritonforge.__version__
     assert result.commit == tritonforge.version()["commit"]
@@ -159,7 +160,8 @@ def test_optimize_result_mirrors_result_json(tmp_path):
                  "per_case": [{"case": {"N": 1}, "label": "N=1", "status": "ok", "time_ms": 2.0, "speedup": 2.0},
                               {"case": {"N": 2}, "label": "N=2", "status": "ok", "time_ms": 4.0, "speedup": 2.0}]},
         "outputs": {"dir": str(tmp_path), "source": str(tmp_path / "k.py"), "diff": str(tmp_path / "changes.diff"),
-                    "result": str(tmp_path / "result.json"), "report": str(tmp_path / "report.md")},
+                    "result": str(tmp_path / "result.json"), "report": str(tmp_path / "report.md"),
+                    "html": str(tmp_path / "report.html")},
     }
     r = tritonforge.OptimizeResult.from_json(data)
     assert r.improved and r.speedup == 2.0
@@ -168,6 +170,7 @@ def test_optimize_result_mirrors_result_json(tmp_path):
                                                                                 ("N=2", 8.0, 4.0, 2.0)]
     assert r.source == "optimized\n" and r.diff == "--- a\n+++ b\n"
     assert r.report_path == tmp_path / "report.md" and r.out_dir == tmp_path
+    assert r.html_path == tmp_path / "report.html"
     assert (r.version, r.commit) == ("0.1.0", "abc1234")
     assert "2.00x" in repr(r)
 

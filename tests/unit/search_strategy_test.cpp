@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "search/gaussian_process.h"
@@ -66,6 +67,25 @@ TEST_F(Strategies, SpaceHasTheExampleDomainsAndPrunesStatically) {
   size_t valid = space_.enumerateValid(100000).size();
   EXPECT_GT(valid, 200u);
   EXPECT_LT(valid, 1200u);
+}
+
+TEST_F(Strategies, WideHintsWidenEveryRolesDomain) {
+  // --effort full: tiles to 512, K tiles to 256, 1..16 warps and 1..7 stages for a dot kernel.
+  SpaceHints hints;
+  hints.wide = true;
+  Space wide(set_, hints);
+  std::map<std::string, std::vector<int64_t>> domains;
+  for (const auto& d : wide.dims()) domains[d.tunable->id] = d.values;
+  EXPECT_EQ(domains["mm.BLOCK_M"], (std::vector<int64_t>{16, 32, 64, 128, 256, 512}));
+  EXPECT_EQ(domains["mm.BLOCK_N"], (std::vector<int64_t>{16, 32, 64, 128, 256, 512}));
+  EXPECT_EQ(domains["mm.BLOCK_K"], (std::vector<int64_t>{16, 32, 64, 128, 256}));
+  EXPECT_EQ(domains["mm.num_warps"], (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(domains["mm.num_stages"], (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_DOUBLE_EQ(wide.size(), 6 * 6 * 5 * 5 * 7);
+  // Static pruning still applies: 512x512 tiles need more shared memory than a block has.
+  EXPECT_FALSE(wide.valid({{"mm.BLOCK_M", 512}, {"mm.BLOCK_N", 512}, {"mm.BLOCK_K", 64}, {"mm.num_warps", 8},
+                           {"mm.num_stages", 3}}));
+  EXPECT_GT(wide.enumerateValid(100000).size(), space_.enumerateValid(100000).size());
 }
 
 TEST_F(Strategies, NarrowedSpacesKeepTheirFeatureScale) {
