@@ -189,3 +189,17 @@ def test_real_layout_problem_names_the_missing_step(tmp_path, monkeypatch):
     assert "run python3 bench/real/layout.py" in run.real_layout_problem(manifest, [])
     (tmp_path / "LAYOUT.json").write_text('{"manifest_sha256": "0"}')
     assert "another version" in run.real_layout_problem(manifest, [])
+
+
+def test_the_engine_is_passed_to_tritonforge():
+    run = _load_run()
+    ns = types.SimpleNamespace
+    assert run.engine_flags(ns(engine="rules", llm_endpoint=None, llm_max_requests=8)) == ["--engine", "rules"]
+    assert run.engine_flags(ns(engine="none", llm_endpoint="http://x", llm_max_requests=8)) == ["--engine", "none"]
+    assert run.engine_flags(ns(engine="llm:m", llm_endpoint="http://127.0.0.1:9", llm_max_requests=3)) == [
+        "--engine", "llm:m", "--llm-endpoint", "http://127.0.0.1:9", "--llm-max-requests", "3"]
+    assert run.engine_flags(ns(engine="llm:m", llm_endpoint=None, llm_max_requests=8)) == [
+        "--engine", "llm:m", "--llm-max-requests", "8"]
+    assert run.engine_problem("rules") == "" and run.engine_problem("llm:gpt") == ""
+    assert "expected rules, none or llm:MODEL" in run.engine_problem("llm:")
+    assert "expected rules, none or llm:MODEL" in run.engine_problem("magic")

@@ -178,6 +178,10 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     }
   }
   if (ctx.options.passes) in.passes = ctx.options.passes->enabled();
+  nlohmann::json roofline = nlohmann::json::array();
+  for (const auto& r : state.result.roofline_ms) roofline.push_back(r ? nlohmann::json(*r) : nlohmann::json(nullptr));
+  in.task = {{"launcher", ctx.task.launcher}, {"cases", ctx.task.cases}, {"roofline_ms", roofline}};
+  in.attempts = state.engine.attempts;
   EngineOutput out = ctx.engine.propose(in);
   EngineRound round;
   if (!out.error.empty()) {
@@ -215,7 +219,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
       }
       round.regions.push_back({p.id, p.region, p.share, label});
     } else {
-      round.passes.push_back(p);
+      round.passes.push_back(p);  // a pass or a rewrite: the pass trials make its variants
     }
   }
   return round;

@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible server for the language-model engine's tests, on 127.0.0.1
 at a free port (printed as the first line on stdout).
 
-    python scripted_llm_server.py SCRIPT.json LOG.jsonl
+    python scripted_llm_server.py SCRIPT.json LOG.jsonl [PORTFILE]
 
 SCRIPT.json is a list of replies, served in order (the last one again once the list is
 spent). A reply:
@@ -10,6 +10,7 @@ spent). A reply:
     {"status": 429, "headers": {"Retry-After": "0"}}            an error status, its headers
     {"raw": "not json"}                       a body that is no chat completion
     {"delay_s": 30}                           sleep before answering (a hanging server)
+PORTFILE, when given, gets the port too (written whole, for tests that cannot read a pipe).
 LOG.jsonl gets one line per request: the path, the model, the messages, and `auth`: whether
 an Authorization header came (never its value).
 """
@@ -67,7 +68,14 @@ def main():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
+    port = server.server_address[1]
+    if len(sys.argv) > 3:
+        import os
+        tmp = sys.argv[3] + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(str(port))
+        os.replace(tmp, sys.argv[3])
+    print(port, flush=True)
     server.serve_forever()
 
 
