@@ -1,29 +1,14 @@
 """The rewrite guard (python/tritonforge_worker/rewrite_guard.py): what a rewrite of the
 module may do, and each way of cheating it refuses with a reason."""
 
+import os
+
 from tritonforge_worker.rewrite_guard import check_rewrite
 
-ORIGINAL = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    n = x.numel()
-    add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, num_warps=4)
-    return out
-'''
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# An elementwise add with its launcher `add` (BLOCK=1024 at the launch).
+with open(os.path.join(ROOT, "tests", "corpus", "vector_add.py")) as _f:
+    ORIGINAL = _f.read()
 
 
 def variant(old, new):
@@ -36,8 +21,8 @@ def reasons(source):
 
 
 def test_an_honest_rewrite_passes():
-    honest = variant("BLOCK=128, num_warps=4", "BLOCK=1024, num_warps=8").replace(
-        "triton.cdiv(n, 128)", "triton.cdiv(n, 1024)")
+    honest = variant("BLOCK=1024)", "BLOCK=512, num_warps=8)").replace(
+        "triton.cdiv(n, 1024)", "triton.cdiv(n, 512)")
     assert reasons(honest) == []
     assert reasons(ORIGINAL) == []
 
@@ -48,7 +33,7 @@ def test_the_launcher_keeps_its_name_and_parameters():
 
 
 def test_the_launcher_must_launch_a_jit_kernel():
-    r = reasons(variant("    add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, num_warps=4)\n", ""))
+    r = reasons(variant("    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)\n", ""))
     assert any("launches no @triton.jit kernel" in x for x in r)
 
 

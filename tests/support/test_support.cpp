@@ -3,6 +3,9 @@
 
 #include <sys/wait.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -105,6 +108,25 @@ def add(x, y):
     add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, num_warps=4)
     return out
 )";
+
+fs::path writeAddTask(const std::string& name, const std::string& cases) {
+  fs::path dir = tempDir(name);
+  writeFile(dir / "add.py", kAddKernelSource);
+  writeFile(dir / "add_harness.py",
+            "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
+  writeFile(dir / "task.toml",
+            "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
+            "cases = " + cases + "\n");
+  return dir;
+}
+
+void expectOneLineError(const std::string& command, const std::string& needle) {
+  auto [rc, out] = runShell(command);
+  EXPECT_EQ(rc, 2) << command << "\n" << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_NE(out.find(needle), std::string::npos) << "expected '" << needle << "' in: " << out;
+  EXPECT_EQ(out.find("Traceback"), std::string::npos) << out;
+}
 
 struct ScriptedLlmServer::Impl {
   fs::path dir;

@@ -19,21 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::pair<int, std::string> tf(const std::string& args) {
-  return test::runShell("env -u TRITONFORGE_LLM_ENDPOINT " + test::tritonforgeBinary().string() + " " + args);
-}
-
-int lineCount(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
+// The endpoint of the environment would change what these tests mean.
 void expectOneLineError(const std::string& args, const std::string& needle) {
-  auto [rc, out] = tf(args);
-  EXPECT_EQ(rc, 2) << args << "\n" << out;
-  EXPECT_EQ(lineCount(out), 1) << out;
-  EXPECT_NE(out.find(needle), std::string::npos) << "expected '" << needle << "' in: " << out;
+  test::expectOneLineError("env -u TRITONFORGE_LLM_ENDPOINT " + test::tritonforgeBinary().string() + " " + args, needle);
 }
 
 std::string softmaxTask() { return (test::sourceDir() / "examples/softmax/task.toml").string(); }
@@ -174,17 +162,6 @@ nlohmann::json rewriteReply(const std::string& source, const std::string& why) {
   return {{"content", answer.dump()}, {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}};
 }
 
-fs::path writeAddTask(const std::string& name) {
-  fs::path dir = test::tempDir(name);
-  test::writeFile(dir / "add.py", test::kAddKernelSource);
-  test::writeFile(dir / "add_harness.py",
-                  "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
-  test::writeFile(dir / "task.toml",
-                  "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
-                  "cases = [ { N = 1048576 }, { N = 4096 } ]\n");
-  return dir;
-}
-
 std::vector<nlohmann::json> eventsOf(const nlohmann::json& trace, const std::string& kind) {
   std::vector<nlohmann::json> out;
   for (const auto& e : trace) {
@@ -201,7 +178,7 @@ TEST(LlmLoop, CheatsAreRefusedBrokenRewritesGoBackAndAGoodOneWinsWithoutLeakingT
   test::ScriptedLlmServer server(nlohmann::json::array({rewriteReply(cheat, "let torch add"), rewriteReply(broken, "a typo"),
                                   rewriteReply(good, "the fast one"),
                                   {{"content", R"({"proposals": []})"}, {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}}}));
-  fs::path dir = writeAddTask("llm-loop");
+  fs::path dir = test::writeAddTask("llm-loop", "[ { N = 1048576 }, { N = 4096 } ]");
   std::string fake = (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string();
   // TF_FAKE_FLAT: every variant takes 1 ms, so that only the "# fast" rewrite can win.
   std::string cmd = "env -u OPENAI_API_KEY TRITONFORGE_LLM_API_KEY=" + key + " TF_FAKE_REAL_PYTHON=" + choosePython("") +
