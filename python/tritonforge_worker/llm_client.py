@@ -185,7 +185,11 @@ class Client:
                 error, retryable, wait = failure
                 self.events.append(f"request {self.requests}: {error}")
                 if not retryable:
-                    continue  # another request may answer properly
+                    if error.startswith("HTTP 4"):
+                        # 401, 403, 404, 400: the key, the URL or the model is wrong; asking
+                        # again spends requests on the same answer.
+                        return None, error
+                    continue  # a garbled reply: another request may answer properly
                 if self.requests >= self.max_requests:
                     break
                 delay = wait if wait is not None else min(self.max_backoff_s, self.backoff_s * (2 ** waited))

@@ -94,6 +94,13 @@ def test_retry_after_is_honoured_and_5xx_retried(server):
     assert sleeps == [3.0, 1.0]
 
 
+def test_a_client_error_is_not_retried(server):
+    endpoint, log = server([{"status": 401}])
+    out, sleeps = call(endpoint)
+    assert out["answer"] is None and out["requests"] == 1 and sleeps == []
+    assert out["error"] == "HTTP 401" and len(requests_of(log)) == 1
+
+
 def test_a_hanging_server_times_out(server):
     endpoint, _ = server([{"delay_s": 30, "content": json.dumps(GOOD)}])
     out, sleeps = call(endpoint, max_requests=2, timeout_s=0.5)
