@@ -233,6 +233,26 @@ TEST(LlmLoop, CheatsAreRefusedBrokenRewritesGoBackAndAGoodOneWinsWithoutLeakingT
   }
 }
 
+TEST(LlmLoop, AHangingEndpointCostsItsTimeoutsAndTheSearchGoesOnWithoutIt) {
+  test::ScriptedLlmServer server(nlohmann::json::array({{{"delay_s", 60}, {"content", kRegionAnswer}}}));
+  fs::path dir = test::writeAddTask("llm-hang", "[ { N = 1048576 } ]");
+  std::string fake = (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string();
+  auto [rc, out] = test::runShell(
+      "TF_FAKE_REAL_PYTHON=" + choosePython("") + " " + test::tritonforgeBinary().string() + " --python " + fake +
+      " optimize " + (dir / "task.toml").string() + " --no-db --out " + (dir / "out").string() +
+      " --jobs 2 --batch 4 --budget 120 --strategy exhaustive --stall-rounds 0 --max-candidates 12" +
+      " --engine llm:m --llm-endpoint " + server.endpoint() + " --llm-timeout 1 --llm-max-requests 2 --json");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json result = nlohmann::json::parse(test::readFile(dir / "out/add/result.json"));
+  auto errors = eventsOf(result["trace"], "engine-error");
+  ASSERT_EQ(errors.size(), 1u) << "traced once";
+  EXPECT_NE(errors[0]["message"].get<std::string>().find("no reply within 1 s"), std::string::npos) << errors[0];
+  EXPECT_EQ(result["search"]["engine_usage"]["requests"], 2);
+  EXPECT_EQ(result["search"]["engine_usage"]["answers"], 0);
+  EXPECT_GE(result["search"]["evaluated"].get<int>(), 8) << "the strategy searched on without the engine";
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
 // --- the dry run: no GPU, nothing measured
 
 TEST(DryRun, TheRuleEngineProposesFromStaticFactsAndNothingIsMeasured) {
