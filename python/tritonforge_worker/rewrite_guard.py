@@ -7,7 +7,8 @@ called that way, and verification would pass). Refused, with a reason each:
   - the launcher missing, renamed, or with other parameters than the original's;
   - no `kernel[grid](...)` launch of a @triton.jit function of the module in the launcher;
   - torch computing outputs: torch.*/F.* calls outside allocation, shape and dtype helpers,
-    tensor methods that compute (.sum(), .mm(), .softmax(), ...), `@` on tensors;
+    tensor methods that compute (.sum(), .mm(), .softmax(), ...), `@`, and arithmetic,
+    comparisons or indexed writes on tensors outside kernels (x + y, out += x, out[:] = x);
   - state kept across calls: `global` / `nonlocal` statements, module-level mutable
     containers, functools caches, attributes set on functions or modules;
   - the reference or the harness: imports of the harness or of anything not triton/torch/
@@ -257,6 +258,72 @@ def _module_state(tree):
     return reasons
 
 
+# Attributes that only a tensor has: a launcher parameter read this way is a tensor.
+TENSOR_ATTRS = {"shape", "stride", "numel", "dtype", "device", "is_contiguous", "contiguous", "view",
+                "reshape", "data_ptr", "element_size", "ndim", "dim", "size", "is_cuda", "T", "mT"}
+
+
+# Calls whose result is a tensor (not a size or a dtype).
+TENSOR_MAKERS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+                 "full_like", "arange", "tensor"}
+TENSOR_VIEWS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "expand", "unsqueeze", "squeeze",
+                "flatten", "unflatten", "as_strided", "narrow", "select", "view_as", "expand_as", "new_empty",
+                "new_zeros", "new_ones", "new_full"}
+
+
+def _tensor_arithmetic(fn, aliases):
+    """Arithmetic, comparisons and indexed writes on tensors in a plain (not jit) function:
+    `x + y`, `out += x`, `-x`, `out[:] = x`, `x > 0` compute outputs with torch as surely as
+    torch.add does. Tensors: parameters used as tensors (x.shape, x.stride(), ...), and names
+    assigned from torch calls or from a tensor's methods."""
+    tensors = set()
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_ATTRS \
+                and node.value.id in params:
+            tensors.add(node.value.id)
+    for _ in range(3):  # names assigned from tensors or torch, to a fixed point (short chains)
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            func = node.value.func
+            callee = _dotted(func) or ""
+            root = callee.split(".")[0]
+            full = aliases.get(root, root) + callee[len(root):]
+            from_torch = full.startswith("torch.") and full.split(".")[-1] in TENSOR_MAKERS
+            from_tensor = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in tensors and func.attr in TENSOR_VIEWS
+            if from_torch or from_tensor:
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        tensors.add(t.id)
+
+    def is_tensor(node):
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id in tensors
+
+    out = []
+    for node in ast.walk(fn):
+        operands = []
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.AugAssign):
+            operands = [node.target, node.value]
+        elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+            operands = [node.operand]
+        elif isinstance(node, ast.Compare):
+            operands = [node.left] + list(node.comparators)
+        elif isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Subscript) and is_tensor(t) for t in node.targets):
+                out.append(f"line {node.lineno}: writes into a tensor outside a kernel (an indexed assignment)")
+            continue
+        if any(is_tensor(o) for o in operands):
+            names = ", ".join(sorted({(o.value if isinstance(o, ast.Subscript) else o).id for o in operands if is_tensor(o)}))
+            out.append(f"line {node.lineno}: computes with torch (arithmetic on the tensor {names} outside a kernel)")
+    return out
+
+
 def _launches(fn, jit_names):
     """The @triton.jit kernels of the module `fn` launches as kernel[grid](...)."""
     out = set()
@@ -294,6 +361,9 @@ def check_rewrite(source, original, launcher):
         if not launched:
             reasons.append(f"the launcher '{launcher}' launches no @triton.jit kernel of the module")
     reasons += _module_state(tree)
+    for f in new.values():
+        if not _is_jit(f):
+            reasons += _tensor_arithmetic(f, _aliases(tree))
     walker = _Walker(_aliases(tree), jit_names)
     walker.visit(tree)
     reasons += walker.reasons

@@ -51,6 +51,19 @@ def test_torch_computing_the_output_is_refused():
     assert any(".copy_()" in r for r in reasons(variant("    return out\n", "    out.copy_(x)\n    return out\n")))
 
 
+def test_tensor_arithmetic_outside_kernels_is_refused():
+    for body, word in (("    return x + y\n", "arithmetic on the tensor x"),
+                       ("    out += x\n    return out\n", "arithmetic on the tensor out, x"),
+                       ("    return -x\n", "arithmetic on the tensor x"),
+                       ("    out[:] = x\n    return out\n", "writes into a tensor outside a kernel"),
+                       ("    z = x.view(-1)\n    return z * 2\n", "arithmetic on the tensor z")):
+        r = reasons(variant("    return out\n", body))
+        assert any(word in x for x in r), (body, r)
+    # Integer arithmetic on shapes and sizes stays allowed.
+    ok = variant("    n = x.numel()\n", "    n = x.numel()\n    rows = x.shape[0] * 2 - n // x.shape[-1]\n")
+    assert reasons(ok) == []
+
+
 def test_state_across_calls_is_refused():
     cache = "_CACHE = {}\n\n\n" + variant("    return out\n", "    _CACHE[n] = out\n    return out\n")
     assert any("module-level mutable container" in r for r in reasons(cache))
