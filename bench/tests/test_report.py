@@ -215,7 +215,8 @@ def test_effort_and_database_are_passed_on_to_optimize(tmp_path):
 
     def argv(**kw):
         args = types.SimpleNamespace(work=str(tmp_path), out=str(tmp_path), tritonforge=str(fake), tf_grace=10,
-                                     hard_stop=float("inf"), suite="suite", effort=None, tf_db=None)
+                                     hard_stop=float("inf"), suite="suite", effort=None, tf_db=None,
+                                     engine="rules", llm_endpoint=None, llm_max_requests=8)
         args.__dict__.update(kw)
         rec, source = run.run_tritonforge(spec, 20.0, args, str(kdir))
         assert rec["status"] == "refused" and source is None
@@ -227,3 +228,17 @@ def test_effort_and_database_are_passed_on_to_optimize(tmp_path):
     assert quick[quick.index("--effort") + 1] == "quick"
     assert quick[quick.index("--db") + 1] == str(tmp_path / "r.sqlite") and "--no-db" not in quick
     assert quick[quick.index("--budget") + 1] == "20"
+
+
+def test_the_engine_is_passed_to_tritonforge():
+    run = _load_run()
+    ns = types.SimpleNamespace
+    assert run.engine_flags(ns(engine="rules", llm_endpoint=None, llm_max_requests=8)) == ["--engine", "rules"]
+    assert run.engine_flags(ns(engine="none", llm_endpoint="http://x", llm_max_requests=8)) == ["--engine", "none"]
+    assert run.engine_flags(ns(engine="llm:m", llm_endpoint="http://127.0.0.1:9", llm_max_requests=3)) == [
+        "--engine", "llm:m", "--llm-endpoint", "http://127.0.0.1:9", "--llm-max-requests", "3"]
+    assert run.engine_flags(ns(engine="llm:m", llm_endpoint=None, llm_max_requests=8)) == [
+        "--engine", "llm:m", "--llm-max-requests", "8"]
+    assert run.engine_problem("rules") == "" and run.engine_problem("llm:gpt") == ""
+    assert "expected rules, none or llm:MODEL" in run.engine_problem("llm:")
+    assert "expected rules, none or llm:MODEL" in run.engine_problem("magic")

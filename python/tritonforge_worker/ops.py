@@ -102,6 +102,12 @@ def dispatch(op, args):
     if op == "profile_launch":
         from .runner import op_profile_launch
         return op_profile_launch(args)
+    if op == "guard":
+        from .rewrite_guard import op_guard
+        return op_guard(args)
+    if op == "llm":
+        from .llm_client import op_llm
+        return op_llm(args)
     if op == "echo":  # for protocol tests
         return {"echo": args}
     raise ValueError(f"unknown op '{op}'")

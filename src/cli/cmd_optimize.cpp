@@ -1,5 +1,8 @@
 // tritonforge optimize TASK.toml [--budget S] [--out DIR] [--json [--progress]] [--strategy S] [--seed K]
 //   [--db FILE | --no-db] [--fresh] [--engine E] [--only PARAM=V1,V2 ...] [--no-pass P ...] ...
+//   [--llm-endpoint URL] [--llm-max-requests N] [--llm-timeout S] [--dry-run]
+// Environment: TRITONFORGE_LLM_ENDPOINT (the default of --llm-endpoint); the worker that asks
+// the model reads TRITONFORGE_LLM_API_KEY, else OPENAI_API_KEY (this file never does).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,6 +14,7 @@
 #include "cli/progress.h"
 #include "kernel/tunables.h"
 #include "report/optimize_report.h"
+#include "search/dry_run.h"
 #include "search/optimizer.h"
 #include "search/strategy.h"
 #include "transform/pass.h"
@@ -77,6 +81,50 @@ Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunabl
   return r;
 }
 
+// The engine's settings from the flags; bad values are bad input (exit 2) before anything runs.
+EngineSettings engineSettings(const OptimizeFlags& f, const GlobalOptions& global) {
+  EngineSettings es;
+  es.worker = workerOptionsFor(global, false);
+  es.llm_endpoint = f.llm_endpoint;
+  if (es.llm_endpoint.empty()) {
+    if (const char* env = std::getenv("TRITONFORGE_LLM_ENDPOINT"); env && *env) es.llm_endpoint = env;
+  }
+  es.llm_max_requests = f.llm_max_requests;
+  es.llm_timeout_s = f.llm_timeout;
+  checkPositiveFlag("--llm-timeout", f.llm_timeout, 3600);
+  if (f.llm_max_requests < 1) {
+    throw UserError(fmt::format("--llm-max-requests must be 1 or more, not {}", f.llm_max_requests));
+  }
+  // An endpoint given for another engine is still checked: a typo should not wait for the
+  // day the engine is switched.
+  if (llmModelOf(f.engine) || !f.llm_endpoint.empty()) {
+    EngineSettings probe = es;
+    if (probe.llm_endpoint.empty() && !llmModelOf(f.engine)) probe.llm_endpoint = "http://unused";
+    checkLlmSettings(probe);
+  }
+  return es;
+}
+
+int runDryRun(const OptimizeFlags& f, const GlobalOptions& global, const Task& task, const TaskSources& sources,
+              const TunableSet& tunables, const EngineSettings& es, const PassFilter& switched_off) {
+  std::unique_ptr<ReasoningEngine> engine = makeEngine(f.engine, es);
+  std::vector<std::string> passes;
+  if (!f.no_passes) {
+    // The passes the loop could apply (the applier starts no worker to say so).
+    TransformSettings settings;
+    settings.source_path = task.source;
+    TransformPassApplier applier(workerOptionsFor(global, false), std::move(settings), switched_off.disabled());
+    passes = applier.enabled();
+  }
+  WorkerOptions wo = workerOptionsFor(global, false);
+  wo.name = "compile worker";
+  WorkerProcess worker(wo);
+  nlohmann::json dry = dryRun(task, sources, tunables, *engine, worker, passes);
+  if (f.json) std::cout << dry.dump(2) << std::endl;
+  else std::fputs(dryRunSummary(dry).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 void applyEffort(OptimizeFlags& f) {
@@ -122,7 +170,8 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   if (f.stall_rounds < 0) throw UserError(fmt::format("--stall-rounds must be 0 (never) or more, not {}", f.stall_rounds));
   if (f.no_db && !f.db.empty()) throw UserError("--db and --no-db exclude each other");
   checkStrategyName(f.strategy);
-  makeEngine(f.engine);  // rejects an unknown engine before anything runs
+  EngineSettings engine_settings = engineSettings(f, global);
+  makeEngine(f.engine, engine_settings);  // rejects an unknown engine before anything runs
   PassFilter switched_off;
   for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
   Task task = loadTask(f.task);
@@ -152,6 +201,7 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   Region only = parseOnly(f.only, tunables);
   const bool quiet = f.json && !f.progress;
   if (!quiet) printTunables(tunables);
+  if (f.dry_run) return runDryRun(f, global, task, *sources, tunables, engine_settings, switched_off);
 
   OptimizeOptions options;
   options.budget_s = f.budget;
@@ -171,6 +221,7 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   options.warm_start_from_db = f.effort == "quick";
   options.every_pass = f.effort == "full";
   options.wide_space = f.effort == "full";
+  options.engine_settings = engine_settings;
   if (!f.no_passes) {
     TransformSettings settings;
     settings.source_path = task.source;
@@ -247,7 +298,17 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--db", flags->db, "Results database (default: the per-user cache, results.sqlite)");
   sub->add_flag("--no-db", flags->no_db, "Neither store nor reuse measurements");
   sub->add_flag("--fresh", flags->fresh, "Measure everything again (still store the results)");
-  sub->add_option("--engine", flags->engine, "Reasoning engine: rules (default), none, cmd:PROGRAM [ARGS]");
+  sub->add_option("--engine", flags->engine,
+                  "Reasoning engine: rules (default), none, cmd:PROGRAM [ARGS], llm:MODEL");
+  sub->add_option("--llm-endpoint", flags->llm_endpoint,
+                  "llm engine: base URL of an OpenAI-compatible API (default $TRITONFORGE_LLM_ENDPOINT); the key "
+                  "comes from $TRITONFORGE_LLM_API_KEY or $OPENAI_API_KEY");
+  sub->add_option("--llm-max-requests", flags->llm_max_requests,
+                  "llm engine: requests per run, retries and repairs included (default 8)");
+  sub->add_option("--llm-timeout", flags->llm_timeout, "llm engine: seconds one request may take (default 60)");
+  sub->add_flag("--dry-run", flags->dry_run,
+                "Compile, diagnose from static and compiled facts, ask the engine once; measure nothing (no GPU "
+                "needed)");
   sub->add_option("--no-pass", flags->no_pass,
                   "Switch off a transformation pass (repeatable; names may be comma separated)")
       ->allow_extra_args(false)

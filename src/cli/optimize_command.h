@@ -31,6 +31,10 @@ struct OptimizeFlags {
   bool no_db = false;
   bool fresh = false;
   std::string engine = "rules";
+  std::string llm_endpoint;            // default: $TRITONFORGE_LLM_ENDPOINT
+  int llm_max_requests = 8;
+  double llm_timeout = 60;
+  bool dry_run = false;
   std::vector<std::string> only;
   std::vector<std::string> no_pass;
   bool no_passes = false;

@@ -1,4 +1,4 @@
-// compileChecks (optimizer.h): what `optimize` can tell without a GPU.
+// compileChecks, compileChecksOf (optimizer.h): what `optimize` can tell without a GPU.
 #include <fmt/format.h>
 
 #include <set>
@@ -10,16 +10,22 @@ namespace tf {
 
 nlohmann::json compileChecks(const Task& task, const TaskSources& sources, const TunableSet& tunables,
                              WorkerProcess& worker) {
+  return compileChecksOf(task, task.source, sources.ir, tunables, worker, {"spills"});
+}
+
+nlohmann::json compileChecksOf(const Task& task, const std::filesystem::path& source, const ModuleIR& ir,
+                               const TunableSet& tunables, WorkerProcess& worker, const std::vector<std::string>& want) {
   WorkerClient client(worker);
   nlohmann::json out = nlohmann::json::array();
   std::set<std::string> kernels;
-  for (int s : tunables.sites) kernels.insert(sources.ir.launches[static_cast<size_t>(s)].kernel);
+  for (int s : tunables.sites) kernels.insert(ir.launches[static_cast<size_t>(s)].kernel);
   for (const auto& name : kernels) {
-    const Kernel* k = sources.ir.kernel(name);
+    const Kernel* k = ir.kernel(name);
+    if (!k) continue;  // a kernel of another module: its own task compiles it
     CompileRequest req;
-    req.path = task.source;
+    req.path = source;
     req.kernel = name;
-    req.want = {"spills"};
+    req.want = want;
     nlohmann::json check = {{"kernel", name}, {"target", req.target.label()}};
     auto sig_it = task.signatures.find(name);
     if (sig_it == task.signatures.end()) {

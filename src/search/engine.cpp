@@ -145,12 +145,14 @@ nlohmann::json EngineInput::toJson() const {
   j["history"] = hist;
   j["passes"] = passes;
   j["budget_left_s"] = budget_left_s;
+  j["task"] = task;
+  j["attempts"] = attempts;
   return j;
 }
 
 nlohmann::json Proposal::toJson() const {
-  nlohmann::json j = {{"kind", kind == Kind::kRegion ? "region" : "pass"}, {"findings", findings},
-                      {"rationale", rationale}};
+  const char* k = kind == Kind::kRegion ? "region" : kind == Kind::kPass ? "pass" : "rewrite";
+  nlohmann::json j = {{"kind", k}, {"findings", findings}, {"rationale", rationale}};
   if (!id.empty()) j["id"] = id;
   if (kind == Kind::kRegion) {
     nlohmann::json r = nlohmann::json::object();
@@ -161,6 +163,8 @@ nlohmann::json Proposal::toJson() const {
     }
     j["region"] = r;
     j["share"] = share;
+  } else if (kind == Kind::kRewrite) {
+    j["source"] = source;
   } else {
     j["pass"] = pass;
     j["kernel"] = kernel;
@@ -175,7 +179,8 @@ Proposal Proposal::fromJson(const nlohmann::json& j, const std::string& what) {
   std::string kind = j.value("kind", "");
   if (kind == "region") p.kind = Proposal::Kind::kRegion;
   else if (kind == "pass") p.kind = Proposal::Kind::kPass;
-  else throw UserError(fmt::format("{}: proposal kind '{}' is neither 'region' nor 'pass'", what, kind));
+  else if (kind == "rewrite") p.kind = Proposal::Kind::kRewrite;
+  else throw UserError(fmt::format("{}: proposal kind '{}' is not 'region', 'pass' or 'rewrite'", what, kind));
   p.rationale = j.value("rationale", "");
   if (j.contains("findings") && j["findings"].is_array()) {
     for (const auto& f : j["findings"]) if (f.is_string()) p.findings.push_back(f.get<std::string>());
@@ -195,6 +200,12 @@ Proposal Proposal::fromJson(const nlohmann::json& j, const std::string& what) {
       p.region[id] = vs;
     }
     p.share = std::clamp(j.value("share", 0.25), 0.0, 1.0);
+  } else if (p.kind == Proposal::Kind::kRewrite) {
+    auto src = j.find("source");
+    if (src == j.end() || !src->is_string() || src->get<std::string>().empty()) {
+      throw UserError(fmt::format("{}: a rewrite proposal needs the whole module in 'source'", what));
+    }
+    p.source = src->get<std::string>();
   } else {
     p.pass = j.value("pass", "");
     if (p.pass.empty()) throw UserError(fmt::format("{}: a pass proposal needs a 'pass' name", what));
@@ -301,11 +312,39 @@ class ExternalEngine final : public ReasoningEngine {
 
 }  // namespace
 
-std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec) {
+std::optional<std::string> llmModelOf(const std::string& spec) {
+  if (spec.rfind("llm:", 0) != 0) return std::nullopt;
+  std::string model = spec.substr(4);
+  if (model.empty() || model.find_first_not_of(" \t") == std::string::npos) {
+    throw UserError("--engine llm: needs a model name (llm:MODEL, as the endpoint knows it)");
+  }
+  return model;
+}
+
+void checkLlmSettings(const EngineSettings& settings) {
+  const std::string& url = settings.llm_endpoint;
+  if (url.empty()) {
+    throw UserError("--engine llm:MODEL needs an endpoint: --llm-endpoint URL or $TRITONFORGE_LLM_ENDPOINT");
+  }
+  bool http = url.rfind("http://", 0) == 0 && url.size() > 7;
+  bool https = url.rfind("https://", 0) == 0 && url.size() > 8;
+  if ((!http && !https) || url.find_first_of(" \t\n") != std::string::npos) {
+    throw UserError(fmt::format("--llm-endpoint '{}' is not an http:// or https:// URL", url));
+  }
+  if (settings.llm_max_requests < 1) {
+    throw UserError(fmt::format("--llm-max-requests must be 1 or more, not {}", settings.llm_max_requests));
+  }
+}
+
+std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec, const EngineSettings& settings) {
   if (spec == "rules") return makeRuleEngine();
   if (spec == "none") return std::make_unique<NoEngine>();
   if (spec.rfind("cmd:", 0) == 0 && spec.size() > 4) return std::make_unique<ExternalEngine>(spec.substr(4));
-  throw UserError(fmt::format("unknown engine '{}' (known: rules, none, cmd:PROGRAM [ARGS])", spec));
+  if (auto model = llmModelOf(spec)) {
+    checkLlmSettings(settings);
+    return makeLlmEngine(*model, settings);
+  }
+  throw UserError(fmt::format("unknown engine '{}' (known: rules, none, cmd:PROGRAM [ARGS], llm:MODEL)", spec));
 }
 
 }  // namespace tf

@@ -5,10 +5,12 @@
 // regions into a share of the next round's configurations and passes into new variants;
 // it traces which finding led to which proposal and what each proposal won or lost.
 //
-// Engines: "rules" (built in, search/rule_engine.cpp), "none", and "cmd:PROGRAM ARGS", an
+// Engines: "rules" (built in, search/rule_engine.cpp), "none", "cmd:PROGRAM ARGS", an
 // external program that gets EngineInput as JSON on stdin and answers EngineOutput as JSON
-// on stdout (docs/engine.md), so a language model or any other program plugs in without
-// touching the loop.
+// on stdout (docs/engine.md), and "llm:MODEL" (search/llm_engine.cpp), a language model
+// behind an OpenAI-compatible endpoint, asked through the worker's `llm` op. Any engine may
+// also propose a rewrite of the whole module; the loop guards, compiles, verifies and times
+// it like every other variant.
 #pragma once
 
 #include <functional>
@@ -23,6 +25,7 @@
 #include "diagnose/vocabulary.h"
 #include "search/space.h"
 #include "search/strategy.h"
+#include "worker/worker_process.h"
 
 namespace tf {
 
@@ -66,12 +69,18 @@ struct EngineInput {
   std::vector<Observation> history;        // this base's measurements
   std::vector<std::string> passes;         // passes the loop can apply now (PassApplier::enabled)
   double budget_left_s = 0;
+  // The task: launcher name, cases, the roofline time of each case where known.
+  nlohmann::json task = nlohmann::json::object();
+  // What became of the engine's earlier pass and rewrite proposals that failed: the
+  // proposal, its kind, the status (refused, compile-error, wrong-result, ...) and the
+  // error, so that an engine can repair its rewrite.
+  nlohmann::json attempts = nlohmann::json::array();
   nlohmann::json toJson() const;
 };
 
 // What an engine asks the loop to try.
 struct Proposal {
-  enum class Kind { kRegion, kPass };
+  enum class Kind { kRegion, kPass, kRewrite };
   Kind kind = Kind::kRegion;
   std::string id;                          // "P2": set by the loop
   std::vector<std::string> findings;       // ids (or, from an engine, kinds) of the findings behind it
@@ -83,6 +92,9 @@ struct Proposal {
   std::string pass;
   std::string kernel;
   nlohmann::json params = nlohmann::json::object();
+  // kRewrite: the whole module (kernels and launcher) rewritten; guarded (the worker's
+  // `guard` op), then compiled, verified and timed as a variant.
+  std::string source;
   nlohmann::json toJson() const;
   // Throws UserError naming `what` for a malformed proposal.
   static Proposal fromJson(const nlohmann::json& j, const std::string& what);
@@ -103,11 +115,27 @@ class ReasoningEngine {
   // Called before each round. Returning nothing leaves the round to the strategy.
   // Failures of an external engine are reported in the output's findings, not thrown.
   virtual EngineOutput propose(const EngineInput& input) = 0;
+  // What the engine spent (requests, tokens), for result.json; null for engines that spend nothing.
+  virtual nlohmann::json usage() const { return nullptr; }
 };
 
-// "rules" (default), "none", or "cmd:PROGRAM [ARGS...]". Throws UserError otherwise.
-std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec);
+// What the engines that need more than their name are built with.
+struct EngineSettings {
+  WorkerOptions worker;                    // llm: the worker that runs the `llm` op
+  std::string llm_endpoint;                // llm: base URL of an OpenAI-compatible API (http or https)
+  int llm_max_requests = 8;                // llm: requests per run, retries and repairs included
+  double llm_timeout_s = 60;               // llm: one request
+};
+
+// The model of "llm:MODEL" (nullopt for another engine). Throws UserError for "llm:" alone.
+std::optional<std::string> llmModelOf(const std::string& spec);
+// Throws UserError for an endpoint that is not an http(s) URL or a request cap below 1.
+void checkLlmSettings(const EngineSettings& settings);
+
+// "rules" (default), "none", "cmd:PROGRAM [ARGS...]" or "llm:MODEL". Throws UserError otherwise.
+std::unique_ptr<ReasoningEngine> makeEngine(const std::string& spec, const EngineSettings& settings = {});
 std::unique_ptr<ReasoningEngine> makeRuleEngine();
+std::unique_ptr<ReasoningEngine> makeLlmEngine(const std::string& model, const EngineSettings& settings);
 
 // Helpers for engines: the values of a dimension of `space` that satisfy `keep`.
 std::vector<int64_t> valuesWhere(const Space& space, const std::string& tunable_id,

@@ -205,6 +205,18 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     }
   }
   if (ctx.options.passes) in.passes = ctx.options.passes->enabled();
+  // Per case: the roofline time, and the time as written (objectives are relative to it), so
+  // that an engine can tell how far from the roofline the best is.
+  nlohmann::json roofline = nlohmann::json::array(), as_written = nlohmann::json::array();
+  for (const auto& r : state.result.roofline_ms) roofline.push_back(r ? nlohmann::json(*r) : nlohmann::json(nullptr));
+  if (!state.result.candidates.empty()) {
+    for (const auto& c : state.result.candidates[0].cases) {
+      as_written.push_back(c.timing ? nlohmann::json(c.timing->median_ms) : nlohmann::json(nullptr));
+    }
+  }
+  in.task = {{"launcher", ctx.task.launcher}, {"cases", ctx.task.cases}, {"roofline_ms", roofline},
+             {"as_written_ms", as_written}};
+  in.attempts = state.engine.attempts;
   EngineOutput out = ctx.engine.propose(in);
   EngineRound round;
   if (!out.error.empty()) {
@@ -243,7 +255,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
       }
       round.regions.push_back({p.id, p.region, p.share, label});
     } else {
-      round.passes.push_back(p);
+      round.passes.push_back(p);  // a pass or a rewrite: the pass trials make its variants
     }
   }
   return round;

@@ -13,7 +13,7 @@ namespace tf {
 
 struct EngineRound {
   std::vector<RegionRequest> regions;
-  std::vector<Proposal> passes;
+  std::vector<Proposal> passes;           // and rewrites (Proposal::Kind::kRewrite)
 };
 
 EngineRound engineRound(const RunContext& ctx, RunState& state);

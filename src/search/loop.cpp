@@ -305,7 +305,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   TempDir work("tritonforge-optimize-");
   if (options.keep_work) work.keep();
   std::shared_ptr<ReasoningEngine> engine =
-      options.engine_impl ? options.engine_impl : std::shared_ptr<ReasoningEngine>(makeEngine(options.engine));
+      options.engine_impl ? options.engine_impl : std::shared_ptr<ReasoningEngine>(makeEngine(options.engine, options.engine_settings));
   Evaluator evaluator(task, options.evaluator, work.path());
   // Until the baseline says how long the confirmation needs, nothing runs past the budget.
   evaluator.setDeadlines(clock.at(options.budget_s), clock.at(options.budget_s));
@@ -324,6 +324,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     result.compile_checks = compileChecks(task, sources, tunables, evaluator.mainWorker());
     result.best_source = sources.source.source.text();
     result.stop_reason = "no GPU";
+    result.engine_usage = engine->usage();
     result.elapsed_s = clock.elapsed();
     return std::move(state.result);
   }
@@ -415,6 +416,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});
   confirm(ctx, state);
+  result.engine_usage = engine->usage();
   result.elapsed_s = clock.elapsed();
   if (stored) stored->finishRun("done", runSummary(state, result.elapsed_s));
   result.trace = trace.toJson();

@@ -77,6 +77,7 @@ struct OptimizeOptions {
 
   // The reasoning engine: "rules", "none", "cmd:PROGRAM". `engine_impl` overrides it.
   std::string engine = "rules";
+  EngineSettings engine_settings;    // what "llm:MODEL" needs: the worker, the endpoint, the caps
   std::shared_ptr<ReasoningEngine> engine_impl;
   // Transformation passes (src/transform/, or a fake in tests); null: parameters only. The
   // applier knows which passes are switched off.
@@ -111,6 +112,7 @@ struct OptimizeResult {
   std::string strategy;              // the strategy that ran (auto resolved)
   std::string strategy_reason;
   std::string engine;
+  nlohmann::json engine_usage;       // what the engine spent (requests, tokens); null: nothing to say
   int rounds = 0;
   int evaluated = 0;                 // candidates proposed in this run (reused ones included)
   int measured = 0;                  // of those, measured on the GPU in this run
@@ -150,6 +152,10 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
 // sm_90 with the task's [signature] types and the literal values of its tunables.
 nlohmann::json compileChecks(const Task& task, const TaskSources& sources, const TunableSet& tunables,
                              WorkerProcess& worker);
+// The same for any source of the task (a rewrite written to `source`), asking the compile
+// op for `want` ("spills", "ttgir", "ptx", ...).
+nlohmann::json compileChecksOf(const Task& task, const std::filesystem::path& source, const ModuleIR& ir,
+                               const TunableSet& tunables, WorkerProcess& worker, const std::vector<std::string>& want);
 
 // The identity of a task in the results database: its source, harness, launcher, kernels
 // and check settings.

@@ -18,11 +18,70 @@
 #include "transform/apply_config.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "worker/worker_client.h"
 
 namespace tf {
 namespace {
 
 constexpr int kPassTries = 3;
+// Rewrites measured per run: each costs a compile of every case and a measurement; a model
+// that keeps rewriting is stopped here (its other proposals still count).
+constexpr int kMaxRewrites = 8;
+// Failed attempts kept for the engine's next input.
+constexpr size_t kMaxAttempts = 12;
+
+void noteAttempt(RunState& state, nlohmann::json attempt) {
+  auto& a = state.engine.attempts;
+  a.push_back(std::move(attempt));
+  if (a.size() > kMaxAttempts) a.erase(a.begin());
+}
+
+// A rewrite of the module (an engine's kRewrite proposal): the guard first, then a variant of
+// its own, compiled, verified and timed in the round's batch like a pass's. A refusal is
+// traced with its reasons and goes back to the engine.
+void prepareRewrite(const RunContext& ctx, RunState& state, const Proposal& p, std::vector<Prepared>* prepared,
+                    std::vector<PassTrial>* trials) {
+  const Base& base = state.base();
+  if (!state.engine.passes_tried.insert(fmt::format("{}|{}|rewrite", base.id, p.id)).second) return;
+  const int round = state.result.rounds + 1;
+  auto refuse = [&](const std::string& status, const std::vector<std::string>& reasons) {
+    ctx.trace.add("rewrite-refused", {{"proposal", p.id}, {"status", status}, {"reasons", reasons}, {"round", round}});
+    noteAttempt(state, {{"proposal", p.id}, {"kind", "rewrite"}, {"status", status}, {"errors", reasons}});
+  };
+  if (state.engine.rewrites >= kMaxRewrites) {
+    refuse("skipped", {fmt::format("the run's {} rewrites have been measured", kMaxRewrites)});
+    return;
+  }
+  if (ctx.clock.elapsed() + expectedMeasureSeconds(state, ctx.task.cases.size()) + 1.0 > state.budget.searchEnd()) {
+    refuse("skipped", {"not enough budget left"});
+    return;
+  }
+  GuardReply g = ctx.evaluator.client().guard(p.source, ctx.sources.source.source.text(), ctx.task.launcher);
+  if (!g.answered) {
+    refuse("guard-failed", {"the guard did not run: " + g.message});
+    return;
+  }
+  if (!g.accepted()) {
+    refuse("refused", g.reasons);
+    return;
+  }
+  ++state.engine.rewrites;
+  Prepared v;
+  v.rec.kind = CandidateKind::kPass;
+  v.rec.origin = "rewrite";
+  v.rec.proposal = p.id;
+  v.rec.config_text = fmt::format("rewrite {}", p.id);
+  v.text = p.source;
+  prepared->push_back(std::move(v));
+  PassTrial trial;
+  trial.proposal = p;
+  trial.proposal.pass = "rewrite";
+  trial.anchor = "the module rewritten";
+  trial.params.push_back(nlohmann::json::object());
+  ctx.trace.add("rewrite-trial", {{"proposal", p.id}, {"rationale", p.rationale}, {"source_hash", hashHex(p.source)},
+                                  {"round", round}});
+  trials->push_back(std::move(trial));
+}
 
 int elemBytes(const std::string& type) {
   // "*fp16", "*bf16", "*fp32", "*i8", "*fp8e4nv" ...
@@ -204,6 +263,9 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
 std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state, const std::vector<Proposal>& passes,
                                          std::vector<Prepared>* prepared) {
   std::vector<PassTrial> trials;
+  for (const auto& p : passes) {
+    if (p.kind == Proposal::Kind::kRewrite) prepareRewrite(ctx, state, p, prepared, &trials);
+  }
   const Base& base = state.base();
   // The first round applies passes to the base as written; later rounds to its best
   // configuration (a pass that pays off only with large tiles would lose as written).
@@ -217,6 +279,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
   }
   const std::string on_text = RunState::textOf(base, on);
   for (const auto& p : passes) {
+    if (p.kind == Proposal::Kind::kRewrite) continue;  // above
     auto skip = [&](const std::string& why) {
       ctx.trace.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why},
                                      {"round", state.result.rounds + 1}});
@@ -308,6 +371,19 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
                           {"objective", c.objective ? nlohmann::json(*c.objective) : nullptr},
                           {"regressed_cases", c.regressed}});
       if (c.eligible() && (!best || *c.objective < *best->objective)) best = &c;
+      if (c.status != CandidateStatus::kOk) {
+        // What the engine sees next round: a rewrite that did not compile or verify, with its error.
+        noteAttempt(state, {{"proposal", t.proposal.id},
+                            {"kind", t.proposal.kind == Proposal::Kind::kRewrite ? "rewrite" : "pass"},
+                            {"pass", t.proposal.pass},
+                            {"params", t.params[i]},
+                            {"status", toString(c.status)},
+                            {"errors", nlohmann::json::array({c.message.substr(0, 4000)})}});
+      } else if (t.proposal.kind == Proposal::Kind::kRewrite) {
+        noteAttempt(state, {{"proposal", t.proposal.id}, {"kind", "rewrite"}, {"status", "measured"},
+                            {"objective", c.objective ? nlohmann::json(*c.objective) : nullptr},
+                            {"best_before", best_before}, {"regressed_cases", c.regressed}});
+      }
       if (c.status != CandidateStatus::kOk && state.failures.observePass(t.proposal.pass, c)) {
         state.engine.dropped_passes.insert(t.proposal.pass);
         ctx.trace.add("pass-dropped", {{"pass", t.proposal.pass},

@@ -80,6 +80,10 @@ struct EngineLedger {
   } tie;
   std::set<std::string> unproposed_traced;            // "base|pass|kernel": a suggestion not proposed
   bool error_traced = false;
+  // Failed pass and rewrite proposals, with their errors: the engine's next input
+  // (EngineInput::attempts), so that it can repair a rewrite. The latest kMaxAttempts.
+  nlohmann::json attempts = nlohmann::json::array();
+  int rewrites = 0;                                   // rewrites that passed the guard (each is measured)
 };
 
 struct RunState {

@@ -171,6 +171,56 @@ CeilingsReply ceilingsReplyFrom(WorkerReply r) {
   return out;
 }
 
+GuardReply WorkerClient::guard(const std::string& source, const std::string& original, const std::string& launcher) {
+  WorkerReply r = process_.call("guard", {{"source", source}, {"original", original}, {"launcher", launcher}},
+                                timeouts_.parse);
+  GuardReply out;
+  if (!r.ok()) {
+    out.message = r.message;
+    return out;
+  }
+  out.answered = true;
+  if (r.result.contains("reasons") && r.result["reasons"].is_array()) {
+    for (const auto& x : r.result["reasons"]) {
+      if (x.is_string()) out.reasons.push_back(x.get<std::string>());
+    }
+  }
+  if (!r.result.value("ok", false) && out.reasons.empty()) out.reasons.push_back("refused without a reason");
+  return out;
+}
+
+LlmReply WorkerClient::llm(const LlmRequest& request) {
+  nlohmann::json args = {{"endpoint", request.endpoint},         {"model", request.model},
+                         {"engine_input", request.engine_input}, {"feedback", request.feedback},
+                         {"max_requests", request.max_requests}, {"timeout_s", request.timeout_s},
+                         {"deadline_s", request.deadline_s}};
+  auto limit = std::chrono::milliseconds(static_cast<int64_t>((request.deadline_s + 10) * 1000));
+  WorkerReply r = process_.call("llm", args, limit);
+  LlmReply out;
+  if (!r.ok()) {
+    out.error = r.status == WorkerReply::Status::kTimeout
+                    ? fmt::format("the model gave no answer within {:.0f} s", request.deadline_s)
+                    : "the llm op failed: " + r.message;
+    // A killed op spent what it was allowed (the count is unknown): the cap is honoured.
+    out.requests = request.max_requests;
+    return out;
+  }
+  const nlohmann::json& j = r.result;
+  if (j.contains("answer") && j["answer"].is_object()) out.answer = j["answer"];
+  if (j.contains("requests") && j["requests"].is_number_integer()) out.requests = j["requests"].get<int>();
+  if (j.contains("usage") && j["usage"].is_object()) {
+    out.prompt_tokens = j["usage"].value("prompt_tokens", int64_t{0});
+    out.completion_tokens = j["usage"].value("completion_tokens", int64_t{0});
+  }
+  if (j.contains("error") && j["error"].is_string()) out.error = j["error"].get<std::string>();
+  if (j.contains("events") && j["events"].is_array()) {
+    for (const auto& e : j["events"]) {
+      if (e.is_string()) out.events.push_back(e.get<std::string>());
+    }
+  }
+  return out;
+}
+
 ParseReply WorkerClient::parse(const std::string& text, const std::string& filename,
                                std::optional<std::chrono::milliseconds> timeout) {
   WorkerReply r = process_.call("parse", {{"text", text}, {"filename", filename}}, pick(timeout, timeouts_.parse));

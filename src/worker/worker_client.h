@@ -128,6 +128,33 @@ struct CeilingsReply {
   std::map<std::string, double> flops_per_s;        // "fp16", "bf16", "tf32", "fp32"
 };
 
+// The `guard` op: a rewrite of the module checked against the original (the launcher kept,
+// a jit kernel launched, no torch compute, state, harness, files, network or processes).
+struct GuardReply {
+  bool answered = false;                            // the op ran (else `message` says why not)
+  std::vector<std::string> reasons;                 // empty: accepted
+  std::string message;
+  bool accepted() const { return answered && reasons.empty(); }
+};
+
+// The `llm` op: one round of the language-model engine (python/tritonforge_worker/llm_client.py).
+struct LlmRequest {
+  std::string endpoint, model;
+  nlohmann::json engine_input = nlohmann::json::object();
+  nlohmann::json feedback = nlohmann::json::array();
+  int max_requests = 1;                             // retries and repairs included
+  double timeout_s = 60;                            // one request
+  double deadline_s = 120;                          // the whole op
+};
+
+struct LlmReply {
+  nlohmann::json answer;                            // the model's JSON object; null: none
+  int requests = 0;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  std::string error;                                // why there is no answer
+  std::vector<std::string> events;
+};
+
 class WorkerClient {
  public:
   explicit WorkerClient(WorkerProcess& process, OpTimeouts timeouts = {}) : process_(process), timeouts_(timeouts) {}
@@ -141,6 +168,9 @@ class WorkerClient {
   WorkerReply preload(const WarmRequest& request, std::chrono::milliseconds timeout);
   CaseMeasurement run(const RunRequest& request, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   CeilingsReply ceilings(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  GuardReply guard(const std::string& source, const std::string& original, const std::string& launcher);
+  // The op's own deadline plus a margin bounds the call: a hung op kills the worker.
+  LlmReply llm(const LlmRequest& request);
 
   WorkerProcess& process() { return process_; }
   const OpTimeouts& timeouts() const { return timeouts_; }

@@ -3,11 +3,17 @@
 
 #include <sys/wait.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include "util/subprocess.h"
 
 namespace tf::test {
 namespace fs = std::filesystem;
@@ -102,5 +108,60 @@ def add(x, y):
     add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, num_warps=4)
     return out
 )";
+
+fs::path writeAddTask(const std::string& name, const std::string& cases) {
+  fs::path dir = tempDir(name);
+  writeFile(dir / "add.py", kAddKernelSource);
+  writeFile(dir / "add_harness.py",
+            "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
+  writeFile(dir / "task.toml",
+            "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
+            "cases = " + cases + "\n");
+  return dir;
+}
+
+void expectOneLineError(const std::string& command, const std::string& needle) {
+  auto [rc, out] = runShell(command);
+  EXPECT_EQ(rc, 2) << command << "\n" << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_NE(out.find(needle), std::string::npos) << "expected '" << needle << "' in: " << out;
+  EXPECT_EQ(out.find("Traceback"), std::string::npos) << out;
+}
+
+struct ScriptedLlmServer::Impl {
+  fs::path dir;
+  std::unique_ptr<Subprocess> proc;
+  int port = 0;
+};
+
+ScriptedLlmServer::ScriptedLlmServer(const nlohmann::json& script) : impl_(std::make_unique<Impl>()) {
+  impl_->dir = tempDir("llm-server");
+  writeFile(impl_->dir / "script.json", script.dump());
+  SpawnOptions o;
+  o.argv = {choosePython(""), (sourceDir() / "tests/support/scripted_llm_server.py").string(),
+            (impl_->dir / "script.json").string(), (impl_->dir / "log.jsonl").string(),
+            (impl_->dir / "port").string()};
+  impl_->proc = std::make_unique<Subprocess>(Subprocess::spawn(o));
+  for (int i = 0; i < 200 && !fs::exists(impl_->dir / "port"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (fs::exists(impl_->dir / "port")) impl_->port = std::stoi(readFile(impl_->dir / "port"));
+}
+
+ScriptedLlmServer::~ScriptedLlmServer() {
+  if (impl_->proc) impl_->proc->waitOrKill(std::chrono::milliseconds(0));
+}
+
+std::string ScriptedLlmServer::endpoint() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+
+std::vector<nlohmann::json> ScriptedLlmServer::requests() const {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(impl_->dir / "log.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
 
 }  // namespace tf::test

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kernel/ast.h"
 #include "worker/worker_process.h"
@@ -28,6 +31,24 @@ void writeFile(const std::filesystem::path& p, const std::string& text);
 // A one-kernel task source (an elementwise add, BLOCK=128 and 4 warps at its launch) for the
 // command-line tests that run the fake GPU worker.
 extern const char* const kAddKernelSource;
+// A task folder (a fresh temp folder `name`) around kAddKernelSource: add.py, a harness whose
+// reference adds, task.toml with `cases` (a TOML array of tables).
+std::filesystem::path writeAddTask(const std::string& name, const std::string& cases);
+// Runs the shell `command` and expects bad input: exit 2, one line that holds `needle`, no traceback.
+void expectOneLineError(const std::string& command, const std::string& needle);
+
+// The scripted OpenAI-compatible server of tests/support/scripted_llm_server.py on
+// 127.0.0.1, serving `script` (a list of replies, docs in the script); stopped when destroyed.
+class ScriptedLlmServer {
+ public:
+  explicit ScriptedLlmServer(const nlohmann::json& script);
+  ~ScriptedLlmServer();
+  std::string endpoint() const;                 // "http://127.0.0.1:PORT"
+  std::vector<nlohmann::json> requests() const; // what came in, one object per request
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace tf::test
 

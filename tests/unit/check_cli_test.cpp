@@ -24,14 +24,7 @@ namespace fs = std::filesystem;
 const char* const kSource = test::kAddKernelSource;
 
 fs::path writeTask(const std::string& name) {
-  fs::path dir = test::tempDir(name);
-  test::writeFile(dir / "add.py", kSource);
-  test::writeFile(dir / "add_harness.py",
-                  "def make_inputs(case, seed):\n    raise NotImplementedError\n\n\ndef reference(x, y):\n    return x + y\n");
-  test::writeFile(dir / "task.toml",
-                  "name = \"add\"\nsource = \"add.py\"\nlauncher = \"add\"\nharness = \"add_harness.py\"\n"
-                  "cases = [ { N = 1048576 }, { N = 4096, scale = 2 } ]\n");
-  return dir;
+  return test::writeAddTask(name, "[ { N = 1048576 }, { N = 4096, scale = 2 } ]");
 }
 
 std::string fakePython() { return (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string(); }

@@ -21,12 +21,6 @@ std::pair<int, std::string> tf(const std::string& args) {
   return test::runShell(test::tritonforgeBinary().string() + " " + args);
 }
 
-int lineCount(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 // Copies an example into a fresh folder so that tests can break it.
 fs::path copyExample(const std::string& name) {
   fs::path dir = test::tempDir("ex-" + name);
@@ -35,11 +29,7 @@ fs::path copyExample(const std::string& name) {
 }
 
 void expectOneLineError(const std::string& args, const std::string& needle) {
-  auto [rc, out] = tf(args);
-  EXPECT_EQ(rc, 2) << args << "\n" << out;
-  EXPECT_EQ(lineCount(out), 1) << out;
-  EXPECT_NE(out.find(needle), std::string::npos) << "expected '" << needle << "' in: " << out;
-  EXPECT_EQ(out.find("Traceback"), std::string::npos) << out;
+  test::expectOneLineError(test::tritonforgeBinary().string() + " " + args, needle);
 }
 
 TEST(Cli, BadFlagsAndMissingFiles) {

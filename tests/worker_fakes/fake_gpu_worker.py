@@ -29,6 +29,8 @@ Environment:
   TF_FAKE_WRONG     a regular expression: variants whose text matches it fail verification
                     (wrong-result at seed 0)
   TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
+  TF_FAKE_COMPILE_ERROR a regular expression: variants whose text matches it fail to compile
+                    ("fake: name 'undefined_thing' is not defined", as a rewrite with a typo)
   TF_FAKE_INPUTS    the number of inputs make_inputs "returns": `run` checks check.in_place
                     against it as the real worker does (a TaskError reply)
 The run log's lines carry "tags": which of "slow" and "spills" the variant has.
@@ -97,6 +99,9 @@ def op_warm(args):
         time.sleep(float(os.environ.get("TF_FAKE_SLOW_WARM_S", "1")))
     if fnv1a64(text) % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
+    broken = os.environ.get("TF_FAKE_COMPILE_ERROR")
+    if broken and re.search(broken, text.decode("utf-8", "replace")):
+        return {"status": "compile-error", "message": "fake: name 'undefined_thing' is not defined"}
     return {"status": "ok", "kernels": fake_kernels(tags), "seconds": 0.01}
 
 
