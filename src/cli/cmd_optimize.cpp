@@ -92,16 +92,12 @@ EngineSettings engineSettings(const OptimizeFlags& f, const GlobalOptions& globa
   es.llm_max_requests = f.llm_max_requests;
   es.llm_timeout_s = f.llm_timeout;
   checkPositiveFlag("--llm-timeout", f.llm_timeout, 3600);
-  if (f.llm_max_requests < 1) {
-    throw UserError(fmt::format("--llm-max-requests must be 1 or more, not {}", f.llm_max_requests));
-  }
-  // An endpoint given for another engine is still checked: a typo should not wait for the
-  // day the engine is switched.
-  if (llmModelOf(f.engine) || !f.llm_endpoint.empty()) {
-    EngineSettings probe = es;
-    if (probe.llm_endpoint.empty() && !llmModelOf(f.engine)) probe.llm_endpoint = "http://unused";
-    checkLlmSettings(probe);
-  }
+  // The model engine's settings are checked whatever the engine: an endpoint given on the
+  // command line for another engine too (a typo should not wait for the day the engine is
+  // switched); without one, only the request cap.
+  EngineSettings probe = es;
+  if (!llmModelOf(f.engine) && f.llm_endpoint.empty()) probe.llm_endpoint = "http://unused";
+  checkLlmSettings(probe);
   return es;
 }
 
