@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "search/batch_evaluation.h"
@@ -22,6 +23,42 @@
 
 namespace tf {
 namespace {
+
+// A proposal may name several values for a parameter (`{"block": [4096, 8192]}`): each is
+// a variant of its own (in the order given, every combination when several are lists).
+// How much faster overall (the geometric mean over the cases) a variant slower on some case
+// must be to be taken on trial as a base, and how many such bases a run takes.
+constexpr double kProvisionalGain = 0.8;
+constexpr int kMaxProvisionalBases = 2;
+
+std::string joinRegressed(const std::vector<std::string>& cases) {
+  std::string out;
+  for (const auto& c : cases) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+std::vector<nlohmann::json> expandParamLists(const nlohmann::json& params) {
+  std::vector<nlohmann::json> out{nlohmann::json::object()};
+  if (!params.is_object()) return out;
+  for (const auto& [key, value] : params.items()) {
+    std::vector<nlohmann::json> next;
+    for (const auto& partial : out) {
+      if (value.is_array() && !value.empty()) {
+        for (const auto& v : value) {
+          nlohmann::json x = partial;
+          x[key] = v;
+          next.push_back(std::move(x));
+        }
+      } else {
+        nlohmann::json x = partial;
+        x[key] = value;
+        next.push_back(std::move(x));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
 
 constexpr int kPassTries = 3;
 // Rewrites measured per run: each costs a compile of every case and a measurement; a model
@@ -313,9 +350,13 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     const auto& tie = state.engine.tie;
     bool on_tie = tie.base == base.id && tie.pass != p.pass && state.pass_texts.count(tie.candidate);
     std::vector<std::pair<nlohmann::json, bool>> variants;
-    for (const auto& params : ctx.options.passes->paramVariants(p.pass, p.params, kPassVariants)) {
-      variants.push_back({params, false});
-      if (on_tie) variants.push_back({params, true});
+    for (const auto& given : expandParamLists(p.params)) {
+      for (const auto& params : ctx.options.passes->paramVariants(p.pass, given, kPassVariants)) {
+        if (variants.size() >= (on_tie ? 2 : 1) * kPassVariants) break;
+        if (std::any_of(variants.begin(), variants.end(), [&](const auto& v) { return v.first == params; })) continue;
+        variants.push_back({params, false});
+        if (on_tie) variants.push_back({params, true});
+      }
     }
     for (const auto& [params, over_tie] : variants) {
       const std::string& src = over_tie ? state.pass_texts.at(tie.candidate) : on_text;
@@ -402,6 +443,33 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     }
   }
   if (!winner) {
+    // A variant far faster overall (by kProvisionalGain) that is slower on some case becomes a
+    // base on trial: the pass changed what the parameters should be (a row walked in chunks
+    // wants other warps and chunk sizes), so its configurations are tuned; the search's
+    // objective counts a case that is slower than as written as no gain, and only a
+    // candidate slower on no case can be the result.
+    const CandidateRecord* trial = nullptr;
+    const PassTrial* trial_of = nullptr;
+    for (auto& t : trials) {
+      for (int id : t.candidates) {
+        const CandidateRecord& c = state.result.candidates[static_cast<size_t>(id)];
+        if (c.status != CandidateStatus::kOk || !c.objective || c.regressed.empty()) continue;
+        if (*c.objective < best_before * kProvisionalGain && (!trial || *c.objective < *trial->objective)) {
+          trial = &c;
+          trial_of = &t;
+        }
+      }
+    }
+    if (trial && state.engine.provisional_bases < kMaxProvisionalBases) {
+      ++state.engine.provisional_bases;
+      CandidateRecord rec = *trial;
+      std::string origin = fmt::format("pass {} ({}) on base {}, on trial: slower on {}", trial_of->proposal.pass,
+                                       trial_of->proposal.id, state.base().id, joinRegressed(rec.regressed));
+      ctx.trace.add("base-on-trial", {{"pass", trial_of->proposal.pass}, {"candidate", rec.id},
+                                      {"objective", *rec.objective}, {"best_before", best_before},
+                                      {"regressed_cases", rec.regressed}});
+      if (switchBase(ctx, state, rec, state.pass_texts.at(rec.id), origin)) return true;
+    }
     // The closest to a win that is no loss (no case slower, within the noise of the best):
     // other passes go on top of it from the next round.
     const CandidateRecord* tied = nullptr;

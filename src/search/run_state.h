@@ -78,6 +78,9 @@ struct EngineLedger {
     std::string pass;
     std::string label;  // "tensor-cores {...}" for config texts and the trace
   } tie;
+  // Bases taken on trial: a pass variant far faster overall that was slower on some case
+  // (not a result: its configurations are tuned, and only one slower on no case can win).
+  int provisional_bases = 0;
   std::set<std::string> unproposed_traced;            // "base|pass|kernel": a suggestion not proposed
   bool error_traced = false;
   // Failed pass and rewrite proposals, with their errors: the engine's next input

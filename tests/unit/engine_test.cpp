@@ -333,7 +333,22 @@ TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {
     spills.kernel = "softmax_kernel";
     spills.evidence = {{"case", "M=256,N=131072"}};
     in.diagnosis = {EngineDiagnosis{"softmax_kernel", Bottleneck::kMemoryBound, {spills}}};
-    EXPECT_EQ(passesOf(engine->propose(in)), std::set<std::string>{"column-loop"});
+    EngineOutput out = engine->propose(in);
+    EXPECT_EQ(passesOf(out), std::set<std::string>{"column-loop"});
+    // Chunks of 32, 16, 64 and 8 elements per thread at the configuration's 4 warps...
+    for (const auto& x : out.proposals) {
+      if (x.pass == "column-loop") EXPECT_EQ(x.params.dump(), R"({"block":[4096,2048,8192,1024]})");
+    }
+    // ... or at the warps the kernel launched with, when the diagnosis saw them.
+    EngineFinding occupancy;
+    occupancy.id = "F2";
+    occupancy.kind = FindingKind::kLowOccupancy;
+    occupancy.kernel = "softmax_kernel";
+    occupancy.evidence = {{"case", "M=256,N=32000"}, {"launch.warps", 16}};
+    in.diagnosis = {EngineDiagnosis{"softmax_kernel", Bottleneck::kMemoryBound, {spills, occupancy}}};
+    for (const auto& x : engine->propose(in).proposals) {
+      if (x.pass == "column-loop") EXPECT_EQ(x.params.dump(), R"({"block":[16384,8192,32768,4096]})");
+    }
   }
 }
 

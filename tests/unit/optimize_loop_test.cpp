@@ -653,14 +653,80 @@ TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
   ASSERT_EQ(pass->regressed.size(), 1u);
   EXPECT_EQ(pass->regressed[0].rfind("N=8192", 0), 0u) << pass->regressed[0];
   EXPECT_FALSE(pass->eligible());
-  // Tried as written in round 1, then once more on the best configuration: it never wins.
+  // It never wins; faster overall by far, it is taken on trial as a base, whose
+  // configurations are all slower on that case too: nothing of that base is the result.
   auto results = events(r.trace, "pass-result");
   ASSERT_GE(results.size(), 1u);
   for (const auto& res : results) EXPECT_EQ(res["won"], false);
-  EXPECT_EQ(r.bases.size(), 1u);
+  auto trials = events(r.trace, "base-on-trial");
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0]["candidate"], pass->id);
+  ASSERT_EQ(r.bases.size(), 2u);
+  EXPECT_NE(r.bases[1].find("on trial: slower on N=8192"), std::string::npos) << r.bases[1];
+  for (const auto& c : r.candidates) {
+    if (c.base == 1 && c.status == CandidateStatus::kOk) EXPECT_FALSE(c.eligible()) << c.config_text;
+  }
   EXPECT_EQ(r.best_source.find("# fast"), std::string::npos);
   EXPECT_EQ(r.best, -1);  // nothing else beat the original: it is handed back
   EXPECT_EQ(r.best_source, test::readFile(dir / "add.py"));
+}
+
+// A proposal may name several values for a pass parameter: each is a variant of the trial.
+TEST(OptimizeLoop, APassParameterListIsOneVariantPerValue) {
+  class ListEngine final : public ReasoningEngine {
+   public:
+    std::string name() const override { return "test-list"; }
+    EngineOutput propose(const EngineInput&) override {
+      EngineOutput out;
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = "fast-comment";
+      p.kernel = "add_kernel";
+      p.params = {{"block", {4096, 8192, 4096}}, {"form", "online"}};
+      out.proposals.push_back(p);
+      return out;
+    }
+  };
+  fs::path dir = writeTask("param_list");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<ListEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 6;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto trials = events(r.trace, "pass-trial");
+  ASSERT_GE(trials.size(), 1u);
+  EXPECT_EQ(trials[0]["variants"].dump(),
+            R"([{"block":4096,"form":"online"},{"block":8192,"form":"online"}])");  // a repeated value once
+}
+
+// A pass's variant far faster overall but slower on one case is a base on trial: tuning it
+// finds the configuration under which it is slower on no case (here, 8 warps), and that
+// candidate is the result; its speed-up is over the kernel as written on every case.
+TEST(OptimizeLoop, ABaseOnTrialIsTunedUntilNoCaseIsSlower) {
+  fs::path dir = writeTask("on_trial", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
+  o.evaluator.worker.env["TF_FAKE_SLOW_CASE_FIX"] = "num_warps=8";
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.only = {{"add_kernel.num_warps", {2, 4, 8}}};
+  o.max_candidates = 30;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  ASSERT_EQ(events(r.trace, "base-on-trial").size(), 1u);
+  ASSERT_EQ(r.bases.size(), 2u);
+  ASSERT_GE(r.best, 0);
+  const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
+  EXPECT_EQ(best.base, 1);
+  EXPECT_TRUE(best.eligible());
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+  EXPECT_NE(r.best_source.find("num_warps=8"), std::string::npos);
+  ASSERT_TRUE(best.objective);
+  EXPECT_NEAR(*best.objective, 0.5, 1e-3);
 }
 
 // The budget is a promise: compiles that would run past the search's end are stopped (here

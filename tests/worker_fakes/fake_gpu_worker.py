@@ -24,6 +24,8 @@ Environment:
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
+  TF_FAKE_SLOW_CASE_FIX a regular expression: a "# fast" variant whose text matches it is fast
+                    on the slow case too (a configuration that suits the pass's output)
   TF_FAKE_SLOWER    KEY=VALUE*FACTOR: on cases whose KEY is VALUE, every variant takes FACTOR
                     times as long (a planted slowdown, for `check`)
   TF_FAKE_WRONG     a regular expression: variants whose text matches it fail verification
@@ -131,7 +133,9 @@ def op_run(args):
     t = 1.0 if os.environ.get("TF_FAKE_FLAT") == "1" else 1.0 + (h % 1000) / 1000.0
     t *= float(case.get("scale", 1))
     if b"# fast" in text:
-        t *= 1.5 if _slow_case(case) else 0.5
+        fix = os.environ.get("TF_FAKE_SLOW_CASE_FIX")
+        fixed = bool(fix) and re.search(fix, text.decode("utf-8", "replace")) is not None
+        t *= 1.5 if _slow_case(case) and not fixed else 0.5
     t *= 0.25 ** text.count(b"# stacked")
     t *= _slower(case)
     if b"# combo" in text and b"# enabler" in text:  # two passes that pay only together
