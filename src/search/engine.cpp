@@ -133,7 +133,7 @@ nlohmann::json EngineInput::toJson() const {
   for (const auto& d : diagnosis) diag.push_back(d.toJson());
   j["diagnosis"] = diag;
   if (best) {
-    j["best"] = {{"config", configJson(*best)}, {"kernels", best_kernels}};
+    j["best"] = {{"config", configJson(*best)}, {"kernels", best_kernels}, {"case_kernels", case_kernels}};
     if (best_objective) j["best"]["objective"] = *best_objective;
   } else {
     j["best"] = nullptr;

@@ -66,6 +66,9 @@ struct EngineInput {
   std::optional<Config> best;              // the best measured configuration of this base
   std::optional<double> best_objective;    // geomean over cases of time / time as written
   nlohmann::json best_kernels = nlohmann::json::array();   // compiled facts of the best: regs, smem, spills
+  // The same per case (the launch's constexprs, warps, registers, spills of each case): a
+  // block computed from the shape differs between cases, and so may the spills.
+  nlohmann::json case_kernels = nlohmann::json::array();
   std::vector<Observation> history;        // this base's measurements
   std::vector<std::string> passes;         // passes the loop can apply now (PassApplier::enabled)
   double budget_left_s = 0;

@@ -200,6 +200,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     for (auto it = state.result.candidates.rbegin(); it != state.result.candidates.rend(); ++it) {
       if (it->base == base.id && it->status == CandidateStatus::kOk && it->objective == b->objective) {
         in.best_kernels = !it->cases.empty() ? it->cases[0].kernels : it->compile.kernels;
+        for (const auto& c : it->cases) in.case_kernels.push_back(c.kernels);
         break;
       }
     }

@@ -320,12 +320,48 @@ class RuleEngine final : public ReasoningEngine {
     }
     if (warps <= 0) warps = cur.get(TunableRole::kNumWarps);
     if (warps <= 0 || (warps & (warps - 1)) != 0) warps = 4;
+    // Cases whose row block compiled without spills and cases whose block spilled: rows below
+    // the smallest block that spilled can keep the body as written (`fits`).
+    std::set<std::string> row_params;
+    for (const auto& t : in.tunables->items) {
+      if (t.kernel == kernel && t.covers_dimension && t.role == TunableRole::kBlock) row_params.insert(t.param);
+    }
+    int64_t fits = rowBlockThatSpills(in.case_kernels, kernel, row_params);
     nlohmann::json blocks = nlohmann::json::array();
     for (int64_t per_thread : {32, 16, 64, 8}) {
       int64_t b = std::clamp<int64_t>(per_thread * 32 * warps, 16, 65536);
+      if (fits && b >= fits) continue;
       if (std::find(blocks.begin(), blocks.end(), nlohmann::json(b)) == blocks.end()) blocks.push_back(b);
     }
-    return {{"block", blocks}};
+    if (blocks.empty()) fits = 0;
+    if (!fits) return {{"block", blocks}};
+    // Two chunks, each with the rows that fit kept as written and with every row walked
+    // (the loop's four variants of a pass).
+    if (blocks.size() > 2) blocks.erase(blocks.begin() + 2, blocks.end());
+    return {{"block", blocks}, {"fits", {fits, 0}}};
+  }
+
+  // The smallest row block that spilled in some case, when every case whose block was smaller
+  // compiled without spills and at least one did (0 otherwise: all spilled, or none did).
+  static int64_t rowBlockThatSpills(const nlohmann::json& case_kernels, const std::string& kernel,
+                                    const std::set<std::string>& row_params) {
+    int64_t max_ok = 0, min_bad = 0;
+    for (const auto& kernels : case_kernels) {
+      if (!kernels.is_array()) continue;
+      for (const auto& k : kernels) {
+        if (!k.is_object() || k.value("name", "") != kernel || !k.contains("constexprs")) continue;
+        const auto& cx = k["constexprs"];
+        for (const auto& p : row_params) {
+          if (!cx.contains(p) || !cx[p].is_number_integer()) continue;
+          int64_t v = cx[p].get<int64_t>();
+          bool spills = k.contains("spills") && k["spills"].is_number() && k["spills"].get<double>() > 0;
+          if (spills) min_bad = min_bad ? std::min(min_bad, v) : v;
+          else max_ok = std::max(max_ok, v);
+        }
+      }
+    }
+    if (max_ok <= 0 || min_bad <= max_ok || (min_bad & (min_bad - 1)) != 0) return 0;
+    return min_bad;
   }
 
   // What a persistent proposal fixes, so that the loop's few variants (kPassVariants) go to

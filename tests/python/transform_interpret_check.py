@@ -66,6 +66,11 @@ def softmax(mod, M, N):
     return close(mod.softmax(x), torch.softmax(x.double(), -1), 1e-4, 1e-6)
 
 
+def softmax_short_and_long(mod, M, N):
+    # column-loop with fits: rows shorter than fits keep the body as written, longer ones loop.
+    return softmax(mod, M, N) and softmax(mod, M, 3000)
+
+
 def layernorm(mod, M, N):
     x, w = torch.randn(M, N, generator=gen).half(), torch.rand(N, generator=gen).half() + 0.5
     b = torch.randn(N, generator=gen).half()
@@ -239,6 +244,7 @@ CASES = {
     "column-loop/layernorm": (layernorm, (3, 5000)),
     "column-loop/softmax_unpacked_settings": (softmax, (3, 9000)),
     "column-loop/rebound_pointer_then_loss": (nll, (3, 9000)),
+    "column-loop/softmax_fits": (softmax_short_and_long, (3, 9000)),
     "vectorize/add_block": (add, (5000,)),
     "exp2/attention": (attention, (1, 2, 80, 64)),
     "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),

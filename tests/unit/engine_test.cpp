@@ -349,6 +349,21 @@ TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {
     for (const auto& x : engine->propose(in).proposals) {
       if (x.pass == "column-loop") EXPECT_EQ(x.params.dump(), R"({"block":[16384,8192,32768,4096]})");
     }
+    // A case whose row block (32768) compiled without spills and one whose block (131072)
+    // spilled: rows below 131072 may keep the body as written (fits), two chunks with and
+    // without it.
+    in.case_kernels = nlohmann::json::array(
+        {nlohmann::json::array({{{"name", "softmax_kernel"}, {"constexprs", {{"BLOCK_SIZE", 32768}}}, {"spills", 0}}}),
+         nlohmann::json::array(
+             {{{"name", "softmax_kernel"}, {"constexprs", {{"BLOCK_SIZE", 131072}}}, {"spills", 36}}})});
+    for (const auto& x : engine->propose(in).proposals) {
+      if (x.pass == "column-loop") EXPECT_EQ(x.params.dump(), R"({"block":[16384,8192],"fits":[131072,0]})");
+    }
+    // Every case spilled: no block is known to fit.
+    in.case_kernels[0][0]["spills"] = 4;
+    for (const auto& x : engine->propose(in).proposals) {
+      if (x.pass == "column-loop") EXPECT_EQ(x.params.dump(), R"({"block":[16384,8192,32768,4096]})");
+    }
   }
 }
 

@@ -21,6 +21,8 @@
 // Launcher: a BLOCK computed from the row length is capped (`min(..., block)`).
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "transform/pass_context.h"
 #include "transform/row_analysis.h"
 #include "transform/passes/passes.h"
@@ -47,6 +49,10 @@ class ColumnLoopPass : public Pass {
         {"n", PassParamKind::kNames, "", false, 0, 0, false, {}, "the row-length parameter (default: from the mask)"},
         {"form", PassParamKind::kChoice, "online", false, 0, 0, false, {"online", "passes"},
          "online: a max and a sum of exp(x - max) share one read of the row; passes: one loop per reduction"},
+        {"fits", PassParamKind::kInt, "0", false, 0, 1 << 22, false, {},
+         "0: every row is walked in chunks; a power of two larger than block: rows whose BLOCK is below it keep "
+         "the body as written (one read of the row, held in registers) and longer rows are walked in chunks of "
+         "block, chosen at compile time (`if BLOCK < fits:`); the launch caps BLOCK at fits"},
     };
     for (auto& p : info_.params) {
       if (p.name == "block") p.search = {"1024", "2048", "4096", "8192"};
@@ -72,8 +78,21 @@ class ColumnLoopPass : public Pass {
     if (n.empty()) return refuse("cannot tell the row length from the masks (cols < n); give n=PARAM");
     if (!k.param(n) || k.param(n)->is_constexpr) return refuse(fmt::format("'{}' is not a runtime parameter", n));
 
+    const int64_t chunk_cols = args.integer("block"), fits = args.integer("fits");
+    if (fits != 0 && ((fits & (fits - 1)) != 0 || fits <= chunk_cols)) {
+      return refuse(fmt::format("fits={} must be 0 or a power of two larger than block={}", fits, chunk_cols));
+    }
+
     // Emission.
     SourceEditor ed(ctx.text().text());
+    // With `fits`, the body as written and the looped body end up side by side: the looped one
+    // is cut out of the edited text between these marks.
+    const auto first_stmt = nodePos(body.front());
+    const auto last_stmt = nodePos(body.back());
+    const Range body_lines{ctx.lineRange(first_stmt->line, first_stmt->end_line).begin,
+                           ctx.lineRange(last_stmt->line, last_stmt->end_line).end};
+    static constexpr std::string_view kBegin = "#@tf-column-loop-body\n", kEnd = "#@tf-column-loop-end\n";
+    if (fits) ed.insert(body_lines.begin, std::string(kBegin));
     std::string indent = ctx.bodyIndent(), u = ctx.indentUnit();
     std::string col = ctx.freshName("col_start");
     std::set<std::string> taken;
@@ -252,8 +271,9 @@ class ColumnLoopPass : public Pass {
     auto last = nodePos(body.back());
     ed.insert(ctx.lineRange(last->line, last->end_line).end, joinLines(final_lines, indent));
 
+    if (fits) ed.insert(body_lines.end, std::string(kEnd));
     // Launcher: cap a BLOCK computed from the row.
-    int64_t cap = args.integer("block");
+    int64_t cap = fits ? fits : chunk_cols;
     std::vector<TunableSet> sets = kernelTunables(ctx);
     PassOutcome out;
     for (const auto& set : sets) {
@@ -273,6 +293,33 @@ class ColumnLoopPass : public Pass {
     }
     out.applied = true;
     out.source = ed.apply();
+    if (fits) {
+      // if BLOCK < fits: the body as written (the row fits in one block); else: the loops, in
+      // chunks of `block` columns (BLOCK is then the cap, the chunk a literal).
+      size_t b = out.source.find(kBegin), e = out.source.find(kEnd);
+      if (b == std::string::npos || e == std::string::npos || e < b) return refuse("internal: the looped body was lost");
+      std::string looped = out.source.substr(b + kBegin.size(), e - b - kBegin.size());
+      looped = std::regex_replace(looped, std::regex("\\b" + block + "\\b"), std::to_string(chunk_cols));
+      std::string as_written(ctx.text().slice(body_lines));
+      auto shift = [&](const std::string& text) {
+        std::string r;
+        size_t at = 0;
+        while (at < text.size()) {
+          size_t nl = text.find('\n', at);
+          size_t end = nl == std::string::npos ? text.size() : nl + 1;
+          std::string line = text.substr(at, end - at);
+          if (line.find_first_not_of(" \t\r\n") != std::string::npos) r += u;
+          r += line;
+          at = end;
+        }
+        return r;
+      };
+      std::string hybrid = fmt::format("{}# column-loop: a row of fewer than {} columns stays in one block, as written;"
+                                       " longer rows are walked in chunks of {}\n{}if {} < {}:\n{}{}else:\n{}",
+                                       indent, fits, chunk_cols, indent, block, fits, shift(as_written), indent,
+                                       shift(looped));
+      out.source = out.source.substr(0, b) + hybrid + out.source.substr(e + kEnd.size());
+    }
     out.notes.push_back(fmt::format("{} passes over each row{}; {} is now a step, no longer the row length", passes,
                                     online ? " (the max and the sum of exponentials online, in one)" : "", block));
     return out;

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Adds the kernels of a later real-corpus run (a bench/run --suite real results folder, e.g.
+one device call's) to bench/results/real.json: their entries replace the older ones, the run is
+listed in `runs`, and real.md is written again. Per kernel only report.md, result.json and
+tritonforge.log are copied (the optimized sources are the projects' code: not committed).
+
+    python3 bench/merge_real.py NEW_FOLDER [--into bench/results] [--note TEXT]
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from benchlib import report  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("new", type=pathlib.Path)
+    p.add_argument("--into", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent / "results")
+    p.add_argument("--note", default="")
+    a = p.parse_args()
+    new_doc = json.loads((a.new / "real.json").read_text())
+    doc = json.loads((a.into / "real.json").read_text())
+    if new_doc.get("manifest_sha256") != doc.get("manifest_sha256"):
+        sys.exit(f"{a.new}/real.json: laid out from another manifest ({new_doc.get('manifest_sha256')} against "
+                 f"{doc.get('manifest_sha256')})")
+    names = list(new_doc["kernels"])
+    for run in new_doc.get("runs", []):
+        run = dict(run)
+        if a.note:
+            run["note"] = a.note
+        doc["runs"].append(run)
+    for name in names:
+        doc["kernels"][name] = new_doc["kernels"][name]
+        src = a.new / "real-kernels" / name
+        dst = a.into / "real-kernels" / name
+        dst.mkdir(parents=True, exist_ok=True)
+        for f in ("report.md", "result.json", "tritonforge.log"):
+            if (src / f).exists():
+                shutil.copyfile(src / f, dst / f)
+    doc["updated"] = new_doc.get("updated", doc.get("updated"))
+    # Which commit measured each kernel now: the last run that lists it.
+    commit_of = {}
+    for run in doc["runs"]:
+        commit = run.get("tritonforge", "").rsplit("commit ", 1)[-1].rstrip(")")
+        for k in run.get("kernels", []):
+            commit_of[k] = commit
+    counts = {}
+    for k in doc["kernels"]:
+        counts[commit_of.get(k, "?")] = counts.get(commit_of.get(k, "?"), 0) + 1
+    version = new_doc.get("tritonforge_version", "").split(" (commit")[0] or "tritonforge"
+    doc["tritonforge_version"] = version + " (commits per run below: " + ", ".join(
+        f"{c} for {n} kernel{'s' if n > 1 else ''}" for c, n in sorted(counts.items(), key=lambda x: -x[1])) + ")"
+    doc["summary"] = report.real_summary(doc["kernels"])
+    (a.into / "real.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    (a.into / "real.md").write_text(report.real_markdown(doc))
+    print(f"merged {len(names)} kernel(s): {', '.join(names)}; {a.into}/real.md rewritten")
+
+
+if __name__ == "__main__":
+    main()
