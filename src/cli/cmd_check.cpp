@@ -1,8 +1,9 @@
-// tritonforge check TASK.toml... --baseline FILE [--junit FILE] [--repeats R] [--timing-ms MS]
+// tritonforge check TASK.toml... --baseline FILE|--db FILE [--junit FILE] [--repeats R] [--timing-ms MS]
 //   [--retune [--budget S] [--out DIR]]
 //
 // Re-verifies and re-times each task's kernel as it stands (its source as written now)
-// against its recorded best in a baseline file (`optimize --save-baseline FILE`), for CI.
+// against its recorded best in a baseline file (`optimize --save-baseline FILE`) or a results
+// database (`--db`: the latest finished run of each task), for CI.
 // The statistics (interleaved repeats, the noise band, what a regression is) are defined in
 // measure/regression_check.h and docs/ci.md. The Markdown summary goes to stdout, progress
 // to stderr. --retune then runs optimize on each task that verified, warm-started from the
@@ -35,6 +36,7 @@ namespace {
 struct CheckFlags {
   std::vector<std::string> tasks;
   std::string baseline;
+  std::string db;
   std::string junit;
   bool json = false;
   int repeats = 5;
@@ -59,14 +61,17 @@ std::string retune(const CheckFlags& f, const BaselineFile& baseline, const std:
     if (it == baseline.tasks.end() || !verified) {
       md += fmt::format("- {}: not re-tuned: {}\n", t.name,
                         !verified ? "a case failed verification; fix the kernel first"
-                                  : "the baseline holds no entry for it (run optimize --save-baseline)");
+                        : f.baseline.empty()
+                            ? "the results database holds no finished run of it (run optimize --db)"
+                            : "the baseline holds no entry for it (run optimize --save-baseline)");
       continue;
     }
     OptimizeFlags o;
     o.task = f.tasks[i];
     o.budget = f.budget;
     o.out = f.out;
-    o.save_baseline = f.baseline;
+    o.save_baseline = f.baseline;  // with --db, the run lands in the database itself
+    o.db = f.db;
     o.summary_to_stderr = true;
     Config start;
     for (const auto& [id, v] : it->second.config.items()) {
@@ -80,9 +85,10 @@ std::string retune(const CheckFlags& f, const BaselineFile& baseline, const std:
       continue;
     }
     md += fmt::format("- {}: re-tuned from the recorded best ({}); the new best is saved in `{}`, its source in "
-                      "`{}/{}/`: adopt it and commit both.\n",
-                      t.name, it->second.config_text.empty() ? "as written" : it->second.config_text, f.baseline,
-                      f.out, t.name);
+                      "`{}/{}/`: adopt it{}.\n",
+                      t.name, it->second.config_text.empty() ? "as written" : it->second.config_text,
+                      f.baseline.empty() ? f.db : f.baseline, f.out, t.name,
+                      f.baseline.empty() ? "" : " and commit both");
   }
   return md;
 }
@@ -109,10 +115,21 @@ int runCheck(const CheckFlags& f, const GlobalOptions& global) {
   if (!(f.min_noise_pct >= 0 && f.min_noise_pct < 100)) {
     throw UserError(fmt::format("--min-noise must be a percentage from 0 to 100, not {}", f.min_noise_pct));
   }
+  if (f.baseline.empty() == f.db.empty()) {
+    throw UserError("check needs the recorded best from one place: --baseline FILE or --db FILE");
+  }
   // Everything the user gave is read and checked before anything runs.
-  BaselineFile baseline = loadBaselineFile(f.baseline);
   std::vector<Task> tasks;
   for (const auto& path : f.tasks) tasks.push_back(loadTask(path));
+  BaselineFile baseline;
+  if (!f.baseline.empty()) {
+    baseline = loadBaselineFile(f.baseline);
+  } else {
+    std::vector<std::string> names;
+    for (const auto& t : tasks) names.push_back(t.name);
+    baseline = baselineFromResultsDb(f.db, names);
+  }
+  const std::string recorded_in = f.baseline.empty() ? f.db : f.baseline;
 
   WorkerOptions wo = workerOptionsFor(global, true);
   wo.name = "measurement worker";
@@ -162,12 +179,12 @@ int runCheck(const CheckFlags& f, const GlobalOptions& global) {
   if (!f.junit.empty()) writeFileAtomic(f.junit, checkJUnit(results));
   if (f.json) {
     // The JSON alone on stdout; a re-tune's summary goes to stderr.
-    nlohmann::json j = checkJson(results, f.baseline);
+    nlohmann::json j = checkJson(results, recorded_in);
     if (f.retune) std::fputs(retune(f, baseline, results, global).c_str(), stderr);
     std::cout << j.dump(2) << std::endl;
     return failed ? 1 : 0;
   }
-  std::string md = checkMarkdown(results, f.baseline);
+  std::string md = checkMarkdown(results, recorded_in);
   if (f.retune) md += retune(f, baseline, results, global);
   std::fputs(md.c_str(), stdout);
   return failed ? 1 : 0;
@@ -183,8 +200,10 @@ CommandRunner registerCheck(CLI::App& app, const GlobalOptions& global) {
   CLI::App* sub = app.add_subcommand(
       "check", "Re-verify and re-time tasks' kernels as they stand against their recorded best (for CI)");
   sub->add_option("tasks", flags->tasks, "The task files (TOML)")->required();
-  sub->add_option("--baseline", flags->baseline, "The baseline file (written by optimize --save-baseline)")
-      ->required();
+  sub->add_option("--baseline", flags->baseline, "The baseline file (written by optimize --save-baseline)");
+  sub->add_option("--db", flags->db,
+                  "Instead of --baseline: a results database; each task's recorded best is its latest finished "
+                  "optimize run there");
   sub->add_flag("--json", flags->json, "The report as JSON on stdout (schema tritonforge.check/1) instead of Markdown");
   sub->add_option("--junit", flags->junit, "Also write a JUnit XML report here (one test case per task and case)");
   sub->add_option("--repeats", flags->repeats, "Interleaved runs per case (default 5)");

@@ -62,6 +62,13 @@ BaselineFile loadBaselineFile(const std::filesystem::path& path);
 // the environment. Throws UserError naming `what` when the result has no measurement.
 BaselineEntry baselineEntryFromResult(const nlohmann::json& result, const std::string& what);
 
+// The recorded best of each of `task_names` in a results database (opened read-only; a
+// missing or foreign file is a UserError naming it): the latest finished run of a task of
+// that name, its best configuration (or the kernel as written when nothing beat it) and
+// that variant's time and noise per case in the run's environment. A task with no such run
+// has no entry.
+BaselineFile baselineFromResultsDb(const std::filesystem::path& path, const std::vector<std::string>& task_names);
+
 // Adds or replaces the entry of `entry.task` in `path` (created when missing; a file that
 // exists but is no baseline file is an error, not overwritten).
 void saveBaselineEntry(const std::filesystem::path& path, const BaselineEntry& entry);

@@ -133,6 +133,48 @@ TEST(CheckCli, TheKernelAsTunedPassesAndASlowdownOnOneCaseFails) {
   EXPECT_NE(out2.find("within the noise (+0.5%"), std::string::npos) << out2;
 }
 
+// The recorded best read from a results database (--db): the latest finished optimize run
+// of the task, its best's times per case; a planted slowdown on one case is caught the same.
+TEST(CheckCli, TheRecordedBestComesFromAResultsDatabase) {
+  fs::path dir = writeTask("check_db");
+  fs::path db = dir / "results.sqlite";
+  auto [rc0, out0] = test::runShell(fmt::format(
+      "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 {} --python {} optimize {} --db {} --out {} --jobs 2 "
+      "--strategy exhaustive --no-passes --max-candidates 12 --stall-rounds 0 --json 2>/dev/null",
+      choosePython(""), test::tritonforgeBinary().string(), fakePython(), (dir / "task.toml").string(), db.string(),
+      (dir / "out").string()));
+  ASSERT_EQ(rc0, 0) << out0;
+  nlohmann::json result = nlohmann::json::parse(out0);
+  fs::copy_file(dir / "out/add/add.py", dir / "add.py", fs::copy_options::overwrite_existing);
+  BaselineFile b = baselineFromResultsDb(db, {"add", "other"});
+  ASSERT_EQ(b.tasks.size(), 1u);  // no run of "other"
+  const BaselineEntry& e = b.tasks.at("add");
+  ASSERT_EQ(e.cases.size(), 2u);
+  EXPECT_EQ(e.config, result["best"].value("config", nlohmann::json::object()));
+  EXPECT_EQ(e.toolchain.gpu, "Fake GPU");
+  const BaselineCase* big = e.find(nlohmann::json({{"N", 4096}, {"scale", 2}}));
+  ASSERT_NE(big, nullptr);
+  EXPECT_GT(big->time_ms, 0);
+  std::string check_db = fmt::format("check {} --db {} --repeats 3", (dir / "task.toml").string(), db.string());
+  auto [rc, out] = runTf("", check_db);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("2 case(s): 0 regressed, 0 failed"), std::string::npos) << out;
+  auto [rc1, out1] = runTf("TF_FAKE_SLOWER='N=4096*1.3'", check_db);
+  EXPECT_EQ(rc1, 1) << out1;
+  EXPECT_NE(out1.find("2 case(s): 1 regressed, 0 failed"), std::string::npos) << out1;
+  // One place for the recorded best: both or neither is bad input.
+  auto [rc2, out2] = runTf("", check_db + " --baseline " + (dir / "b.json").string());
+  EXPECT_EQ(rc2, 2) << out2;
+  EXPECT_NE(out2.find("--baseline FILE or --db FILE"), std::string::npos) << out2;
+  auto [rc3, out3] = runTf("", fmt::format("check {}", (dir / "task.toml").string()));
+  EXPECT_EQ(rc3, 2) << out3;
+  // A file that is no results database: one line naming it, exit 2.
+  test::writeFile(dir / "notes.txt", "not a database");
+  auto [rc4, out4] = runTf("", fmt::format("check {} --db {}", (dir / "task.toml").string(), (dir / "notes.txt").string()));
+  EXPECT_EQ(rc4, 2) << out4;
+  EXPECT_NE(out4.find("notes.txt"), std::string::npos) << out4;
+}
+
 // --json: the report alone on stdout, the verdict of each case in it (the Python API reads it).
 TEST(CheckCli, JsonReportNamesEachCasesVerdict) {
   Tuned t = tuned("check_json");
