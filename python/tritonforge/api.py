@@ -269,19 +269,21 @@ def profile(task: TaskLike, *, ncu: bool = False, case: int | None = None, args:
     raise r.error(report)
 
 
-def check(task: TaskLike, *, baseline: str | os.PathLike, args: Sequence[str] = (),
-          python: str | os.PathLike | None = None, progress: Progress = None) -> Any:
+def check(task: TaskLike, *, baseline: str | os.PathLike | None = None, db: str | os.PathLike | None = None,
+          args: Sequence[str] = (), python: str | os.PathLike | None = None, progress: Progress = None) -> Any:
     """Runs `tritonforge check TASK --baseline BASELINE --json ARGS` (the kernel as it stands,
-    re-verified and re-timed against the best that `optimize --save-baseline` recorded) and
-    returns its JSON report (schema tritonforge.check/1). A regression or a failed
+    re-verified and re-timed against the best that `optimize --save-baseline` recorded), or
+    with `db=` instead, `--db DB` (the recorded best is the task's latest finished run in that
+    results database), and returns its JSON report (schema tritonforge.check/1). A regression or a failed
     verification raises CaseFailedError-like TritonForgeError with the report; no GPU raises
     NoGpuError. Raises CommandNotAvailableError when the binary has no `check` command."""
     if "check" not in commands():
         raise CommandNotAvailableError(f"this tritonforge ({binary_path()}) has no 'check' command "
                                        f"(it has: {', '.join(commands())})")
     with _task_file(task) as path:
-        r = run(["check", str(path), "--baseline", os.fspath(baseline), "--json", *args], python=python,
-                progress=progress)
+        where = (["--baseline", os.fspath(baseline)] if baseline is not None else []) + \
+                (["--db", os.fspath(db)] if db is not None else [])
+        r = run(["check", str(path), *where, "--json", *args], python=python, progress=progress)
     if r.returncode == 0:
         return _json_of(r, "check")
     report = None

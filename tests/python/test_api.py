@@ -199,6 +199,19 @@ def test_check_names_a_missing_baseline_file(tmp_path):
     assert not missing.exists()
 
 
+def test_check_names_a_database_that_is_none(tmp_path):
+    """check --db reads the database before it looks for a GPU; both places at once is bad input."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database")
+    with pytest.raises(tritonforge.BadInputError, match="notes.txt") as e:
+        tritonforge.check(ROOT / "examples" / "matmul" / "task.toml", db=notes, progress=False)
+    assert e.value.returncode == 2
+    assert notes.read_text() == "not a database"
+    with pytest.raises(tritonforge.BadInputError, match="--baseline FILE or --db FILE"):
+        tritonforge.check(ROOT / "examples" / "matmul" / "task.toml", db=notes, baseline=tmp_path / "b.json",
+                          progress=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # tasks built in Python
 
