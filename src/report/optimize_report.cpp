@@ -62,6 +62,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   j["date"] = utcTimestamp();
   j["task"] = task.toJson();
   j["environment"] = environmentJson(r);
+  if (r.lanes.is_array()) j["gpus"] = r.lanes;
   j["tunables"] = tunablesJson(tunables);
   j["search"] = {{"strategy", r.strategy},
                  {"strategy_requested", options.strategy},
