@@ -206,6 +206,7 @@ int runOptimizeMany(const OptimizeFlags& given_flags, const GlobalOptions& globa
   cw.name = "compile worker";
   auto pool = std::make_shared<WorkerPool>(cw, want);
 
+  if (!quiet && jobs.size() == 1) printTunables(*jobs[0].run->tunables);  // as a single run shows them
   if (!quiet) {
     std::string plan;
     for (const auto& g : groups) {
