@@ -18,6 +18,7 @@
 #include "support/test_support.h"
 #include "util/error.h"
 #include "worker/gpu_selection.h"
+#include "worker/measurement.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -84,9 +85,10 @@ fs::path writeTask(const fs::path& dir, const std::string& name) {
   return dir / (name + ".toml");
 }
 
+// runShell adds 2>&1: a subshell keeps stderr out of the JSON when asked.
 std::pair<int, std::string> optimize(const std::string& env, const std::string& args, bool with_stderr = false) {
   return test::runShell(fmt::format(
-      "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.005 {} {} --python {} optimize {} --jobs 2 {}", choosePython(""), env,
+      "(TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.005 {} {} --python {} optimize {} --jobs 2 {})", choosePython(""), env,
       test::tritonforgeBinary().string(), (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string(), args,
       with_stderr ? "2>&1" : "2>/dev/null"));
 }
@@ -215,6 +217,62 @@ TEST(GpusCli, SeveralTasksAreScheduledOverTheGpusEachIntoItsOwnFolder) {
                               true);
   EXPECT_EQ(rc3, 2) << out3;
   EXPECT_NE(out3.find("no such task file or folder"), std::string::npos) << out3;
+}
+
+TEST(GpusCli, SeveralTasksSaveOneBaselineFileThatCheckVerifiesOverTheGpus) {
+  fs::path dir = test::tempDir("gpus_check");
+  fs::path a = writeTask(dir / "tasks", "add");
+  fs::path b = writeTask(dir / "tasks", "add2");
+  fs::path baseline = dir / "baseline.json";
+  auto [rc, out] = optimize("TF_FAKE_GPUS=2", fmt::format("{} {} --gpus 2 --out {} --save-baseline {} {}", a.string(),
+                                                          b.string(), (dir / "out").string(), baseline.string(), kSearch));
+  ASSERT_EQ(rc, 0) << out;
+  // Both runs' entries are in the one file (saved one at a time).
+  nlohmann::json saved = nlohmann::json::parse(test::readFile(baseline));
+  EXPECT_TRUE(saved["tasks"].contains("add")) << saved.dump();
+  EXPECT_TRUE(saved["tasks"].contains("add2")) << saved.dump();
+  // The optimized sources adopted, as a team would commit them: check finds no regression.
+  for (const char* name : {"add", "add2"}) {
+    fs::copy_file(dir / "out" / name / (std::string(name) + ".py"), dir / "tasks" / (std::string(name) + ".py"),
+                  fs::copy_options::overwrite_existing);
+  }
+  fs::path log = dir / "check.jsonl";
+  auto [rc2, out2] = test::runShell(fmt::format(
+      "(TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 TF_FAKE_GPUS=2 TF_FAKE_GPU_LOG={} {} --python {} check {} {} "
+      "--baseline {} --gpus all --repeats 2 --json 2>/dev/null)",
+      choosePython(""), log.string(), test::tritonforgeBinary().string(),
+      (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string(), a.string(), b.string(), baseline.string()));
+  ASSERT_EQ(rc2, 0) << out2;
+  nlohmann::json report = nlohmann::json::parse(out2);
+  ASSERT_EQ(report["tasks"].size(), 2u) << out2;
+  EXPECT_EQ(report["tasks"][0]["name"], "add");  // in the order given, whichever GPU checked it
+  EXPECT_EQ(report["tasks"][1]["name"], "add2");
+  std::set<std::string> devices;
+  for (const auto& r : readLog(log)) devices.insert(r["device"].get<std::string>());
+  EXPECT_EQ(devices, (std::set<std::string>{"0", "1"}));
+  // GPUs of two models: a baseline file holds one model's times.
+  auto [rc3, out3] = test::runShell(fmt::format(
+      "TF_FAKE_REAL_PYTHON={} TF_FAKE_GPUS=2 TF_FAKE_GPU_MODELS='A,B' {} --python {} check {} --baseline {} --gpus all "
+      "2>&1",
+      choosePython(""), test::tritonforgeBinary().string(),
+      (test::sourceDir() / "tests/worker_fakes/fake_gpu_python").string(), a.string(), baseline.string()));
+  EXPECT_EQ(rc3, 2) << out3;
+  EXPECT_NE(out3.find("--gpus all: the GPUs are of different models"), std::string::npos) << out3;
+}
+
+TEST(GpusCli, ALostWorkerIsNotRunNotTheCandidatesFailure) {
+  WorkerReply r;
+  r.status = WorkerReply::Status::kFailed;
+  r.error_type = "WorkerLost";
+  r.message = "the Ray actor of lane 1 was lost: ActorDiedError";
+  CaseMeasurement m = measurementFromReply(r);
+  EXPECT_EQ(m.status, CandidateStatus::kNotRun);
+  EXPECT_TRUE(m.worker_lost);
+  EXPECT_EQ(m.message, "the measurement worker was lost: the Ray actor of lane 1 was lost: ActorDiedError");
+  r.error_type = "WorkerCrashed";  // the worker under the actor died: the candidate's crash, as on one host
+  r.result = {{"status", "crash"}};
+  EXPECT_EQ(measurementFromReply(r).status, CandidateStatus::kCrash);
+  EXPECT_FALSE(measurementFromReply(r).worker_lost);
 }
 
 }  // namespace
