@@ -45,7 +45,14 @@ Evaluator::Evaluator(const Task& task, EvaluatorOptions options, fs::path work_d
 }
 
 Evaluator::~Evaluator() {
-  // A shared pool outlives this run: only this run's reference goes.
+  // A shared pool outlives this run, and its queued jobs call compileOn on this evaluator:
+  // with every deadline passed they return at once, and they are waited for before it goes.
+  if (options_.shared_pool) {
+    setDeadlines(Clock::now(), Clock::now());
+    for (auto& [hash, f] : compiles_) {
+      if (f.valid()) f.wait();
+    }
+  }
   pool_.reset();
   for (auto& lane : lanes_) lane->worker->shutdown();
 }
