@@ -258,6 +258,21 @@ def _error(req, kind, message, data=None):
     return json.dumps({"v": PROTOCOL_VERSION, "id": req.get("id"), "ok": False, "error": err})
 
 
+def _unreachable(address):
+    """Why a host:port address does not answer (ray.init would retry for minutes), or None."""
+    import socket
+    if address == "auto" or "://" in address or ":" not in address:
+        return None
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        return f"'{port}' is not a port"
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
 def main():
     # Ray and its logging may print to stdout: the protocol gets a private copy of it.
     out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -270,6 +285,10 @@ def main():
         sys.stderr.write("tritonforge ray bridge: Ray is not installed (pip install 'tritonforge[ray]' or ray)\n")
         sys.exit(3)
     address = os.environ.get("TRITONFORGE_RAY_ADDRESS") or "auto"
+    problem = _unreachable(address)
+    if problem:
+        sys.stderr.write(f"tritonforge ray bridge: cannot reach the Ray cluster at {address}: {problem}\n")
+        sys.exit(3)
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
     except Exception as exc:
