@@ -258,6 +258,7 @@ int runOptimizeMany(const OptimizeFlags& given_flags, const GlobalOptions& globa
             std::lock_guard<std::mutex> lock(out_mu);
             if (!f.save_baseline.empty() && result.gpu) {
               saveBaselineEntry(f.save_baseline, baselineEntryFromResult(result_json, (dir / "result.json").string()));
+              if (!f.json) std::fprintf(stderr, "baseline of %s saved to %s\n", p.task.name.c_str(), f.save_baseline.c_str());
             }
             if (!f.json) {
               std::fputs(optimizeSummary(p.task, *p.tunables, result, dir).c_str(),
