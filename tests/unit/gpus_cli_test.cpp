@@ -260,6 +260,25 @@ TEST(GpusCli, SeveralTasksSaveOneBaselineFileThatCheckVerifiesOverTheGpus) {
   EXPECT_NE(out3.find("--gpus all: the GPUs are of different models"), std::string::npos) << out3;
 }
 
+// Runs that end with compiles still queued on the shared pool (the budget ran out while it
+// compiled slowly): each waits for its own, which the past deadline cuts short, before its
+// evaluator goes (they call back into it). Every run finishes and writes its result.
+TEST(GpusCli, RunsThatEndWithCompilesQueuedOnTheSharedPoolFinishCleanly) {
+  fs::path dir = test::tempDir("gpus_queued");
+  std::string tasks;
+  for (const char* name : {"add", "add2", "add3"}) tasks += writeTask(dir / "tasks", name).string() + " ";
+  auto [rc, out] = optimize("TF_FAKE_GPUS=2 TF_FAKE_WARM_S=0.6",
+                            fmt::format("{} --gpus all --budget 4 --no-db --no-passes --json --out {}", tasks,
+                                        (dir / "out").string()));
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json all = nlohmann::json::parse(out);
+  ASSERT_EQ(all.size(), 3u);
+  for (const auto& r : all) {
+    EXPECT_LE(r["search"]["elapsed_s"].get<double>(), 4.5) << r["task"]["name"];
+    EXPECT_TRUE(r["status"] == "improved" || r["status"] == "unchanged") << r["status"];
+  }
+}
+
 TEST(GpusCli, ALostWorkerIsNotRunNotTheCandidatesFailure) {
   WorkerReply r;
   r.status = WorkerReply::Status::kFailed;
