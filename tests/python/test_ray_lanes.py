@@ -24,7 +24,10 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray): the --ray tests do not run")
+try:
+    import ray  # noqa: F401
+except ImportError as exc:  # skipped, saying why (pytest -ra prints it)
+    pytest.skip(f"Ray is not importable ({exc}): pip install ray to run the --ray tests", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "worker_fakes" / "fake_gpu_python"
