@@ -58,3 +58,17 @@ def test_bad_gpus_is_one_line_and_exit_two():
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert p.stderr == "bench/run: --gpus a,b: expected all, a count N, or a list like 0,2\n"
+
+
+def test_interpreter_lanes_run_kernels_in_parallel(tmp_path):
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "run"), "--interpret", "--no-tritonforge", "--gpus", "2",
+                        "softmax", "rmsnorm", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    import json
+    doc = json.loads((out / "results.json").read_text())
+    assert set(doc["kernels"]) == {"softmax", "rmsnorm"}
+    assert doc["runs"][-1]["gpus"] == ["0", "1"]
+    assert {k["gpu_index"] for k in doc["kernels"].values()} <= {"0", "1"}
+    assert "2 GPU(s): 0, 1; one kernel per GPU at a time" in p.stdout
+    assert (out / "measure-gpu0.log").exists() and (out / "measure-gpu1.log").exists()
