@@ -103,6 +103,9 @@ void confirm(const RunContext& ctx, RunState& state) {
     for (size_t i = 0; i < n; ++i) {
       CaseMeasurement mb = ctx.evaluator.measure(vb, i, t, lane);
       CaseMeasurement mc = ctx.evaluator.measure(vc, i, t, lane);
+      if (mb.worker_lost || mc.worker_lost) {
+        return acceptFromSearch(ctx, state, best, "the measurement worker was lost during the re-measurement");
+      }
       if (mb.status == CandidateStatus::kNotRun || mc.status == CandidateStatus::kNotRun) {
         return acceptFromSearch(ctx, state, best, "the budget ran out during the re-measurement");
       }
