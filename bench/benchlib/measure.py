@@ -114,7 +114,9 @@ def op_hello(_args):
         return info
     props = torch.cuda.get_device_properties(0)
     info["gpu"] = {"name": props.name, "capability": f"{props.major}.{props.minor}",
-                   "sms": props.multi_processor_count, "memory_bytes": props.total_memory}
+                   "sms": props.multi_processor_count, "memory_bytes": props.total_memory,
+                   "device_count": torch.cuda.device_count(),  # bench/run --gpus
+                   "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]}
     try:
         info["cudnn"] = torch.backends.cudnn.version()
     except Exception:

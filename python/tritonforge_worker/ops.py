@@ -46,6 +46,11 @@ def op_hello(args):
                     "memory_bytes": int(props.total_memory),
                     "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
                     "device_count": torch.cuda.device_count(),
+                    # Every visible device by model (`--gpus` pins one worker to each, and
+                    # groups them by model), with CUDA_VISIBLE_DEVICES as this process has it.
+                    "devices": [{"index": i, "name": torch.cuda.get_device_name(i)}
+                                for i in range(torch.cuda.device_count())],
+                    "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
                 }
                 # What the device allows, where this torch tells it (the C++ side's GpuLimits
                 # prefers these over its table of compute capabilities).

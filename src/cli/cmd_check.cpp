@@ -17,7 +17,10 @@
 
 #include <cstdio>
 #include <iostream>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/optimize_command.h"
@@ -27,6 +30,7 @@
 #include "task/task.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "worker/gpu_selection.h"
 #include "worker/worker_client.h"
 #include "worker/worker_process.h"
 
@@ -46,6 +50,7 @@ struct CheckFlags {
   bool retune = false;
   double budget = 60;
   std::string out = "tritonforge-out";
+  std::string gpus;                    // --gpus all|N|LIST; "": one GPU
 };
 
 // optimize on each task that verified, from the baseline's best configuration; returns the
@@ -78,9 +83,11 @@ std::string retune(const CheckFlags& f, const BaselineFile& baseline, const std:
       if (v.is_number_integer()) start[id] = v.get<int64_t>();
     }
     o.start_configs = {start};
+    o.gpus = f.gpus;
+    o.tasks = {f.tasks[i]};
     std::fprintf(stderr, "re-tuning %s from the recorded best (%s)\n", t.name.c_str(),
                  it->second.config_text.empty() ? "as written" : it->second.config_text.c_str());
-    if (runOptimize(o, global) != 0) {
+    if ((f.gpus.empty() ? runOptimize(o, global) : runOptimizeMany(o, global)) != 0) {
       md += fmt::format("- {}: not re-tuned: no GPU\n", t.name);
       continue;
     }
@@ -131,15 +138,39 @@ int runCheck(const CheckFlags& f, const GlobalOptions& global) {
   }
   const std::string recorded_in = f.baseline.empty() ? f.db : f.baseline;
 
-  WorkerOptions wo = workerOptionsFor(global, true);
-  wo.name = "measurement worker";
-  WorkerProcess worker(wo);
-  WorkerClient client(worker);
-  WorkerReply started = worker.ensureStarted();
-  if (!started.ok()) {
-    throw EnvironmentError(fmt::format("{}{}", started.message, started.detail.empty() ? "" : " (" + started.detail + ")"));
+  // --gpus: one pinned measurement worker per GPU, tasks checked in parallel over them (a
+  // task's repeats stay on one GPU). The GPUs must be of one model: the baseline file holds
+  // one model's times.
+  std::vector<GpuDevice> gpus = discoverGpus(parseGpuSelection(f.gpus), global);
+  if (groupByModel(gpus).size() > 1) {
+    throw UserError(fmt::format("--gpus {}: the GPUs are of different models, and a baseline file holds one model's "
+                                "times (choose one model's GPUs with --gpus LIST)",
+                                f.gpus));
   }
-  const nlohmann::json hello = worker.helloInfo();
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  for (size_t i = 0; i < std::max<size_t>(1, gpus.size()); ++i) {
+    WorkerOptions wo = workerOptionsFor(global, true);
+    wo.name = "measurement worker";
+    if (!gpus.empty()) {
+      wo.name = "measurement worker of GPU " + gpus[i].device;
+      wo.env["CUDA_VISIBLE_DEVICES"] = gpus[i].device;
+    }
+    workers.push_back(std::make_unique<WorkerProcess>(wo));
+  }
+  std::vector<WorkerReply> replies(workers.size());
+  {
+    std::vector<std::thread> starting;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      starting.emplace_back([&, i] { replies[i] = workers[i]->ensureStarted(); });
+    }
+    for (auto& t : starting) t.join();
+  }
+  for (const auto& started : replies) {
+    if (!started.ok()) {
+      throw EnvironmentError(fmt::format("{}{}", started.message, started.detail.empty() ? "" : " (" + started.detail + ")"));
+    }
+  }
+  const nlohmann::json hello = workers[0]->helloInfo();
   if (!hello.contains("gpu") || !hello["gpu"].is_object()) {
     std::string why = hello.value("gpu_reason", std::string("no CUDA GPU is visible"));
     std::fprintf(stderr, "tritonforge: nothing checked: %s\n", why.c_str());
@@ -153,29 +184,49 @@ int runCheck(const CheckFlags& f, const GlobalOptions& global) {
   options.min_noise = f.min_noise_pct / 100;
   options.run_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
 
-  std::vector<TaskCheck> results;
-  bool failed = false;
-  for (const Task& task : tasks) {
-    TaskCheck t;
-    t.name = task.name;
-    t.path = task.path.string();
-    auto it = baseline.tasks.find(task.name);
-    const BaselineEntry* entry = it == baseline.tasks.end() ? nullptr : &it->second;
-    if (entry) {
-      t.has_baseline = true;
-      t.baseline_config_text = entry->config_text;
-      t.toolchain_changes = entry->toolchain.differences(now);
+  std::vector<TaskCheck> results(tasks.size());
+  std::mutex err_mu;
+  std::atomic<size_t> next{0};
+  auto lane = [&](WorkerProcess& worker) {
+    WorkerClient client(worker);
+    for (size_t k = next++; k < tasks.size(); k = next++) {
+      const Task& task = tasks[k];
+      TaskCheck t;
+      t.name = task.name;
+      t.path = task.path.string();
+      auto it = baseline.tasks.find(task.name);
+      const BaselineEntry* entry = it == baseline.tasks.end() ? nullptr : &it->second;
+      if (entry) {
+        t.has_baseline = true;
+        t.baseline_config_text = entry->config_text;
+        t.toolchain_changes = entry->toolchain.differences(now);
+      }
+      {
+        std::lock_guard<std::mutex> lock(err_mu);
+        std::fprintf(stderr, "checking %s: %zu case(s), %d interleaved repeat(s)%s\n", task.name.c_str(),
+                     task.cases.size(), options.repeats,
+                     gpus.size() > 1 ? (" on " + worker.options().name.substr(std::string("measurement worker of ").size()))
+                                           .c_str()
+                                     : "");
+      }
+      t.cases = checkTaskCases(task, client, entry, options);
+      {
+        std::lock_guard<std::mutex> lock(err_mu);
+        if (gpus.size() > 1) std::fprintf(stderr, "%s:\n", task.name.c_str());
+        for (const auto& c : t.cases) std::fprintf(stderr, "  %s: %s\n", c.label.c_str(), toString(c.verdict));
+      }
+      results[k] = std::move(t);
     }
-    std::fprintf(stderr, "checking %s: %zu case(s), %d interleaved repeat(s)\n", task.name.c_str(), task.cases.size(),
-                 options.repeats);
-    t.cases = checkTaskCases(task, client, entry, options);
-    for (const auto& c : t.cases) {
-      std::fprintf(stderr, "  %s: %s\n", c.label.c_str(), toString(c.verdict));
-    }
-    failed = failed || t.failed();
-    results.push_back(std::move(t));
+  };
+  {
+    std::vector<std::thread> lanes;
+    for (size_t i = 1; i < workers.size(); ++i) lanes.emplace_back([&, i] { lane(*workers[i]); });
+    lane(*workers[0]);
+    for (auto& t : lanes) t.join();
   }
-  worker.shutdown();  // the GPU is optimize's alone while re-tuning
+  bool failed = false;
+  for (const auto& t : results) failed = failed || t.failed();
+  for (auto& w : workers) w->shutdown();  // the GPUs are optimize's alone while re-tuning
   if (!f.junit.empty()) writeFileAtomic(f.junit, checkJUnit(results));
   if (f.json) {
     // The JSON alone on stdout; a re-tune's summary goes to stderr.
@@ -215,6 +266,9 @@ CommandRunner registerCheck(CLI::App& app, const GlobalOptions& global) {
                 "in the baseline file");
   sub->add_option("--budget", flags->budget, "--retune: optimize's budget per task in seconds (default 60)");
   sub->add_option("--out", flags->out, "--retune: optimize's output folder (default tritonforge-out)");
+  sub->add_option("--gpus", flags->gpus,
+                  "Check the tasks in parallel on several GPUs of one model: all, N or a list (0,2); --retune "
+                  "spreads each task's candidates over them");
   return [flags, &global] { return runCheck(*flags, global); };
 }
 

@@ -27,8 +27,6 @@
 #include "worker/worker_process.h"
 
 namespace tf {
-namespace {
-
 
 void printTunables(const TunableSet& t) {
   std::fprintf(stderr, "Tunables:\n");
@@ -39,6 +37,8 @@ void printTunables(const TunableSet& t) {
   }
   for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
 }
+
+namespace {
 
 // "--only BLOCK_M=64,128" (a parameter name, or a tunable id "kernel.PARAM") -> region.
 Region parseOnly(const std::vector<std::string>& specs, const TunableSet& tunables) {
@@ -150,9 +150,8 @@ void applyEffort(OptimizeFlags& f) {
   throw UserError(fmt::format("--effort must be quick, default or full, not '{}'", f.effort));
 }
 
-int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
-  const auto started = std::chrono::steady_clock::now();
-  OptimizeFlags f = given_flags;
+// The flags' checks that need no task (bad values are bad input, exit 2).
+void checkOptimizeFlags(OptimizeFlags& f, const GlobalOptions& global) {
   applyEffort(f);
   checkPositiveFlag("--budget", f.budget, 1e9);
   checkPositiveFlag("--timing-ms", f.timing_ms, 3.6e6);
@@ -170,16 +169,32 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   makeEngine(f.engine, engine_settings);  // rejects an unknown engine before anything runs
   PassFilter switched_off;
   for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
-  Task task = loadTask(f.task);
-  checkOutputDir(task, f.out);
-  std::unique_ptr<TaskSources> sources;
+  // A --db that cannot be opened, or is not a results database, is an error now, before
+  // anything is printed.
+  if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
+  // So is a --save-baseline file that exists but is not a baseline file (it is not overwritten).
+  if (!f.save_baseline.empty() && std::filesystem::exists(f.save_baseline)) loadBaselineFile(f.save_baseline);
+}
+
+// Loads and checks one task and builds its options (flags already checked).
+std::unique_ptr<PreparedRun> prepareRun(const OptimizeFlags& f, const GlobalOptions& global, const std::string& task_path,
+                                        const std::filesystem::path& out_root,
+                                        std::chrono::steady_clock::time_point started) {
+  auto p = std::make_unique<PreparedRun>();
+  p->engine_settings = engineSettings(f, global);
+  for (const auto& name : f.no_pass) p->switched_off.disable(name);
+  p->task = loadTask(task_path);
+  const Task& task = p->task;
+  checkOutputDir(task, out_root);
   {
     WorkerOptions wo = workerOptionsFor(global, false);
     wo.name = "parse worker";
     WorkerProcess parser(wo);
-    sources = loadTaskSources(task, parser);
+    p->sources = loadTaskSources(task, parser);
   }
-  TunableSet tunables = discoverTunables(sources->ir, task.launcher, task.kernels, task.direction == "backward");
+  p->tunables = std::make_unique<TunableSet>(
+      discoverTunables(p->sources->ir, task.launcher, task.kernels, task.direction == "backward"));
+  const TunableSet& tunables = *p->tunables;
   if (tunables.sites.empty()) {
     std::string why;
     for (const auto& n : tunables.notes) why += "; " + n;
@@ -189,17 +204,8 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
                                 task.direction == "backward" ? "the backward of the launcher" : "the launcher",
                                 task.launcher, why));
   }
-  // A --db that cannot be opened, or is not a results database, is an error now, before
-  // anything is printed.
-  if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
-  // So is a --save-baseline file that exists but is not a baseline file (it is not overwritten).
-  if (!f.save_baseline.empty() && std::filesystem::exists(f.save_baseline)) loadBaselineFile(f.save_baseline);
-  Region only = parseOnly(f.only, tunables);
-  const bool quiet = f.json && !f.progress;
-  if (!quiet) printTunables(tunables);
-  if (f.dry_run) return runDryRun(f, global, task, *sources, tunables, engine_settings, switched_off);
-
-  OptimizeOptions options;
+  OptimizeOptions& options = p->options;
+  options.only = parseOnly(f.only, tunables);
   options.budget_s = f.budget;
   options.started = started;
   options.compile_workers = f.jobs;
@@ -209,7 +215,6 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   options.stall_rounds = f.stall_rounds;
   options.batch = f.batch;
   options.timing_budget_ms = f.timing_ms;
-  options.only = std::move(only);
   options.start_configs = f.start_configs;
   options.keep_work = f.keep_work;
   options.engine = f.engine;
@@ -217,7 +222,7 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   options.warm_start_from_db = f.effort == "quick";
   options.every_pass = f.effort == "full";
   options.wide_space = f.effort == "full";
-  options.engine_settings = engine_settings;
+  options.engine_settings = p->engine_settings;
   if (!f.no_passes) {
     TransformSettings settings;
     settings.source_path = task.source;
@@ -228,7 +233,7 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
     // in parallel): the pass worker only checks that it parses.
     settings.compile = false;
     options.passes = std::make_shared<TransformPassApplier>(workerOptionsFor(global, false), std::move(settings),
-                                                            switched_off.disabled());
+                                                            p->switched_off.disabled());
   }
   options.builtin_diagnosis = !f.no_diagnosis;
   if (f.within_roofline >= 0) options.within_roofline_pct = f.within_roofline;
@@ -239,15 +244,35 @@ int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
   options.evaluator.worker = workerOptionsFor(global, true);
   options.evaluator.timeouts.warm = std::chrono::milliseconds(static_cast<int64_t>(f.compile_timeout * 1000));
   options.evaluator.timeouts.run = std::chrono::milliseconds(static_cast<int64_t>(f.run_timeout * 1000));
+  return p;
+}
 
-  if (!quiet && f.effort != "default") {
-    std::fprintf(stderr, "effort %s: budget %g s, stall rounds %d, %s strategy%s\n", f.effort.c_str(), f.budget,
-                 f.stall_rounds, f.strategy.c_str(),
-                 f.effort == "quick" ? ", no passes, warm start from the results database"
-                                     : ", wider spaces, every pass");
-  }
+namespace {
+
+void printEffort(const OptimizeFlags& f) {
+  std::fprintf(stderr, "effort %s: budget %g s, stall rounds %d, %s strategy%s\n", f.effort.c_str(), f.budget,
+               f.stall_rounds, f.strategy.c_str(),
+               f.effort == "quick" ? ", no passes, warm start from the results database"
+                                   : ", wider spaces, every pass");
+}
+
+}  // namespace
+
+int runOptimize(const OptimizeFlags& given_flags, const GlobalOptions& global) {
+  const auto started = std::chrono::steady_clock::now();
+  OptimizeFlags f = given_flags;
+  checkOptimizeFlags(f, global);
+  std::unique_ptr<PreparedRun> p = prepareRun(f, global, f.task, f.out, started);
+  const Task& task = p->task;
+  const TunableSet& tunables = *p->tunables;
+  const bool quiet = f.json && !f.progress;
+  if (!quiet) printTunables(tunables);
+  if (f.dry_run) return runDryRun(f, global, task, *p->sources, tunables, p->engine_settings, p->switched_off);
+  const OptimizeOptions& options = p->options;
+
+  if (!quiet && f.effort != "default") printEffort(f);
   auto progress = makeProgress(quiet, global.verbose, f.budget);
-  OptimizeResult result = optimize(task, *sources, tunables, options, *progress);
+  OptimizeResult result = optimize(task, *p->sources, tunables, options, *progress);
   nlohmann::json result_json;
   auto dir = writeOptimizeOutputs(task, tunables, result, options, f.out, &result_json);
   if (!f.save_baseline.empty() && result.gpu) {
@@ -268,7 +293,10 @@ const CommandRegistration kOptimizeRegistration("optimize", 50, &registerOptimiz
 CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* sub = app.add_subcommand("optimize", "Search for a faster verified version of a task's kernel(s)");
-  sub->add_option("task", flags->task, "The task file (TOML)")->required();
+  sub->add_option("task", flags->tasks,
+                  "The task file (TOML); several, or folders of them (every *.toml directly inside), are "
+                  "scheduled over the GPUs")
+      ->required();
   sub->add_option("--budget", flags->budget, "Wall-clock budget in seconds (default 60; quick 20, full 300)");
   sub->add_option("--effort", flags->effort,
                   "quick (warm start from the results database, short budget, parameters only, early stop), "
@@ -320,11 +348,24 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_flag("--keep-work", flags->keep_work, "Keep the folder of candidate sources");
   sub->add_option("--compile-timeout", flags->compile_timeout, "Seconds one candidate may take to compile");
   sub->add_option("--run-timeout", flags->run_timeout, "Seconds one measurement may take");
+  sub->add_option("--gpus", flags->gpus,
+                  "Measure on several GPUs: all, N (the first N) or a list (0,2); one measurement worker per GPU. "
+                  "Default: one GPU, as before (docs/gpus.md)");
+  sub->add_option("--ray", flags->ray,
+                  "Run the measurement workers as Ray actors (one GPU each) of the cluster at ADDRESS "
+                  "(host:port, or auto); needs `pip install ray` (docs/gpus.md)");
   return [flags, sub, &global] {
     for (const char* name : {"--budget", "--stall-rounds", "--timing-ms", "--strategy", "--no-passes"}) {
       if (sub->count(name) > 0) flags->given.insert(name);
     }
-    return runOptimize(*flags, global);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (flags->tasks.size() == 1 && !fs::is_directory(flags->tasks[0], ec) && flags->gpus.empty() &&
+        flags->ray.empty()) {
+      flags->task = flags->tasks[0];
+      return runOptimize(*flags, global);
+    }
+    return runOptimizeMany(*flags, global);
   };
 }
 

@@ -2,17 +2,32 @@
 // `check --retune` (a warm start from the recorded best).
 #pragma once
 
+#include <chrono>
+#include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "kernel/tunables.h"
+#include "search/engine.h"
+#include "search/optimizer.h"
+#include "task/task.h"
+#include "task/task_sources.h"
+#include "transform/pass.h"
 #include "variant/config.h"
+#include "worker/gpu_selection.h"
 
 namespace tf {
 
 struct OptimizeFlags {
   std::string task;
+  // As given on the command line: task files or folders of them (`optimize A.toml B.toml`,
+  // `optimize tasks/`); `task` is the one a single run takes.
+  std::vector<std::string> tasks;
+  std::string gpus;                    // --gpus all|N|LIST; "": one GPU, as before
+  std::string ray;                     // --ray ADDRESS: measurement workers as Ray actors
   double budget = 60;
   std::string out = "tritonforge-out";
   bool json = false;
@@ -60,5 +75,32 @@ void applyEffort(OptimizeFlags& f);
 
 // Runs optimize as the command line asks; returns its exit code (0, or 3 without a GPU).
 int runOptimize(const OptimizeFlags& f, const GlobalOptions& global);
+
+// Several tasks, several GPUs or a Ray cluster (src/cli/optimize_many.cpp): every task is
+// checked first, then the tasks are scheduled over the GPUs' measurement lanes with one
+// shared compile pool; GPUs of different models each tune every task for themselves.
+int runOptimizeMany(const OptimizeFlags& f, const GlobalOptions& global);
+
+// What runOptimize and runOptimizeMany share (cmd_optimize.cpp).
+struct PreparedRun {
+  Task task;
+  std::unique_ptr<TaskSources> sources;
+  std::unique_ptr<TunableSet> tunables;
+  OptimizeOptions options;
+  EngineSettings engine_settings;
+  PassFilter switched_off;
+};
+// Applies the effort preset and checks the flags that need no task (UserError: exit 2).
+void checkOptimizeFlags(OptimizeFlags& f, const GlobalOptions& global);
+// Loads and checks one task (its results go under `out_root`) and builds its options.
+std::unique_ptr<PreparedRun> prepareRun(const OptimizeFlags& f, const GlobalOptions& global, const std::string& task_path,
+                                        const std::filesystem::path& out_root,
+                                        std::chrono::steady_clock::time_point started);
+// The GPUs `--gpus` names (discovered with one local worker's hello); empty for the default
+// selection or where there is no GPU. UserError for a GPU that is not there.
+std::vector<GpuDevice> discoverGpus(const GpuSelection& sel, const GlobalOptions& global);
+
+// The tunables table on stderr.
+void printTunables(const TunableSet& t);
 
 }  // namespace tf

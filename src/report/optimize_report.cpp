@@ -62,6 +62,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   j["date"] = utcTimestamp();
   j["task"] = task.toJson();
   j["environment"] = environmentJson(r);
+  if (r.lanes.is_array()) j["gpus"] = r.lanes;
   j["tunables"] = tunablesJson(tunables);
   j["search"] = {{"strategy", r.strategy},
                  {"strategy_requested", options.strategy},
@@ -153,7 +154,7 @@ std::string decisionsMarkdown(const OptimizeResult& r) {
     const auto& d = e["data"];
     if (kind == "finding") findings.push_back(d);
     else if (kind == "proposal") proposals[d.value("id", "")] = d;
-    else if (kind == "round") {
+    else if (kind == "round" && d.contains("outcomes")) {
       for (const auto& o : d["outcomes"]) {
         std::string pid = o.value("proposal", "");
         measured[pid] += o.value("measured", 0);
@@ -177,8 +178,14 @@ std::string decisionsMarkdown(const OptimizeResult& r) {
   }
   for (const auto& [id, p] : proposals) {
     std::string fs;
-    for (const auto& x : p["findings"]) fs += (fs.empty() ? "" : ", ") + x.get<std::string>();
-    std::string what = p.value("kind", "") == "pass" ? "pass " + p.value("pass", "") : "region " + p["region"].dump();
+    if (p.contains("findings") && p["findings"].is_array()) {
+      for (const auto& x : p["findings"]) fs += (fs.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+    }
+    // A const json's operator[] on a missing key is undefined behaviour: a rewrite proposal
+    // (the model engine's) has no "region" (report.md segfaulted about one run in ten).
+    std::string what = p.value("kind", "") == "pass"  ? "pass " + p.value("pass", "")
+                       : p.contains("region")          ? "region " + p["region"].dump()
+                                                       : p.value("kind", std::string("proposal"));
     std::string outcome = measured.count(id) ? fmt::format("{} candidates", measured[id]) : "no candidates";
     if (best_gain.count(id)) {
       double g = best_gain[id];

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <future>
+
 #include "search/batch_evaluation.h"
 #include "search/engine_round.h"
 #include "search/loop_diagnosis.h"
@@ -55,6 +57,54 @@ void prepareTarget(const RunContext& ctx, RunState& state) {
     state.target_objective = geomean(ratios) * (1.0 + *ctx.options.within_roofline_pct / 100.0);
   } else {
     state.result.notes.push_back("no roofline is known for this task's cases: --within-roofline is not applied");
+  }
+}
+
+// With several lanes: the kernel as written on every other lane too (in parallel), so that
+// each lane's candidates are scored against a baseline measured on the same GPU. A lane on
+// which it fails is dropped. These measurements are not stored: the database keeps lane 0's.
+void measureLaneBaselines(const RunContext& ctx, RunState& state) {
+  Evaluator& ev = ctx.evaluator;
+  if (ev.lanes() <= 1) return;
+  state.lane_baselines.assign(static_cast<size_t>(ev.lanes()), BaselineReference{});
+  state.lane_baselines[0] = state.baseline;
+  Variant v = ev.materialize(state.bases[0]->text);
+  const size_t n = ctx.task.cases.size();
+  std::vector<std::future<std::vector<CaseMeasurement>>> runs(static_cast<size_t>(ev.lanes()));
+  for (int l = 1; l < ev.lanes(); ++l) {
+    if (!ev.laneAlive(l)) continue;
+    runs[static_cast<size_t>(l)] = std::async(std::launch::async, [&ev, v, n, l, timing = state.search_timing] {
+      std::vector<CaseMeasurement> out;
+      for (size_t i = 0; i < n; ++i) {
+        out.push_back(ev.measure(v, i, timing, l));
+        if (out.back().status != CandidateStatus::kOk) break;
+      }
+      return out;
+    });
+  }
+  for (int l = 1; l < ev.lanes(); ++l) {
+    auto& f = runs[static_cast<size_t>(l)];
+    if (!f.valid()) continue;
+    std::vector<CaseMeasurement> got = f.get();
+    BaselineReference ref;
+    std::string failed;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i].status != CandidateStatus::kOk) {
+        failed = fmt::format("case {}: {}", ctx.task.caseLabel(i), got[i].message);
+        break;
+      }
+      ref.times_ms.push_back(got[i].timing->median_ms);
+      ref.noise.push_back(got[i].timing->noise());
+      ref.outputs.push_back(got[i].outputs);
+      ref.labels.push_back(ctx.task.caseLabel(i));
+    }
+    if (failed.empty() && got.size() < n) failed = "not every case was measured";
+    if (!failed.empty()) {
+      ev.dropLane(l, "the kernel as written did not run on it: " + failed);
+      continue;
+    }
+    ctx.trace.add("lane-baseline", {{"lane", l}, {"gpu", ev.laneDevice(l)}, {"time_ms", ref.times_ms}});
+    state.lane_baselines[static_cast<size_t>(l)] = std::move(ref);
   }
 }
 
@@ -138,6 +188,7 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
   const CandidateRecord& added = recordCandidate(ctx, state, std::move(rec));
   ctx.trace.add("baseline", {{"time_ms", times}, {"reused", reused}, {"source_hash", added.source_hash},
                              {"noise", state.baselineNoise()}, {"reserve_s", state.budget.reserve_s}});
+  measureLaneBaselines(ctx, state);
   prepareRoofline(ctx, state, state.result.candidates[0]);
   prepareTarget(ctx, state);
   diagnoseCandidate(ctx, state, state.result.candidates[0]);

@@ -1,5 +1,8 @@
 // Map: evaluateBatch (prune, rewrite, reuse or compile) -> measureInCompileOrder (measure what
 // is compiled first; spilling variants last; nothing past the search's end) -> recordCandidate.
+// With several measurement lanes (--gpus), measureOnLanes hands each compiled candidate to a
+// free lane; a lane measures on its own thread, and everything the results lead to (records,
+// callbacks, scoring against that lane's baseline) happens back on the driver thread.
 #include "search/batch_evaluation.h"
 
 #include <fmt/format.h>
@@ -40,6 +43,169 @@ bool ready(const std::shared_future<CompileOutcome>& f) {
   return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+// The next of `todo` to measure: the first whose compile finished and does not spill more than
+// the kernel as written; a spilling one only when nothing else is compiling; todo.size():
+// none is ready yet.
+size_t pickNext(const std::vector<Pending>& pending, const std::vector<size_t>& todo, int64_t base_spills) {
+  size_t spilling = todo.size();
+  bool compiling = false;
+  for (size_t j = 0; j < todo.size(); ++j) {
+    const auto& f = pending[todo[j]].compiled;
+    if (!ready(f)) {
+      compiling = true;
+      continue;
+    }
+    const CompileOutcome& c = f.get();
+    if (c.status == CandidateStatus::kOk && spillsOf(c.kernels) > base_spills) {
+      if (spilling == todo.size()) spilling = j;
+      continue;
+    }
+    return j;
+  }
+  return compiling ? todo.size() : spilling;
+}
+
+// What a lane's thread measured of one candidate: cases from rec.cases.size() on, up to the
+// first that did not pass. The driver applies it (applyLaneCases).
+struct LaneJob {
+  size_t index = 0;                  // into pending
+  int lane = 0;
+  size_t from = 0;                   // cases the candidate had before (from the database)
+  std::future<std::vector<CaseMeasurement>> cases;
+};
+
+std::vector<CaseMeasurement> measureCasesOn(Evaluator& evaluator, const Variant& v, size_t from, size_t n,
+                                            const TimingOptions& timing, int lane) {
+  std::vector<CaseMeasurement> out;
+  for (size_t i = from; i < n; ++i) {
+    out.push_back(evaluator.measure(v, i, timing, lane));
+    if (out.back().status != CandidateStatus::kOk) break;
+  }
+  return out;
+}
+
+// Applies a lane's measurements to the candidate, on the driver thread, as measureCandidate
+// does for one lane. Returns false when the lane's worker was lost under it: the candidate
+// keeps the cases measured before and goes back to the queue.
+bool applyLaneCases(const RunContext& ctx, RunState& state, CandidateRecord& rec, std::vector<CaseMeasurement> cases,
+                    int lane) {
+  rec.lane = lane;
+  for (auto& m : cases) {
+    if (m.worker_lost) return false;
+    size_t i = rec.cases.size();
+    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline) {
+      state.recent_case_seconds.push_back(m.wall_seconds);
+      if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
+    }
+    rec.cases.push_back(std::move(m));
+    ctx.callbacks.caseMeasured(rec, i, rec.cases.back());
+    const CaseMeasurement& last = rec.cases.back();
+    if (last.status != CandidateStatus::kOk) {
+      rec.status = last.status;
+      rec.message = last.status == CandidateStatus::kNotRun ? last.message
+                                                            : fmt::format("case {}: {}", ctx.task.caseLabel(i), last.message);
+      return true;
+    }
+  }
+  if (rec.cases.size() < ctx.task.cases.size()) return true;  // not expected: a lane answers every case or fails
+  rec.status = CandidateStatus::kOk;
+  scoreCandidate(rec, state.baselineOf(lane));
+  return true;
+}
+
+// Several lanes: each free lane takes the next compiled candidate (pickNext), measures all its
+// cases on its own thread, and the driver applies the results as they come. A lane whose
+// worker is lost is dropped and its candidate measured again on another (cases stored before
+// are kept: they came from a lane that measured them whole). Budget: a candidate is started
+// only if its expected measurement fits before the search's end, as with one lane.
+void measureOnLanes(const RunContext& ctx, RunState& state, std::vector<Pending>& pending, std::vector<size_t> todo,
+                    int64_t base_spills) {
+  Evaluator& ev = ctx.evaluator;
+  std::vector<LaneJob> running;
+  std::vector<bool> busy(static_cast<size_t>(ev.lanes()), false);
+  bool out_of_budget = false;
+  const size_t n = ctx.task.cases.size();
+  while (!todo.empty() || !running.empty()) {
+    // Collect what finished.
+    for (size_t r = 0; r < running.size();) {
+      if (running[r].cases.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++r;
+        continue;
+      }
+      LaneJob job = std::move(running[r]);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(r));
+      busy[static_cast<size_t>(job.lane)] = false;
+      auto& p = pending[job.index];
+      std::vector<CaseMeasurement> got = job.cases.get();
+      std::string lost_why;
+      for (const auto& m : got) {
+        if (m.worker_lost) lost_why = m.message;
+      }
+      if (!applyLaneCases(ctx, state, p.rec, std::move(got), job.lane)) {
+        // Only whole candidates count: drop what the lost lane measured of this one.
+        ev.dropLane(job.lane, lost_why);
+        ctx.trace.add("lane-lost", {{"lane", job.lane}, {"gpu", ev.laneDevice(job.lane)}, {"candidate", p.rec.id},
+                                    {"reason", lost_why}});
+        ctx.progress.status(fmt::format("{} was lost ({}); candidate #{} is measured again on another",
+                                        ev.laneLabel(job.lane), lost_why, p.rec.id));
+        // The cases it measured are stored (the callbacks ran) but not kept here: another
+        // lane measures them all again, so that all of a candidate's cases share one baseline.
+        p.rec.cases.resize(job.from);
+        p.rec.status = CandidateStatus::kNotRun;
+        p.rec.lane = 0;
+        --state.result.measured;  // counted again when another lane measures it
+        todo.insert(todo.begin(), job.index);
+      }
+    }
+    if (ev.aliveLanes() == 0) {
+      for (size_t i : todo) pending[i].rec.message = "every measurement worker was lost before it was measured";
+      todo.clear();
+    }
+    int lane = -1;
+    for (int l = 0; l < ev.lanes(); ++l) {
+      if (!busy[static_cast<size_t>(l)] && ev.laneAlive(l)) {
+        lane = l;
+        break;
+      }
+    }
+    if (!out_of_budget && !todo.empty() && lane >= 0) {
+      if (ctx.clock.elapsed() + expectedMeasureSeconds(state, n) > state.budget.searchEnd()) {
+        for (size_t i : todo) pending[i].rec.message = "the budget ran out before it was measured";
+        todo.clear();
+        out_of_budget = true;
+        continue;
+      }
+      size_t pick = pickNext(pending, todo, base_spills);
+      if (pick < todo.size()) {
+        size_t idx = todo[pick];
+        todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
+        auto& p = pending[idx];
+        const CompileOutcome compiled = p.compiled.get();
+        p.rec.compile = compiled;
+        if (compiled.status != CandidateStatus::kOk) {
+          p.rec.status = compiled.status;
+          p.rec.message = compiled.message;
+          if (compiled.status != CandidateStatus::kNotRun) ctx.callbacks.compileFailed(p.rec);
+          continue;
+        }
+        ++state.result.measured;
+        busy[static_cast<size_t>(lane)] = true;
+        LaneJob job;
+        job.index = idx;
+        job.lane = lane;
+        job.from = p.rec.cases.size();
+        job.cases = std::async(std::launch::async, measureCasesOn, std::ref(ev), p.v, p.rec.cases.size(), n,
+                               state.search_timing, lane);
+        running.push_back(std::move(job));
+        continue;
+      }
+    }
+    // Nothing to start: wait a little for a lane or a compile.
+    if (!running.empty()) running.front().cases.wait_for(std::chrono::milliseconds(5));
+    else if (!todo.empty()) pending[todo.front()].compiled.wait_for(std::chrono::milliseconds(5));
+  }
+}
+
 // Measures the batch's compiled candidates in the order their compiles finish, not the
 // order they were proposed: one slow compile no longer holds up the ready ones while the
 // budget runs. A candidate that spills registers where the kernel as written does not is
@@ -53,30 +219,14 @@ void measureInCompileOrder(const RunContext& ctx, RunState& state, std::vector<P
   }
   const int64_t base_spills =
       spillsOf(state.result.candidates.empty() ? nlohmann::json::array() : state.result.candidates[0].compile.kernels);
+  if (ctx.evaluator.lanes() > 1) return measureOnLanes(ctx, state, pending, std::move(todo), base_spills);
   while (!todo.empty()) {
     size_t left = ctx.task.cases.size();
     if (ctx.clock.elapsed() + expectedMeasureSeconds(state, left) > state.budget.searchEnd()) {
       for (size_t i : todo) pending[i].rec.message = "the budget ran out before it was measured";
       return;
     }
-    size_t pick = todo.size();
-    size_t spilling = todo.size();
-    bool compiling = false;
-    for (size_t j = 0; j < todo.size(); ++j) {
-      const auto& f = pending[todo[j]].compiled;
-      if (!ready(f)) {
-        compiling = true;
-        continue;
-      }
-      const CompileOutcome& c = f.get();
-      if (c.status == CandidateStatus::kOk && spillsOf(c.kernels) > base_spills) {
-        if (spilling == todo.size()) spilling = j;
-        continue;
-      }
-      pick = j;
-      break;
-    }
-    if (pick == todo.size() && !compiling) pick = spilling;
+    size_t pick = pickNext(pending, todo, base_spills);
     if (pick == todo.size()) {
       pending[todo.front()].compiled.wait_for(std::chrono::milliseconds(5));
       continue;

@@ -24,6 +24,7 @@ nlohmann::json CandidateRecord::toJson() const {
                       {"status", toString(status)},
                       {"reused", reused}};
   if (!proposal.empty()) j["proposal"] = proposal;
+  if (lane > 0) j["lane"] = lane;  // multi-GPU runs: lane 0 is left out, as single-GPU results have none
   if (!message.empty()) j["message"] = message;
   if (objective) {
     j["objective"] = *objective;

@@ -41,6 +41,9 @@ struct CandidateRecord {
   // candidate is never handed back, however fast it is elsewhere.
   std::vector<std::string> regressed;
   bool reused = false;               // from the results database, not measured in this run
+  // The measurement lane (GPU) that measured it: it is scored against that lane's baseline.
+  // -1: none (not measured in this run); 0 in a single-GPU run.
+  int lane = 0;
 
   // Verified on every case, scored, and slower on none.
   bool eligible() const { return status == CandidateStatus::kOk && objective && regressed.empty(); }

@@ -25,13 +25,16 @@ void handBackOriginal(const RunContext& ctx, RunState& state, const std::string&
 void acceptFromSearch(const RunContext& ctx, RunState& state, const CandidateRecord& best, const std::string& why) {
   std::vector<std::string> slower;
   std::vector<double> ratios;
+  // Against the baseline of the lane that measured it (the only one with one GPU).
+  const BaselineReference& ref = best.reused ? state.baseline : state.baselineOf(best.lane);
   double noise = state.baselineNoise();
+  for (double x : ref.noise) noise = std::max(noise, x);
   for (size_t i = 0; i < best.cases.size(); ++i) {
-    double ratio = best.cases[i].timing->median_ms / state.baseline.times_ms[i];
+    double ratio = best.cases[i].timing->median_ms / ref.times_ms[i];
     ratios.push_back(ratio);
-    double tol = 2 * caseTolerance(state.baseline.noise[i], best.cases[i].timing->noise());
+    double tol = 2 * caseTolerance(ref.noise[i], best.cases[i].timing->noise());
     noise = std::max(noise, best.cases[i].timing->noise());
-    if (ratio > 1.0 + tol) slower.push_back(state.baseline.labels[i]);
+    if (ratio > 1.0 + tol) slower.push_back(ref.labels[i]);
   }
   double obj = geomean(ratios);
   nlohmann::json ev = {{"best", best.id}, {"remeasured", false}, {"reason", why}, {"speedup", 1.0 / obj}};
@@ -91,12 +94,18 @@ void confirm(const RunContext& ctx, RunState& state) {
   Variant vc = ctx.evaluator.materialize(best_text);
   TimingOptions t = state.search_timing;
   t.budget_ms = timing_ms;
+  // Baseline and best alternate on one lane: the one that measured the best, while it lives.
+  int lane = ctx.evaluator.laneAlive(best.lane) ? best.lane : ctx.evaluator.firstAliveLane();
+  if (lane < 0) return acceptFromSearch(ctx, state, best, "every measurement worker was lost before the re-measurement");
   std::vector<std::vector<double>> basev(n), cand(n);
   std::vector<CaseMeasurement> base_last(n), cand_last(n);
   for (int rep = 0; rep < 2; ++rep) {
     for (size_t i = 0; i < n; ++i) {
-      CaseMeasurement mb = ctx.evaluator.measure(vb, i, t);
-      CaseMeasurement mc = ctx.evaluator.measure(vc, i, t);
+      CaseMeasurement mb = ctx.evaluator.measure(vb, i, t, lane);
+      CaseMeasurement mc = ctx.evaluator.measure(vc, i, t, lane);
+      if (mb.worker_lost || mc.worker_lost) {
+        return acceptFromSearch(ctx, state, best, "the measurement worker was lost during the re-measurement");
+      }
       if (mb.status == CandidateStatus::kNotRun || mc.status == CandidateStatus::kNotRun) {
         return acceptFromSearch(ctx, state, best, "the budget ran out during the re-measurement");
       }

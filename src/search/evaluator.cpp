@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 #include "measure/case_request.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -22,28 +24,96 @@ CaseMeasurement stoppedAtDeadline() {
 }  // namespace
 
 Evaluator::Evaluator(const Task& task, EvaluatorOptions options, fs::path work_dir)
-    : task_(task),
-      options_(std::move(options)),
-      work_dir_(std::move(work_dir)),
-      main_([this] {
-        WorkerOptions w = options_.worker;
-        w.name = "measurement worker";
-        return std::make_unique<WorkerProcess>(w);
-      }()),
-      client_(*main_, options_.timeouts) {}
+    : task_(task), options_(std::move(options)), work_dir_(std::move(work_dir)) {
+  std::vector<std::string> devices = options_.gpus;
+  if (devices.empty()) devices.push_back("");
+  for (const auto& d : devices) {
+    auto lane = std::make_unique<Lane>();
+    lane->device = d;
+    WorkerOptions w = options_.worker;
+    w.name = d.empty() ? "measurement worker" : fmt::format("measurement worker of GPU {}", d);
+    if (!d.empty()) {
+      w.env["TRITONFORGE_LANE"] = d;
+      if (options_.pin_lanes) w.env["CUDA_VISIBLE_DEVICES"] = d;
+    }
+    if (!options_.lane_module_args.empty()) w.module_args = options_.lane_module_args;
+    for (const auto& [k, val] : options_.lane_env) w.env[k] = val;
+    lane->worker = std::make_unique<WorkerProcess>(w);
+    lane->client = std::make_unique<WorkerClient>(*lane->worker, options_.timeouts);
+    lanes_.push_back(std::move(lane));
+  }
+}
 
 Evaluator::~Evaluator() {
+  // A shared pool outlives this run, and its queued jobs call compileOn on this evaluator:
+  // with every deadline passed they return at once, and they are waited for before it goes.
+  if (options_.shared_pool) {
+    setDeadlines(Clock::now(), Clock::now());
+    for (auto& [hash, f] : compiles_) {
+      if (f.valid()) f.wait();
+    }
+  }
   pool_.reset();
-  if (main_) main_->shutdown();
+  for (auto& lane : lanes_) lane->worker->shutdown();
 }
 
 const nlohmann::json& Evaluator::start() {
-  WorkerReply r = main_->ensureStarted();
+  std::vector<WorkerReply> replies(lanes_.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < lanes_.size(); ++i) {
+    threads.emplace_back([this, &replies, i] { replies[i] = lanes_[i]->worker->ensureStarted(); });
+  }
+  replies[0] = lanes_[0]->worker->ensureStarted();
+  for (auto& t : threads) t.join();
+  const WorkerReply& r = replies[0];
   if (!r.ok()) {
     throw EnvironmentError(fmt::format("{}{}", r.message, r.detail.empty() ? "" : " (" + r.detail + ")"));
   }
-  hello_ = main_->helloInfo();
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (replies[i].ok()) {
+      lanes_[i]->hello = lanes_[i]->worker->helloInfo();
+      if (i > 0 && !(lanes_[i]->hello.contains("gpu") && lanes_[i]->hello["gpu"].is_object())) {
+        dropLane(static_cast<int>(i), "its worker sees no GPU");
+      }
+    } else {
+      dropLane(static_cast<int>(i), "its worker did not start: " + replies[i].message);
+    }
+  }
+  hello_ = lanes_[0]->hello;
   return hello_;
+}
+
+bool Evaluator::laneAlive(int lane) const {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  return lane >= 0 && lane < lanes() && lanes_[static_cast<size_t>(lane)]->alive;
+}
+
+void Evaluator::dropLane(int lane, const std::string& why) {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  auto& l = *lanes_[static_cast<size_t>(lane)];
+  if (!l.alive) return;
+  l.alive = false;
+  lane_notes_.push_back(fmt::format("{} was dropped: {}", laneLabel(lane), why));
+}
+
+int Evaluator::aliveLanes() const {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  int n = 0;
+  for (const auto& l : lanes_) n += l->alive ? 1 : 0;
+  return n;
+}
+
+int Evaluator::firstAliveLane() const {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i]->alive) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string Evaluator::laneLabel(int lane) const {
+  const std::string& d = lanes_[static_cast<size_t>(lane)]->device;
+  return d.empty() ? std::string("the GPU") : fmt::format("GPU {}", d);
 }
 
 bool Evaluator::hasGpu() const { return hello_.contains("gpu") && hello_["gpu"].is_object(); }
@@ -57,6 +127,11 @@ std::string Evaluator::noGpuReason() const {
 }
 
 int Evaluator::startCompilePool(int n, const std::optional<Variant>& preload) {
+  if (options_.shared_pool) {
+    // Started by the command, for every run; a preload there would race other runs' jobs.
+    pool_ = options_.shared_pool;
+    return pool_->size();
+  }
   if (n <= 0) return 0;
   WorkerOptions w = options_.worker;
   w.name = "compile worker";
@@ -168,19 +243,19 @@ std::shared_future<CompileOutcome> Evaluator::compileAsync(const Variant& v) {
     f = pool_->submit([this, v](WorkerProcess& w) { return compileOn(w, v); }).share();
   } else {
     std::promise<CompileOutcome> p;
-    p.set_value(compileOn(*main_, v));
+    p.set_value(compileOn(mainWorker(), v));
     f = p.get_future().share();
   }
   compiles_[v.hash] = f;
   return f;
 }
 
-CaseMeasurement Evaluator::measure(const Variant& v, size_t case_index, const TimingOptions& timing) {
+CaseMeasurement Evaluator::measure(const Variant& v, size_t case_index, const TimingOptions& timing, int lane) {
   auto limit = timeLeft(run_deadline_, options_.timeouts.run);
   if (!limit) return stoppedAtDeadline();
   RunRequest req = runRequest(v, case_index);
   req.timing = timing;
-  CaseMeasurement m = client_.run(req, *limit);
+  CaseMeasurement m = lanes_[static_cast<size_t>(lane)]->client->run(req, *limit);
   if (m.status == CandidateStatus::kTimeout && *limit < options_.timeouts.run) return stoppedAtDeadline();
   return m;
 }
@@ -192,7 +267,7 @@ CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index) {
   req.seeds = {0};
   req.timing.reset();
   req.asm_texts = {"ttgir", "ptx"};
-  return client_.run(req, *limit);
+  return client().run(req, *limit);
 }
 
 }  // namespace tf

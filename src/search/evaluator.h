@@ -1,6 +1,8 @@
 // Builds, compiles and measures variants of a task's source.
 //
-// One measurement worker owns the GPU and runs `run` (verify + time), one case at a time.
+// One measurement worker per GPU ("lane", pinned with CUDA_VISIBLE_DEVICES) runs `run` (verify +
+// time), one case at a time; lanes measure concurrently, each on its caller's thread (one
+// thread per lane at a time). Lane 0 is the one a single-GPU run has.
 // A pool of compile workers runs `warm` (the launcher's own compile path, without launching)
 // in parallel on the CPU cores, filling Triton's on-disk cache, so that the measurement
 // worker only loads binaries. Variants are files in a private work folder; equal sources
@@ -20,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "task/task.h"
 #include "worker/measurement.h"
@@ -38,6 +41,19 @@ struct Variant {
 struct EvaluatorOptions {
   WorkerOptions worker;
   OpTimeouts timeouts;               // compile (warm) and run limits per request
+  // One measurement worker per entry, its CUDA_VISIBLE_DEVICES value ("0", "2", a UUID).
+  // Empty: one worker, the environment as inherited (a single-GPU run, as before --gpus).
+  std::vector<std::string> gpus;
+  // false: the lanes are not pinned by this process (Ray actors get their GPU from Ray);
+  // each lane's worker still gets TRITONFORGE_LANE=<its entry of gpus>.
+  bool pin_lanes = true;
+  // For the measurement lanes only (not the compile pool): another module to run (the Ray
+  // bridge) and extra environment. Empty: as `worker`.
+  std::vector<std::string> lane_module_args;
+  std::map<std::string, std::string> lane_env;
+  // A compile pool shared with other runs of the same command (several tasks or GPU
+  // models); null: the evaluator starts its own.
+  std::shared_ptr<WorkerPool> shared_pool;
 };
 
 class Evaluator {
@@ -46,9 +62,22 @@ class Evaluator {
   Evaluator(const Task& task, EvaluatorOptions options, std::filesystem::path work_dir);
   ~Evaluator();
 
-  // Starts the measurement worker and returns its hello. Throws EnvironmentError when it
-  // cannot start.
+  // Starts the measurement workers (in parallel) and returns lane 0's hello. Throws
+  // EnvironmentError when lane 0 cannot start; another lane that cannot is dropped (see
+  // droppedLanes()).
   const nlohmann::json& start();
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  bool laneAlive(int lane) const;
+  // A lane whose worker was lost (or whose baseline failed): nothing more is sent to it.
+  void dropLane(int lane, const std::string& why);
+  int aliveLanes() const;
+  int firstAliveLane() const;
+  // "GPU 1 (CUDA_VISIBLE_DEVICES=1)" or "the GPU" for the single default lane.
+  std::string laneLabel(int lane) const;
+  const std::string& laneDevice(int lane) const { return lanes_[static_cast<size_t>(lane)]->device; }
+  const nlohmann::json& laneHello(int lane) const { return lanes_[static_cast<size_t>(lane)]->hello; }
+  // Why lanes were dropped, in order ("GPU 1: ...").
+  const std::vector<std::string>& laneNotes() const { return lane_notes_; }
   bool hasGpu() const;
   std::string noGpuReason() const;
   // Starts `n` compile workers (in parallel) and waits for them, at most until the compile
@@ -58,6 +87,7 @@ class Evaluator {
   // reports the same failure as its own).
   int startCompilePool(int n, const std::optional<Variant>& preload = std::nullopt);
   int compileWorkers() const { return pool_ ? pool_->size() : 0; }
+  bool sharedPool() const { return options_.shared_pool != nullptr; }
 
   // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own
   // timeouts).
@@ -70,12 +100,13 @@ class Evaluator {
   // Compiles every kernel the launcher launches for every case, on a compile worker
   // (or on the measurement worker when there is no pool).
   std::shared_future<CompileOutcome> compileAsync(const Variant& v);
-  CaseMeasurement measure(const Variant& v, size_t case_index, const TimingOptions& timing);
+  // On lane `lane`; thread-safe across lanes (one thread per lane at a time).
+  CaseMeasurement measure(const Variant& v, size_t case_index, const TimingOptions& timing, int lane = 0);
   // Runs case `case_index` once (one seed, no timing) and returns the launched kernels with
   // their compiled texts (TTGIR, PTX): the static facts of a diagnosis.
   CaseMeasurement inspect(const Variant& v, size_t case_index);
-  WorkerProcess& mainWorker() { return *main_; }
-  WorkerClient& client() { return client_; }
+  WorkerProcess& mainWorker() { return *lanes_[0]->worker; }
+  WorkerClient& client() { return *lanes_[0]->client; }
   const std::filesystem::path& workDir() const { return work_dir_; }
 
   // The request for case `case_index` of `v` (seeds and checks from the task).
@@ -91,9 +122,17 @@ class Evaluator {
   const Task& task_;
   EvaluatorOptions options_;
   std::filesystem::path work_dir_;
-  std::unique_ptr<WorkerProcess> main_;
-  WorkerClient client_;
-  std::unique_ptr<WorkerPool> pool_;
+  struct Lane {
+    std::string device;              // CUDA_VISIBLE_DEVICES value; "" for the default lane
+    std::unique_ptr<WorkerProcess> worker;
+    std::unique_ptr<WorkerClient> client;
+    nlohmann::json hello;
+    bool alive = true;
+  };
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::string> lane_notes_;
+  mutable std::mutex lanes_mu_;      // alive flags (read by measuring threads)
+  std::shared_ptr<WorkerPool> pool_;
   std::map<std::string, Variant> variants_;
   std::map<std::string, std::shared_future<CompileOutcome>> compiles_;
   nlohmann::json hello_;

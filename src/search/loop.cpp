@@ -190,7 +190,8 @@ void searchBases(const RunContext& ctx, RunState& state) {
   startBase(ctx, state, 0, state.hints);
   const OptimizeOptions& o = ctx.options;
   int workers = std::max(1, ctx.evaluator.compileWorkers());
-  int batch = o.batch > 0 ? o.batch : std::max(8, workers);
+  // Several lanes measure a round together: enough candidates to keep each busy.
+  int batch = o.batch > 0 ? o.batch : std::max({8, workers, 4 * ctx.evaluator.lanes()});
   std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, state, *state.search.space);
   std::vector<Proposed> probes;
   StopSettings settings;
@@ -425,6 +426,21 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});
   confirm(ctx, state);
+  if (evaluator.lanes() > 1) {
+    result.lanes = nlohmann::json::array();
+    for (int l = 0; l < evaluator.lanes(); ++l) {
+      int measured = 0;
+      for (const auto& c : result.candidates) measured += !c.reused && c.lane == l && !c.cases.empty() ? 1 : 0;
+      const auto& hello = evaluator.laneHello(l);
+      result.lanes.push_back({{"lane", l},
+                              {"device", evaluator.laneDevice(l)},
+                              {"gpu", hello.contains("gpu") && hello["gpu"].is_object() ? hello["gpu"].value("name", "")
+                                                                                        : std::string()},
+                              {"alive", evaluator.laneAlive(l)},
+                              {"measured", measured}});
+    }
+  }
+  for (const auto& note : evaluator.laneNotes()) result.notes.push_back(note);
   result.engine_usage = engine->usage();
   result.elapsed_s = clock.elapsed();
   if (stored) stored->finishRun("done", runSummary(state, result.elapsed_s));

@@ -134,6 +134,9 @@ struct OptimizeResult {
   // The least time each case can take on this GPU (its work over the ceilings), when known.
   std::vector<std::optional<double>> roofline_ms;
   std::string compute_class;         // the ceiling that applies to the compute ("fp16", "fp32", ...)
+  // With several measurement lanes (--gpus): one entry per lane {"lane", "device", "gpu",
+  // "alive", "measured"}; null with one.
+  nlohmann::json lanes;
   std::string roofline_note;         // why there is none, when there is none
 };
 

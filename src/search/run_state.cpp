@@ -25,6 +25,13 @@ double RunState::baselineNoise() const {
   return n;
 }
 
+const BaselineReference& RunState::baselineOf(int lane) const {
+  if (lane > 0 && static_cast<size_t>(lane) < lane_baselines.size() && !lane_baselines[static_cast<size_t>(lane)].empty()) {
+    return lane_baselines[static_cast<size_t>(lane)];
+  }
+  return baseline;
+}
+
 std::string RunState::textOf(const Base& base, const Config& config) {
   if (config.empty()) return base.text;
   return applyConfig(*base.ir, *base.tunables, config);

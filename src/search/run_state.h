@@ -91,7 +91,11 @@ struct EngineLedger {
 
 struct RunState {
   OptimizeResult result;
-  BaselineReference baseline;
+  BaselineReference baseline;               // lane 0's (the only one of a single-GPU run)
+  // With several measurement lanes (--gpus): each lane's own baseline, [0] == baseline. A
+  // candidate is scored against the baseline of the lane that measured it, so that a
+  // speed-up never compares two GPUs. Empty with one lane.
+  std::vector<BaselineReference> lane_baselines;
   SpaceHints hints;
   BudgetPlan budget;
   std::optional<double> target_objective;  // stop here (near the roofline), when asked
@@ -117,6 +121,8 @@ struct RunState {
   const CandidateRecord* best() const;
   double bestObjective() const;            // 1.0 when nothing beat the baseline
   double baselineNoise() const;            // the largest relative noise of the baseline's cases
+  // The baseline a candidate measured on `lane` is scored against.
+  const BaselineReference& baselineOf(int lane) const;
   // The source a candidate ran: a pass's output, a base as written, or a base with a
   // configuration applied.
   std::string recordText(const CandidateRecord& rec) const;

@@ -84,6 +84,12 @@ CaseMeasurement measurementFromReply(const WorkerReply& reply) {
       m.message = reply.error_type + ": " + reply.message;
       m.detail = reply.detail;
       if (reply.error_type == "TaskError") m.task_error = reply.message;
+      if (reply.error_type == "WorkerLost") {
+        // The Ray bridge's answer when its actor or node died: nothing the variant did.
+        m.status = CandidateStatus::kNotRun;
+        m.worker_lost = true;
+        m.message = "the measurement worker was lost: " + reply.message;
+      }
       return m;
     default:
       m.status = CandidateStatus::kCrash;

@@ -61,6 +61,9 @@ struct CaseMeasurement {
   // The worker found the task at odds with its harness (a TaskError: an in_place index
   // beyond the inputs): the user's input is wrong, not the kernel.
   std::optional<std::string> task_error;
+  // The worker (a Ray actor, its node) was lost under the request: not the variant's doing.
+  // The status is kNotRun; the search measures it again on another lane.
+  bool worker_lost = false;
   nlohmann::json toJson() const;
   // The inverse of toJson, tolerant of what a database or a worker may hold: a field of the
   // wrong type is left at its default; an object that is no measurement at all becomes a

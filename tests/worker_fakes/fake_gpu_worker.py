@@ -35,7 +35,15 @@ Environment:
                     ("fake: name 'undefined_thing' is not defined", as a rewrite with a typo)
   TF_FAKE_INPUTS    the number of inputs make_inputs "returns": `run` checks check.in_place
                     against it as the real worker does (a TaskError reply)
-The run log's lines carry "tags": which of "slow" and "spills" the variant has.
+  TF_FAKE_GPUS      how many GPUs the machine has (default 1); a worker pinned with
+                    CUDA_VISIBLE_DEVICES=I sees GPU I only (none when I is not one of them)
+  TF_FAKE_GPU_MODELS comma-separated model names of GPU 0, 1, ... (default "Fake GPU" for each)
+  TF_FAKE_LANE_SLOW I*FACTOR: on GPU I (its CUDA_VISIBLE_DEVICES value) every variant takes
+                    FACTOR times as long (a slower GPU of the same model)
+  TF_FAKE_DIE       I:N: the worker of GPU I exits abruptly (os._exit) on its N-th `run`,
+                    before answering (a lost worker; under Ray, a dead actor)
+The run log's lines carry "tags": which of "slow" and "spills" the variant has, and "device":
+the worker's CUDA_VISIBLE_DEVICES.
 """
 
 import json
@@ -110,7 +118,36 @@ def op_warm(args):
 _FIRST_RUN_DONE = False
 
 
+def _models():
+    n = int(os.environ.get("TF_FAKE_GPUS", "1"))
+    names = [m.strip() for m in os.environ.get("TF_FAKE_GPU_MODELS", "").split(",") if m.strip()]
+    return [names[i] if i < len(names) else "Fake GPU" for i in range(n)]
+
+
+def _lane_factor():
+    spec = os.environ.get("TF_FAKE_LANE_SLOW")
+    if not spec or "*" not in spec:
+        return 1.0
+    device, factor = spec.split("*", 1)
+    return float(factor) if os.environ.get("CUDA_VISIBLE_DEVICES") == device else 1.0
+
+
+_RUNS = 0
+
+
+def _maybe_die():
+    global _RUNS
+    _RUNS += 1
+    spec = os.environ.get("TF_FAKE_DIE")
+    if not spec or ":" not in spec:
+        return
+    device, nth = spec.split(":", 1)
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == device and _RUNS == int(nth):
+        os._exit(17)
+
+
 def op_run(args):
+    _maybe_die()
     if os.environ.get("TF_FAKE_INPUTS"):
         check_in_place((args.get("check") or {}).get("in_place") or [], int(os.environ["TF_FAKE_INPUTS"]))
     time.sleep(float(os.environ.get("TF_FAKE_RUN_S", "0.02")))
@@ -127,7 +164,8 @@ def op_run(args):
     if log:
         with open(log, "a") as f:
             f.write(json.dumps({"variant": f"{h:016x}", "case": json.dumps(case, sort_keys=True, separators=(",", ":")),
-                                "budget_ms": budget, "pid": os.getpid(), "tags": tags}) + "\n")
+                                "budget_ms": budget, "pid": os.getpid(), "tags": tags,
+                                "device": os.environ.get("CUDA_VISIBLE_DEVICES")}) + "\n")
     if h % 23 == 0:
         return {"status": "compile-error", "message": "fake: this variant does not compile"}
     t = 1.0 if os.environ.get("TF_FAKE_FLAT") == "1" else 1.0 + (h % 1000) / 1000.0
@@ -138,6 +176,7 @@ def op_run(args):
         t *= 1.5 if _slow_case(case) and not fixed else 0.5
     t *= 0.25 ** text.count(b"# stacked")
     t *= _slower(case)
+    t *= _lane_factor()
     if b"# combo" in text and b"# enabler" in text:  # two passes that pay only together
         t *= 0.25
     n = int(case.get("N", 1024))
@@ -165,8 +204,19 @@ def dispatch(op, args):
             f.write(json.dumps({"op": op, "pid": os.getpid()}) + "\n")
     if op == "hello":
         info = real_dispatch("hello", dict(args, probe_torch=False))
-        info["gpu"] = {"name": "Fake GPU", "cc": [9, 0], "sms": 132, "memory_bytes": 1 << 34,
-                       "l2_bytes": 1 << 25, "device_count": 1, "driver": "fake-1.0"}
+        models = _models()
+        pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if pinned is not None:
+            models = [models[int(pinned)]] if pinned.isdigit() and int(pinned) < len(models) else []
+        if not models:
+            info["gpu"] = None
+            info["gpu_reason"] = "no CUDA GPU is visible"
+            info["torch"] = "fake"
+            return info
+        info["gpu"] = {"name": models[0], "cc": [9, 0], "sms": 132, "memory_bytes": 1 << 34,
+                       "l2_bytes": 1 << 25, "device_count": len(models), "driver": "fake-1.0",
+                       "devices": [{"index": i, "name": m} for i, m in enumerate(models)],
+                       "visible_devices": pinned}
         info["gpu_reason"] = None
         info["torch"] = "fake"
         info["triton"] = os.environ.get("TF_FAKE_TRITON") or info.get("triton") or "fake"
