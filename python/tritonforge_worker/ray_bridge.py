@@ -29,8 +29,8 @@ Environment:
                               accelerator_type:<model> where the cluster has it
   TRITONFORGE_RAY_DISCOVER    1: answer hello with the cluster's GPUs (count and models)
   TRITONFORGE_LANE            the lane (its index), for messages and the test hook
-  TRITONFORGE_RAY_TEST_KILL   LANE:N: on lane LANE's N-th `run`, kill the actor while it
-                              measures (tests of a lost worker)
+  TRITONFORGE_RAY_TEST_KILL   LANE:N: on lane LANE's N-th `run`, kill the actor as the request
+                              is sent (tests of a lost worker)
 Forwarded to the actor: PYTHONPATH, TRITONFORGE_* (but TRITONFORGE_RAY_*), TF_FAKE_*.
 """
 
@@ -192,11 +192,13 @@ class Bridge:
         files = _collect_files(req.get("args") or {}, {})
         try:
             actor = self._actor()
-            ref = actor.call.remote(raw, files)
             if op == "run":
                 self.runs += 1
                 if self.kill_at is not None and self.runs == self.kill_at:
+                    # Killed before the request reaches it: killed after, a fast `run` could
+                    # answer first (it did once in CI), and the test would see no loss.
                     self.ray.kill(actor, no_restart=True)
+            ref = actor.call.remote(raw, files)
             line, died = self.ray.get(ref)
         except self.lost as exc:
             self.actor = None
