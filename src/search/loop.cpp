@@ -338,7 +338,6 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   result.environment = evaluator.start();
   result.gpu = evaluator.hasGpu();
   if (!result.gpu) {
-    if (pool_starter.joinable()) pool_starter.join();
     result.no_gpu_reason = evaluator.noGpuReason();
     result.compile_checks = compileChecks(task, sources, tunables, evaluator.mainWorker());
     result.best_source = sources.source.source.text();
@@ -412,7 +411,6 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   try {
     measureBaseline(ctx, state);
   } catch (...) {
-    if (pool_starter.joinable()) pool_starter.join();
     if (stored) stored->finishRun("failed", runSummary(state, clock.elapsed()));
     throw;
   }

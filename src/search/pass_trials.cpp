@@ -24,8 +24,6 @@
 namespace tf {
 namespace {
 
-// A proposal may name several values for a parameter (`{"block": [4096, 8192]}`): each is
-// a variant of its own (in the order given, every combination when several are lists).
 // How much faster overall (the geometric mean over the cases) a variant slower on some case
 // must be to be taken on trial as a base, and how many such bases a run takes.
 constexpr double kProvisionalGain = 0.8;
@@ -37,21 +35,18 @@ std::string joinRegressed(const std::vector<std::string>& cases) {
   return out;
 }
 
+// A proposal may name several values for a parameter (`{"block": [4096, 8192]}`): each is
+// a variant of its own (in the order given, every combination when several are lists).
 std::vector<nlohmann::json> expandParamLists(const nlohmann::json& params) {
   std::vector<nlohmann::json> out{nlohmann::json::object()};
   if (!params.is_object()) return out;
   for (const auto& [key, value] : params.items()) {
     std::vector<nlohmann::json> next;
+    const nlohmann::json values = value.is_array() && !value.empty() ? value : nlohmann::json::array({value});
     for (const auto& partial : out) {
-      if (value.is_array() && !value.empty()) {
-        for (const auto& v : value) {
-          nlohmann::json x = partial;
-          x[key] = v;
-          next.push_back(std::move(x));
-        }
-      } else {
+      for (const auto& v : values) {
         nlohmann::json x = partial;
-        x[key] = value;
+        x[key] = v;
         next.push_back(std::move(x));
       }
     }

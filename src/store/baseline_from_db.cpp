@@ -3,27 +3,13 @@
 // as written, the kernel as written), and that variant's measured time and noise per case
 // in the run's environment (search measurements: a baseline file holds the confirmation's,
 // measured longer).
-#include <fmt/format.h>
-
 #include <map>
 
 #include "store/baseline_file.h"
 #include "store/results_db.h"
+#include "task/case_label.h"
 
 namespace tf {
-
-namespace {
-
-std::string labelOf(const nlohmann::json& shape) {
-  std::string out;
-  if (!shape.is_object()) return shape.dump();
-  for (const auto& [k, v] : shape.items()) {
-    out += fmt::format("{}{}={}", out.empty() ? "" : ",", k, v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return out;
-}
-
-}  // namespace
 
 BaselineFile baselineFromResultsDb(const std::filesystem::path& path, const std::vector<std::string>& task_names) {
   std::unique_ptr<ResultsDb> db = ResultsDb::open(path, DbAccess::kReadOnly);
@@ -60,7 +46,7 @@ BaselineFile baselineFromResultsDb(const std::filesystem::path& path, const std:
       for (const auto& [case_key, r] : per_case) {
         BaselineCase c;
         c.shape = nlohmann::json::parse(case_key, nullptr, false);
-        c.label = labelOf(c.shape);
+        c.label = caseLabelOf(c.shape);
         c.time_ms = *r->time_ms;
         const nlohmann::json t = r->data.contains("timing") ? r->data["timing"] : nlohmann::json::object();
         double iqr = t.contains("iqr_ms") && t["iqr_ms"].is_number() ? t["iqr_ms"].get<double>() : 0;

@@ -1,5 +1,7 @@
 #include "task/task.h"
 
+#include "task/case_label.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -386,15 +388,21 @@ nlohmann::json Task::toJson() const {
   return j;
 }
 
-std::string Task::caseLabel(size_t i) const {
+std::string caseLabelOf(const nlohmann::json& c) {
+  if (!c.is_object()) return oneLine(c.dump());
   std::string out;
-  for (const auto& [k, v] : cases.at(i).items()) {
+  for (const auto& [k, v] : c.items()) {
     if (!out.empty()) out += ",";
     out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   // A case's keys and strings may hold any character; the label goes into one-line progress
   // output and report tables.
-  return out.empty() ? fmt::format("case{}", i) : oneLine(out);
+  return oneLine(out);
+}
+
+std::string Task::caseLabel(size_t i) const {
+  std::string out = caseLabelOf(cases.at(i));
+  return out.empty() ? fmt::format("case{}", i) : out;
 }
 
 }  // namespace tf
