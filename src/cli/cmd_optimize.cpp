@@ -232,6 +232,7 @@ std::unique_ptr<PreparedRun> prepareRun(const OptimizeFlags& f, const GlobalOpti
     // Every variant is compiled by the loop's pool anyway (for every case's specialization,
     // in parallel): the pass worker only checks that it parses.
     settings.compile = false;
+    settings.imported = p->sources->importedKernels();
     options.passes = std::make_shared<TransformPassApplier>(workerOptionsFor(global, false), std::move(settings),
                                                             p->switched_off.disabled());
   }

@@ -62,6 +62,7 @@ const char* toString(PassName p) {
     case PassName::kOnlineSoftmax: return "online-softmax";
     case PassName::kCausalSplit: return "causal-split";
     case PassName::kFlattenLoops: return "flatten-loops";
+    case PassName::kRelayout: return "relayout";
   }
   return "?";
 }
@@ -81,7 +82,7 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
       PassName::kOnlineSoftmax, PassName::kCausalSplit,
-      PassName::kFlattenLoops};
+      PassName::kFlattenLoops, PassName::kRelayout};
   return all;
 }
 

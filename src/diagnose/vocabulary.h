@@ -54,6 +54,7 @@ enum class PassName {
   kOnlineSoftmax,
   kCausalSplit,
   kFlattenLoops,
+  kRelayout,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

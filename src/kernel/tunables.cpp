@@ -509,6 +509,11 @@ class Discoverer {
         t.target = {};
         t.note = fmt::format("set by the @triton.autotune configs in {}: only the task's source is rewritten",
                              k.home_path);
+      } else if (k.autotune && !autotuned && t.tunable) {
+        // The autotuner passes each config's options itself: the same option at the launch is
+        // given twice (a TypeError at the first call).
+        t.tunable = false;
+        t.note = "the kernel is @triton.autotune'd (configs not read): its configs set the launch options";
       }
       if (t.role == TunableRole::kNumStages && t.tunable && !(facts.loops > 0 && facts.loop_has_load)) {
         t.tunable = false;

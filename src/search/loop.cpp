@@ -330,7 +330,9 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     }
   } join_pool{pool_starter};
   int want = options.compile_workers > 0 ? options.compile_workers : defaultCompileWorkers();
-  if (!tunables.active().empty()) {
+  // With nothing to tune, the passes may still rewrite the kernel or its launch.
+  const bool searchable = !tunables.active().empty() || options.passes != nullptr;
+  if (searchable) {
     Variant as_written = evaluator.materialize(sources.source.source.text());
     pool_starter = std::thread([&evaluator, want, as_written] { evaluator.startCompilePool(want, as_written); });
   }
@@ -419,7 +421,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   // Nothing compiled after the search's end could be measured; measurements may run to the
   // end of the budget (the confirmation's).
   evaluator.setDeadlines(clock.at(state.budget.searchEnd()), clock.at(state.budget.budget_s));
-  if (!tunables.active().empty()) searchBases(ctx, state);
+  if (searchable) searchBases(ctx, state);
   else result.stop_reason = "nothing to tune";
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});

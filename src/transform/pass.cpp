@@ -117,6 +117,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeOnlineSoftmaxPass());
     v.push_back(makeCausalSplitPass());
     v.push_back(makeFlattenLoopsPass());
+    v.push_back(makeRelayoutPass());
     return v;
   }();
   return passes;

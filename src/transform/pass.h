@@ -53,6 +53,9 @@ struct PassInfo {
   // described in `extra_keys_help`.
   bool extra_keys = false;
   std::string extra_keys_help;
+  // The pass edits only the launch, never the kernel: it may apply to a kernel the task's
+  // source imports from another module of its package (whose file is not rewritten).
+  bool launcher_only = false;
 };
 
 // "name:k=v,k=v" split up. Values may hold commas inside [...].

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "kernel/module_ir.h"
 #include "variant/pass_applier.h"
 #include "worker/worker_process.h"
 
@@ -24,6 +25,9 @@ struct TransformSettings {
   std::map<std::string, std::map<std::string, nlohmann::json>> signatures;
   std::optional<double> rtol, atol;        // the tolerances a lossy pass must stay within
   bool compile = true;                     // the sm_90 compile check, when types are known
+  // Kernels the source imports from its package's other modules (owned by the task's
+  // sources, which outlive the applier): passes that edit only the launch may apply to them.
+  const std::vector<Kernel>* imported = nullptr;
 };
 
 class TransformPassApplier final : public PassApplier {

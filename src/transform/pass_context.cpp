@@ -67,7 +67,9 @@ std::string PassContext::indentUnit() const {
 
 std::string PassContext::tlFunction(const Node& call) const {
   if (!isType(call, "Call")) return "";
-  std::string q = ir->qualifiedName(call["func"]);
+  // The kernel's calls are spelt in the module that defines it (an imported kernel's home).
+  const ModuleIR& names = kernel && kernel->home ? *kernel->home : *ir;
+  std::string q = names.qualifiedName(call["func"]);
   const std::string pre = "triton.language.";
   if (q.rfind(pre, 0) == 0) return q.substr(pre.size());
   return "";

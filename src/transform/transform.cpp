@@ -9,6 +9,7 @@
 
 #include "kernel/module_ir.h"
 #include "kernel/tunables.h"
+#include "task/imported_kernels.h"
 #include "task/task.h"
 #include "transform/pass_context.h"
 #include "util/error.h"
@@ -237,7 +238,9 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
   try {
     PassArgs args = validateArgs(*pass, parsePassSpec(passSpecText(request.pass, request.params)));
     ParsedSource src = parseSource(worker_, settings_.source_path, request.source);
-    ModuleIR ir = buildModuleIR(src);
+    // Kernels imported from the package's other modules are seen too: a pass that edits only
+    // the launch (its info says so) may rewrite how the task's source launches them.
+    ModuleIR ir = buildModuleIR(src, pass->info().launcher_only ? settings_.imported : nullptr);
     const Kernel* k = ir.kernel(request.kernel);
     if (!k) {
       auto imported = ir.aliases.find(request.kernel);
@@ -279,7 +282,9 @@ PassApplication TransformPassApplier::check(const PassRequest& request, PassAppl
                                   e.what(), request.pass);
     return applied;
   }
-  ModuleIR out_ir = buildModuleIR(out_src);
+  const Pass* pass = findPass(request.pass);
+  bool launcher_only = pass && pass->info().launcher_only;
+  ModuleIR out_ir = buildModuleIR(out_src, launcher_only ? settings_.imported : nullptr);
   if (!out_ir.kernel(request.kernel)) {
     applied.status = PassApplication::Status::kBroken;
     applied.message = fmt::format("the rewritten source has no kernel '{}'", request.kernel);
@@ -287,6 +292,10 @@ PassApplication TransformPassApplier::check(const PassRequest& request, PassAppl
   }
   if (!settings_.compile) {
     applied.check = {{"status", "skipped"}, {"reason", "--no-compile"}};
+    return applied;
+  }
+  if (launcher_only && out_ir.kernel(request.kernel)->home) {
+    applied.check = {{"status", "skipped"}, {"reason", "the kernel is imported and unchanged (the pass edits the launch)"}};
     return applied;
   }
   applied.check = compileCheck(worker_, settings_.source_path, applied.source, out_ir, request.kernel, signature_,
@@ -316,7 +325,11 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
   validateArgs(*pass, spec);  // bad parameters are the user's: exit 2 before anything runs
 
   ParsedSource src = parseSource(worker, req.source, text);
-  ModuleIR ir = buildModuleIR(src);
+  // A pass that edits only the launch also applies to kernels the source imports from its
+  // package's other modules.
+  std::unique_ptr<ImportedKernels> imported;
+  if (pass->info().launcher_only) imported = loadImportedKernels(worker, src, req.source, packageOf(req.source));
+  ModuleIR ir = buildModuleIR(src, imported ? &imported->kernels : nullptr);
   std::string kernel = req.kernel;
   if (kernel.empty()) {
     if (ir.kernels.size() != 1) {
@@ -331,6 +344,7 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
   TransformSettings settings;
   settings.source_path = req.source;
   settings.compile = req.compile;
+  settings.imported = imported ? &imported->kernels : nullptr;
   if (!req.task.empty()) {
     Task task = loadTask(req.task);
     if (auto it = task.signatures.find(kernel); it != task.signatures.end()) settings.signatures[kernel] = it->second;

@@ -161,6 +161,28 @@ def conv2d(mod, N, H, W, C, K, R, S):
     return out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * R * S) + 2e-3 * ref.abs().max().item())
 
 
+def conv2d_nchw(mod, N, H, W, C, K, R, S):
+    """NCHW convolution, stride 1, padding 1; the input and weights non-contiguous views too."""
+    x = torch.randn(N, C, H, W, generator=gen).half()
+    w = torch.randn(K, C, R, S, generator=gen).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1)
+    ok = True
+    for xx, ww in ((x, w), (x.contiguous(memory_format=torch.channels_last), w.permute(2, 3, 0, 1).contiguous().permute(2, 3, 0, 1))):
+        out = mod.conv2d_nchw(xx, ww)
+        ok = ok and out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * R * S) + 2e-3 * ref.abs().max().item())
+    return ok
+
+
+def matmul_layouts(mod, M, N, K):
+    """matmul with B row-major, column-major and a strided view."""
+    a = torch.randn(M, K, generator=gen).half()
+    ok = True
+    for b in (torch.randn(K, N, generator=gen).half(), torch.randn(N, K, generator=gen).half().t(),
+              torch.randn(K, 2 * N, generator=gen).half()[:, ::2]):
+        ok = ok and close(mod.matmul(a, b), a.float() @ b.float(), 2e-3, 2e-3 * math.sqrt(K))
+    return ok
+
+
 def brgemm(mod, G, M, N, K):
     a, b = torch.randn(G, M, K, generator=gen).half(), torch.randn(G, K, N, generator=gen).half()
     out, ref = mod.brgemm(a, b), (a.float() @ b.float()).sum(0)
@@ -261,6 +283,8 @@ CASES = {
     "flatten-loops/conv_constexpr_filter": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/blocked_k_tl_range": (brgemm, (2, 100, 72, 80)),
     "flatten-loops/pointer_advance": (brgemm, (2, 100, 72, 80)),
+    "relayout/conv_nchw": (conv2d_nchw, (2, 7, 9, 40, 36, 3, 3)),
+    "relayout/matmul_operand_b": (matmul_layouts, (100, 136, 72)),
 }
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsAndPersistent) {
     passes[p.pass] = p.params;
     EXPECT_EQ(p.kernel, "mm");
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "causal-split"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "causal-split", "relayout"}));
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
   EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
   EXPECT_EQ(passes.at("persistent"), (nlohmann::json{{"programs_per_sm", 1}}));

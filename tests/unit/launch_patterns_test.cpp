@@ -11,6 +11,7 @@
 #include "task/imported_kernels.h"
 #include "task/source_parser.h"
 #include "task/task.h"
+#include "transform/pass_applier.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -369,6 +370,42 @@ def rms_norm(x, eps=1e-6):
   // The kernel's facts come from its own module (tl resolved through its imports).
   ASSERT_TRUE(set.facts.count("_rms"));
   EXPECT_GE(set.facts.at("_rms").reductions, 1);
+}
+
+// relayout edits only the launch: it applies to a kernel imported from a sibling module (the
+// launch in the task's source passes the copy); a pass that edits the kernel refuses there.
+TEST(LaunchPatterns, AnImportedKernelsOperandsAreRelaidAtTheLaunchOnly) {
+  fs::path dir = test::tempDir("sibling_relayout");
+  test::writeFile(dir / "ops" / "__init__.py", "");
+  std::string golden = test::readFile(test::sourceDir() / "tests" / "golden" / "transform" / "relayout" /
+                                      "conv_nchw" / "input.py");
+  std::string kernels = golden.substr(0, golden.find("\ndef conv2d_nchw"));
+  test::writeFile(dir / "ops" / "kernels.py", kernels);
+  std::string launcher = "import torch\nimport triton\nfrom .kernels import conv_nchw_kernel\n\n" +
+                         golden.substr(golden.find("\ndef conv2d_nchw"));
+  test::writeFile(dir / "ops" / "conv.py", launcher);
+  WorkerProcess parser(test::workerOptions(false));
+  ParsedSource src = parseFile(parser, dir / "ops" / "conv.py", "source");
+  auto imported = loadImportedKernels(parser, src, dir / "ops" / "conv.py", packageOf(dir / "ops" / "conv.py"));
+  ASSERT_EQ(imported->kernels.size(), 1u);
+
+  TransformSettings settings;
+  settings.source_path = dir / "ops" / "conv.py";
+  settings.imported = &imported->kernels;
+  TransformPassApplier applier(parser, settings, {});
+  PassApplication a = applier.apply({launcher, "conv_nchw_kernel", "relayout", nlohmann::json::object()});
+  ASSERT_EQ(a.status, PassApplication::Status::kApplied) << a.message;
+  EXPECT_NE(a.source.find("    w_tf = w if w.stride(1) == 1 else w.movedim(1, -1).contiguous().movedim(-1, 1)"),
+            std::string::npos)
+      << a.source;
+  EXPECT_NE(a.source.find("conv_nchw_kernel[grid](x_tf, w_tf, y,"), std::string::npos) << a.source;
+  EXPECT_NE(a.source.find("*x_tf.stride(), *w_tf.stride(), *y.stride()"), std::string::npos) << a.source;
+  EXPECT_EQ(a.check.value("status", ""), "skipped") << a.check.dump();
+  EXPECT_EQ(test::readFile(dir / "ops" / "kernels.py"), kernels);  // the kernel's file is not touched
+
+  PassApplication b = applier.apply({launcher, "conv_nchw_kernel", "flatten-loops", nlohmann::json::object()});
+  EXPECT_EQ(b.status, PassApplication::Status::kRefused);
+  EXPECT_NE(b.message.find("is imported"), std::string::npos) << b.message;
 }
 
 // The static facts say which kernels call tl.exp (the rule engine offers them the exp2 fold).

@@ -405,6 +405,33 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   EXPECT_GT(r.speedup, 1.9);
 }
 
+// A kernel with nothing to tune at its launch (autotuned through configs the loop does not
+// read, its block not passed): the passes still run, and a winning one is handed back.
+TEST(OptimizeLoop, PassesRunWhenNothingIsTunable) {
+  fs::path dir = writeTask("untunable");
+  std::string src = kSource;
+  auto swap = [&](const std::string& from, const std::string& to) {
+    size_t at = src.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    src.replace(at, from.size(), to);
+  };
+  swap("@triton.jit\n", "@triton.autotune(configs=make_configs(), key=['n'])\n@triton.jit\n");
+  swap("(x, y, out, n, BLOCK=128, num_warps=4)", "(x, y, out, n)");
+  test::writeFile(dir / "add.py", src);
+  auto l = load(dir);
+  ASSERT_TRUE(l->tunables.active().empty());
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 6;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_NE(r.stop_reason, "nothing to tune");
+  EXPECT_FALSE(events(r.trace, "pass-trial").empty());
+  ASSERT_GE(r.best, 0);
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+}
+
 // The run ends right after the pass wins: the pass's own candidate is the best, and its
 // source (the pass's output) is what is confirmed and handed back, not the base it was
 // applied to.

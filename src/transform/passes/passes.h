@@ -22,5 +22,6 @@ std::unique_ptr<Pass> makeExp2Pass();
 std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
 std::unique_ptr<Pass> makeFlattenLoopsPass();
+std::unique_ptr<Pass> makeRelayoutPass();
 
 }  // namespace tf
