@@ -887,15 +887,36 @@ def op_warm(args):
                                        "making the case's inputs or running the launcher)"}
                 time.sleep(pause * (0.5 + random.random()))
                 pause = min(pause * 2, 2.0)
-        for fn, kernel, _ in rec:
-            try:
-                kernel._init_handles()
-            except Exception as exc:
-                return _fail(_classify(exc), exc, "load")
+        rec, exc = load_compiled(rec)
+        if exc is not None:
+            return _fail(_classify(exc), exc, "load")
         kernels.extend(_summarize_launches(rec))
         work = leaves = outs = grads = None
     _release_gpu_memory()
     return {"status": "ok", "kernels": kernels, "seconds": time.time() - t0}
+
+
+def load_compiled(records):
+    """Loads each recorded compiled kernel (where shared memory and registers are checked
+    against the GPU). Returns (the records that loaded, None), or (None, the error) when one
+    fails. A kernel compiled once per @triton.autotune config needs one config that loads: the
+    autotuner skips those out of resources when it benchmarks them, and so does this."""
+    kept, out_of_resources, loaded = [], {}, set()
+    for record in records:
+        fn, kernel = record[0], record[1]
+        try:
+            kernel._init_handles()
+        except Exception as exc:
+            if _classify(exc) != "out-of-resources":
+                return None, exc
+            out_of_resources.setdefault(id(fn), exc)
+            continue
+        loaded.add(id(fn))
+        kept.append(record)
+    for key, exc in out_of_resources.items():
+        if key not in loaded:
+            return None, exc
+    return kept, None
 
 
 def _hang_timeout(check):

@@ -177,3 +177,36 @@ def test_warm_keeps_no_inputs_between_requests(monkeypatch):
     before = len(runner._CACHE.entries)
     _warm_with(monkeypatch, _FakeHarness(fails=0), lambda x: None, wait_s=0)
     assert len(runner._CACHE.entries) == before
+
+
+class _OutOfResources(Exception):
+    pass
+
+
+_OutOfResources.__name__ = "OutOfResources"
+
+
+class _Compiled:
+    def __init__(self, error=None):
+        self.error = error
+
+    def _init_handles(self):
+        if self.error is not None:
+            raise self.error
+
+
+def test_an_autotune_config_out_of_shared_memory_is_skipped_when_another_loads():
+    from tritonforge_worker.runner import load_compiled
+    tuned, plain = object(), object()
+    oor = _OutOfResources("out of resource: shared memory, Required: 245760, Hardware limit: 232448")
+    records = [(tuned, _Compiled(oor), None), (tuned, _Compiled(), (4, 1, 1)), (plain, _Compiled(), None)]
+    kept, err = load_compiled(records)
+    assert err is None
+    assert [r[1] for r in kept] == [records[1][1], records[2][1]]
+    # Every config of a kernel out of resources: the variant is.
+    kept, err = load_compiled([(tuned, _Compiled(oor), None), (tuned, _Compiled(oor), None)])
+    assert kept is None and err is oor
+    # Any other load error fails the variant at once.
+    bad = RuntimeError("CUDA error: an illegal instruction")
+    kept, err = load_compiled([(tuned, _Compiled(), None), (tuned, _Compiled(bad), None)])
+    assert kept is None and err is bad
