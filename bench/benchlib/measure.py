@@ -449,7 +449,9 @@ def op_measure_real(args):
         if tf_source:
             def make_tf():
                 _add_paths(spec)
-                mod = suite.load_module(tf_source, "tritonforge")
+                # In the kernel's package, where it has one (its relative imports resolve there).
+                package = spec["module"].rpartition(".")[0] if spec.get("module") else None
+                mod = suite.load_module(tf_source, "tritonforge", package or None)
                 return _with_in_place(_resolve(mod, spec["launcher"]), in_place)
             entry["tritonforge"] = measure("tritonforge", make_tf)
 

@@ -70,12 +70,16 @@ def all_names():
 _COUNTER = [0]
 
 
-def load_module(path, tag):
+def load_module(path, tag, package=None):
     """Loads a Python file as a fresh module (a new name each time, so that two loads of one
-    kernel never share Triton's in-memory caches)."""
+    kernel never share Triton's in-memory caches). With `package` ("attorch"), the module is
+    one of that package's (imported first), so that its relative imports resolve."""
     _COUNTER[0] += 1
     base = os.path.splitext(os.path.basename(path))[0]
     name = f"bench_{tag}_{base}_{_COUNTER[0]}"
+    if package:
+        importlib.import_module(package)
+        name = f"{package}.{name}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
