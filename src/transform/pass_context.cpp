@@ -193,15 +193,23 @@ std::set<std::string> PassContext::derivedFrom(const std::string& name) const {
   return out;
 }
 
-bool PassContext::hasReturn() const {
+bool PassContext::hasReturn(bool except_trailing) const {
+  const Node* trailing = except_trailing ? trailingBareReturn() : nullptr;
   bool found = false;
   walk(body(), [&](const Node& n) {
     const std::string& t = nodeType(n);
     if (t == "FunctionDef" || t == "Lambda") return false;
-    if (t == "Return") found = true;
+    if (t == "Return" && &n != trailing) found = true;
     return !found;
   });
   return found;
+}
+
+const Node* PassContext::trailingBareReturn() const {
+  const Node& b = body();
+  if (b.empty() || !isType(b.back(), "Return")) return nullptr;
+  const Node& ret = b.back();
+  return ret.contains("value") && !ret["value"].is_null() ? nullptr : &ret;
 }
 
 std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why) {

@@ -76,8 +76,11 @@ struct PassContext {
   Range lineRange(int first_line, int last_line) const;
   // Names bound anywhere in the body from expressions that use `name` (transitively).
   std::set<std::string> derivedFrom(const std::string& name) const;
-  // Does the body contain a `return` (outside nested functions)?
-  bool hasReturn() const;
+  // Does the body contain a `return` (outside nested functions)? `except_trailing`: a bare
+  // `return` as the body's last statement (a no-op) does not count.
+  bool hasReturn(bool except_trailing = false) const;
+  // The body's last statement when it is a bare `return`, else nullptr.
+  const Node* trailingBareReturn() const;
 
  private:
   std::set<std::string> names_;

@@ -258,6 +258,7 @@ CASES = {
     "rows-per-program/softmax": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),
     "rows-per-program/block_softmax": (softmax, (37, 100)),
+    "rows-per-program/softmax_trailing_return": (softmax, (37, 100)),
     "rows-per-program/block_layernorm": (layernorm, (37, 200)),
     "column-loop/softmax": (softmax, (3, 9000)),
     "column-loop/softmax_passes": (softmax, (3, 9000)),

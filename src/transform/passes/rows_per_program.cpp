@@ -29,7 +29,7 @@ class RowsPerProgramPass : public Pass {
     info_.preconditions = {
         "a 1-D grid of one program per row: the kernel binds `row = tl.program_id(0)` at the top of its body, "
         "calls tl.program_id nowhere else (nor tl.num_programs), and never assigns the row variable again",
-        "the body has no `return` (it would end the program, not the row)",
+        "the body has no `return` (it would end the program, not the row) but a bare one ending it (dropped)",
         "every launch's grid is a 1-tuple (or a lambda returning one)",
         "the row count is expressible with the kernel's parameters, or the grid is a plain tuple (then it is "
         "passed as n_rows)",
@@ -59,7 +59,10 @@ class RowsPerProgramPass : public Pass {
     }
     const PidVar& pv = pids[0];
     if (ctx.numProgramsCalls() != 0) return refuse("the kernel calls tl.num_programs; the loop would change its meaning");
-    if (ctx.hasReturn()) return refuse("the kernel body has a `return`: in a loop over rows it would end the program");
+    if (ctx.hasReturn(true)) return refuse("the kernel body has a `return`: in a loop over rows it would end the program");
+    // A bare `return` that ends the body does nothing: it is dropped (inside the loop it would
+    // end the program after the first row).
+    const Node* trailing = ctx.trailingBareReturn();
     int assigns = 0;
     walk(ctx.body(), [&](const Node& n) {
       if (isType(n, "Name") && n["id"] == pv.name && n["ctx"] == "Store") ++assigns;
@@ -76,7 +79,8 @@ class RowsPerProgramPass : public Pass {
     if (ctx.sites.empty()) return refuse(fmt::format("no launch of {} in this file", k.name));
     const Node& body = ctx.body();
     int index = ctx.bodyIndex(pv.stmt);
-    if (index + 1 >= static_cast<int>(body.size())) return refuse("nothing follows the program id");
+    int statements = static_cast<int>(body.size()) - (trailing ? 1 : 0);
+    if (index + 1 >= statements) return refuse("nothing follows the program id");
     if (hasMultilineString(ctx, body)) return refuse("the body holds a multi-line string that indenting would change");
 
     std::vector<TunableSet> sets = kernelTunables(ctx);
@@ -109,8 +113,10 @@ class RowsPerProgramPass : public Pass {
           fmt::format("for {} in {}({}, min({} + {}, {}){}):", pv.name, range_fn, first, first, rpp, n_rows, extra),
       };
       ed.replace(pid_lines, joinLines(lines, ctx.bodyIndent()));
-      auto last = nodePos(body.back());
-      ed.indent({pid_lines.end, ctx.lineRange(last->line, last->end_line).end}, ctx.indentUnit());
+      auto last = nodePos(body[static_cast<size_t>(statements - 1)]);
+      Range looped = {pid_lines.end, ctx.lineRange(last->line, last->end_line).end};
+      ed.indent(looped, ctx.indentUnit());
+      if (trailing) ed.replace({looped.end, ctx.lineRange(*trailing).end}, "");
     }
     addKernelParam(ctx, ed, rpp, ctx.constexprAnnotation());
     if (!rows_expr) addKernelParam(ctx, ed, n_rows, "");
