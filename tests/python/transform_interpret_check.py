@@ -217,6 +217,15 @@ def causal_attention(mod, B, H, S, D):
     return all(close(out, ref, 1e-2, 1e-2) for out in outs)
 
 
+def causal_and_full_attention(mod, B, H, S, D):
+    """A kernel whose causal mask sits under IS_CAUSAL: causal at every tile, and not causal (the
+    kernel, like the one it mirrors, takes S a multiple of the key tile when not causal)."""
+    q, k, v = _attention_inputs(B, H, S, D)
+    full = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    outs = [_launch_attention(mod, q, k, v, bm, bn, IS_CAUSAL=False) for bm, bn in ATTENTION_TILES]
+    return causal_attention(mod, B, H, S, D) and all(close(out, full, 1e-2, 1e-2) for out in outs)
+
+
 def window_attention(mod, B, H, S, D, window=48):
     """Each row sees the `window` keys up to itself."""
     q, k, v = _attention_inputs(B, H, S, D)
@@ -278,6 +287,7 @@ CASES = {
     "causal-split/suite_named_mask": (causal_attention, (1, 2, 80, 16)),
     "causal-split/tl_range_exp2": (causal_attention, (1, 2, 80, 16)),
     "causal-split/tutorial_additive": (causal_attention, (1, 2, 80, 16)),
+    "causal-split/guarded_zeros_then_dot": (causal_and_full_attention, (1, 2, 96, 16)),
     "causal-split/window_offset_start": (window_attention, (1, 2, 80, 16)),
     "flatten-loops/conv_suite": (conv2d, (2, 7, 9, 40, 36, 3, 2)),
     "flatten-loops/conv_compiler": (conv2d, (2, 7, 9, 40, 36, 3, 2)),

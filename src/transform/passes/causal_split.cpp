@@ -23,6 +23,10 @@
 // 8 warps, 3 stages): 0.4699 ms as written, 0.4257 ms split (1.10x): only the diagonal
 // blocks compute the comparison and the select.
 //
+// Also recognized: the select alone under `if FLAG:` (FLAG constexpr: the first loop drops
+// the `if`), a masked tile of zeros that the dot is added to after the select, and a loop
+// start bound once to 0.
+//
 // Entry point: makeCausalSplitPass(). Recognition in CausalSplitPass::run, in the order of
 // its refusals: the causal tl.where, its loop, the row and key offsets, the loop bounds, the
 // form of the where (what becomes of it when the comparison was its whole condition).
@@ -251,7 +255,19 @@ class CausalSplitPass : public Pass {
     };
     int where_index = topIndex(*w.call);
     if (where_index < 0) return refuse("the causal tl.where is not in the loop's body");
-    const Node& where_stmt = loop_body[where_index];
+    // `if FLAG:` around the where alone (FLAG a constexpr parameter, `if IS_CAUSAL:`): the If is
+    // the statement that loop 1 drops or edits. Dropping the select is exact in loop 1 whatever
+    // FLAG is (the comparison holds there; with FLAG false nothing was selected).
+    const Node* where_stmt_p = &loop_body[where_index];
+    if (isType(*where_stmt_p, "If") && (*where_stmt_p)["orelse"].empty() && (*where_stmt_p)["body"].size() == 1 &&
+        isType((*where_stmt_p)["test"], "Name")) {
+      const Param* flag = ctx.kernel->param(nameOf((*where_stmt_p)["test"]));
+      if (!flag || !flag->is_constexpr) {
+        return refuse("the causal tl.where is under an `if` whose test is not a constexpr parameter");
+      }
+      where_stmt_p = &(*where_stmt_p)["body"][0];
+    }
+    const Node& where_stmt = *where_stmt_p;
     bool where_top = isType(where_stmt, "Assign") || isType(where_stmt, "AugAssign");
     if (!where_top) return refuse("the causal tl.where is not in an assignment at the top level of the loop body");
     int cond_index = where_index;
@@ -285,7 +301,15 @@ class CausalSplitPass : public Pass {
     // 5. Bounds: LO on the step sequence. The second loop reads END after the first one ran:
     // an expression, or a name the loop rebinds, is bound to a fresh name before the loops
     // (where the original evaluated it), as is an expression for LO (read twice).
+    // 0, or a name bound once, at the top of the kernel body, to 0 (`lo = 0`).
     bool lo_zero = intLiteral(lo) == 0;
+    if (!lo_zero && !nameOf(lo).empty() && countOf(stores, nameOf(lo)) == 1) {
+      for (const auto& st : body) {
+        if (isType(st, "Assign") && st["targets"].size() == 1 && nameOf(st["targets"][0]) == nameOf(lo)) {
+          lo_zero = intLiteral(st["value"]) == 0;
+        }
+      }
+    }
     if (!lo_zero && !multipleOfStep(ctx, lo, step, loop, stores, 0)) {
       return refuse(fmt::format("the loop starts at '{}', not at 0 or a multiple of {}: the second loop would leave "
                                 "the first one's steps",
@@ -305,7 +329,9 @@ class CausalSplitPass : public Pass {
     };
     const Node& wvalue = where_stmt["value"];
     if (!isZero(kept)) {
-      if (!fromDot(ctx, loop_body, where_index, kept, 0)) return refuse(notFromDot(ctx, kept));
+      if (!fromDot(ctx, loop_body, where_index, kept, 0) && !zerosTile(ctx, loop_body, where_index, kept, step)) {
+        return refuse(notFromDot(ctx, kept));
+      }
       if (all_dropped) {
         bool self = isType(where_stmt, "Assign") && where_stmt["targets"].size() == 1 && &wvalue == w.call &&
                     !nameOf(kept).empty() && nameOf(where_stmt["targets"][0]) == nameOf(kept);
@@ -557,6 +583,24 @@ class CausalSplitPass : public Pass {
       }
     });
     return found;
+  }
+
+  // `s` bound at the top of the loop body, before statement `before`, to a 2-D tile of zeros
+  // whose columns are the key step (`s = tl.zeros([BLOCK_M, BLOCK_N], ...)`, the dot added to
+  // it after the select): dropping the select keeps its shape.
+  static bool zerosTile(const PassContext& ctx, const Node& loop_body, int before, const Node& e, const Node& step) {
+    std::string name = nameOf(e);
+    if (name.empty()) return false;
+    for (int j = before - 1; j >= 0; --j) {
+      const Node& s = loop_body[j];
+      if (!isType(s, "Assign") || s["targets"].size() != 1 || nameOf(s["targets"][0]) != name) continue;
+      const Node& v = s["value"];
+      if (!ctx.isTlCall(v, "zeros") || v["args"].empty()) return false;
+      const Node& shape = v["args"][0];
+      if (!(isType(shape, "List") || isType(shape, "Tuple")) || shape["elts"].size() != 2) return false;
+      return ctx.slice(shape["elts"][1]) == ctx.slice(step);
+    }
+    return false;
   }
 
   static std::string notFromDot(const PassContext& ctx, const Node& e) {
