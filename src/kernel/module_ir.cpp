@@ -203,7 +203,8 @@ class Builder {
       if (!kw["arg"].is_string()) return std::nullopt;
       std::string name = kw["arg"].get<std::string>();
       if (auto v = intLiteral(kw["value"])) cfg.options[name] = *v;
-      else if (name != "pre_hook" && name != "ir_override") return std::nullopt;
+      else if (name == "pre_hook" || name == "ir_override") cfg.hooks[name] = src_.source.slice(kw["value"]);
+      else return std::nullopt;
     }
     return cfg;
   }

@@ -29,6 +29,7 @@ struct Param {
 struct AutotuneConfig {
   std::map<std::string, int64_t> kwargs;   // integer meta-parameters
   std::map<std::string, std::string> other_kwargs;  // non-integer ones, as source text
+  std::map<std::string, std::string> hooks;  // pre_hook= / ir_override=, as source text
   std::map<std::string, int64_t> options;  // num_warps, num_stages, num_ctas, maxnreg
   std::string text;
 };

@@ -31,6 +31,8 @@ std::string autotuneList(const ModuleIR& ir, const Kernel& k, const TunableSet& 
   for (const char* o : {"num_warps", "num_stages", "num_ctas", "maxnreg"}) {
     if (options.count(o)) opts += fmt::format(", {}={}", o, options.at(o));
   }
+  // A pre_hook (lmdeploy's sets its TMA descriptors' block shapes from the config) stays.
+  for (const auto& [name, text] : first.hooks) opts += fmt::format(", {}={}", name, text);
   return fmt::format("[{}({{{}}}{})]", config_fn, dict, opts);
 }
 

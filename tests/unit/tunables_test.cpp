@@ -317,6 +317,32 @@ TEST(Tunables, OneValueForSeveralParametersIsTunedOnce) {
   EXPECT_NE(out.find("BLOCK = 64\n"), std::string::npos) << out;
 }
 
+// The configuration written into an autotuned kernel's config list keeps the first config's
+// pre_hook (it may set what the kernel needs, such as TMA descriptors' block shapes).
+TEST(Tunables, AnAutotuneConfigKeepsItsPreHook) {
+  auto d = discover(R"(import triton
+import triton.language as tl
+
+
+def _hook(nargs):
+    nargs['desc'].block_shape = (nargs['BLOCK'], 16)
+
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=4, pre_hook=_hook),
+                          triton.Config({'BLOCK': 128}, num_warps=8, pre_hook=_hook)], key=['n'])
+@triton.jit
+def k(desc, n, BLOCK: tl.constexpr):
+    x = tl.arange(0, BLOCK)
+
+
+def launch(desc, n):
+    k[(triton.cdiv(n, 64),)](desc, n)
+)", "launch");
+  ASSERT_TRUE(get(d->set, "k.BLOCK").tunable);
+  std::string out = applyConfig(d->ir, d->set, {{"k.BLOCK", 256}, {"k.num_warps", 8}});
+  EXPECT_NE(out.find("[triton.Config({'BLOCK': 256}, num_warps=8, pre_hook=_hook)]"), std::string::npos) << out;
+}
+
 TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   auto d = discover(kSharedAndUnpacked, "launch");
   const auto& dim = get(d->set, "head.D");

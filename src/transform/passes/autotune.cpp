@@ -186,6 +186,7 @@ class AutotunePass : public Pass {
     base.kwargs = first.kwargs;
     base.options = first.options;
     if (!first.other_kwargs.empty()) return refuse("the configs hold non-integer values; they cannot be regenerated");
+    if (!first.hooks.empty()) return refuse("the configs have a pre_hook or ir_override; they cannot be regenerated");
     std::vector<ConfigEntry> configs;
     std::string why;
     if (args.has("configs")) {
