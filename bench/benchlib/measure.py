@@ -233,13 +233,18 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
     return _timed_variant(label, build, first_call_timed, rtol, atol, timing)
 
 
-def _backward_rules():
-    """The worker's rules for backward tasks (python/tritonforge_worker/backward.py): the bench
-    checks and times a backward exactly as tritonforge does."""
+def _worker_on_path():
+    """Puts the repository's python/ (tritonforge_worker) on sys.path."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(root, "python")
     if path not in sys.path:
         sys.path.insert(0, path)
+
+
+def _backward_rules():
+    """The worker's rules for backward tasks (python/tritonforge_worker/backward.py): the bench
+    checks and times a backward exactly as tritonforge does."""
+    _worker_on_path()
     from tritonforge_worker import backward
     return backward
 
@@ -449,8 +454,12 @@ def op_measure_real(args):
         if tf_source:
             def make_tf():
                 _add_paths(spec)
-                # In the kernel's package, where it has one (its relative imports resolve there).
+                # In the kernel's package, where it has one (its relative imports resolve there);
+                # autotuned kernels it shares with the kernel as written tune again for it.
                 package = spec["module"].rpartition(".")[0] if spec.get("module") else None
+                _worker_on_path()
+                from tritonforge_worker.modules import reset_shared_autotuners
+                reset_shared_autotuners(list(spec.get("pythonpath") or []) + [os.path.dirname(tf_source)])
                 mod = suite.load_module(tf_source, "tritonforge", package or None)
                 return _with_in_place(_resolve(mod, spec["launcher"]), in_place)
             entry["tritonforge"] = measure("tritonforge", make_tf)

@@ -36,7 +36,7 @@ import time
 
 from . import backward as bw
 from .errors import FatalWorkerError, TaskError, is_context_fatal
-from .modules import load_module_from_path, resolve_attr, unwrap_jit
+from .modules import load_module_from_path, reset_shared_autotuners, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
 # Launch recording: wraps JITFunction.run once, so that every launch (also through
@@ -46,6 +46,7 @@ from .modules import load_module_from_path, resolve_attr, unwrap_jit
 class _State:
     record = None
     warm_only = False
+    variant = None  # the module of the last request's variant
 
 
 def _install_launch_hook():
@@ -797,6 +798,12 @@ def _prepare(args):
     harness_path = args["harness"]
     harness = _harness(harness_path, search_path)
     module = _load_variant(args["variant"], search_path)
+    if _State.variant is not module:
+        # Another variant than the last request's: autotuned kernels it shares with it (imported
+        # from the package's other modules) tune again for it, as in a process of its own.
+        variant_dir = os.path.dirname(os.path.abspath(args["variant"]["path"]))
+        reset_shared_autotuners(list(search_path) + [variant_dir], keep=module)
+        _State.variant = module
     launcher = resolve_attr(module, args["launcher"])
     if not callable(launcher):
         raise LookupError(f"{args['variant']['path']}: no function '{args['launcher']}'")

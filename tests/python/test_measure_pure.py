@@ -210,3 +210,36 @@ def test_an_autotune_config_out_of_shared_memory_is_skipped_when_another_loads()
     bad = RuntimeError("CUDA error: an illegal instruction")
     kept, err = load_compiled([(tuned, _Compiled(), None), (tuned, _Compiled(bad), None)])
     assert kept is None and err is bad
+
+
+def test_autotuned_kernels_of_sibling_modules_tune_again_for_another_variant(tmp_path, monkeypatch):
+    import types
+    from tritonforge_worker import modules
+    autotuner_mod = pytest.importorskip("triton.runtime.autotuner")
+
+    class FakeAutotuner(autotuner_mod.Autotuner):
+        def __init__(self):  # no kernel behind it: only the cache matters here
+            self.cache = {("key",): "config tuned for the last variant"}
+
+    class Heuristics:
+        def __init__(self, fn):
+            self.fn = fn
+
+    inside, outside, keep = FakeAutotuner(), FakeAutotuner(), FakeAutotuner()
+    wrapped = FakeAutotuner()
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    sibling = types.ModuleType("tf_test_sibling")
+    sibling.__file__ = str(pkg / "kernels.py")
+    sibling.kernel, sibling.heuristic = inside, Heuristics(wrapped)
+    elsewhere = types.ModuleType("tf_test_elsewhere")
+    elsewhere.__file__ = str(tmp_path / "other" / "k.py")
+    elsewhere.kernel = outside
+    variant = types.ModuleType("tf_test_variant")
+    variant.__file__ = str(pkg / "variant.py")
+    variant.kernel = keep
+    for m in (sibling, elsewhere, variant):
+        monkeypatch.setitem(sys.modules, m.__name__, m)
+    assert modules.reset_shared_autotuners([str(pkg)], keep=variant) == 2
+    assert inside.cache == {} and wrapped.cache == {}
+    assert outside.cache and keep.cache  # outside the roots, and the variant's own: kept
