@@ -187,6 +187,18 @@ class Bridge:
             self.where = self.ray.get(self.actor.where.remote())
         return self.actor
 
+    def _wait_dead(self, actor, timeout_s=30.0):
+        import time
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            try:
+                self.ray.get(actor.where.remote(), timeout=1.0)
+            except self.lost:
+                return
+            except Exception:  # a timeout: not answered, not known dead yet
+                pass
+            time.sleep(0.05)
+
     def relay(self, raw, req):
         op = req.get("op")
         files = _collect_files(req.get("args") or {}, {})
@@ -196,8 +208,11 @@ class Bridge:
                 self.runs += 1
                 if self.kill_at is not None and self.runs == self.kill_at:
                     # Killed before the request reaches it: killed after, a fast `run` could
-                    # answer first (it did once in CI), and the test would see no loss.
+                    # answer first (it did once in CI), and the test would see no loss. ray.kill
+                    # only asks: wait until the actor answers no more (it once answered one more
+                    # call in CI, on a loaded machine).
                     self.ray.kill(actor, no_restart=True)
+                    self._wait_dead(actor)
             ref = actor.call.remote(raw, files)
             line, died = self.ray.get(ref)
         except self.lost as exc:
