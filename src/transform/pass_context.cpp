@@ -205,6 +205,21 @@ bool PassContext::hasReturn(bool except_trailing) const {
   return found;
 }
 
+int broadcastAxis(const Node& e) {
+  if (!isType(e, "Subscript")) return -1;
+  const Node& s = e["slice"];
+  if (!isType(s, "Tuple") || s["elts"].size() != 2) return -1;
+  auto none = [](const Node& n) { return isType(n, "Constant") && n.value("vt", "") == "None"; };
+  auto all = [](const Node& n) {
+    return isType(n, "Slice") && n["lower"].is_null() && n["upper"].is_null() && n["step"].is_null();
+  };
+  const Node& a = s["elts"][0];
+  const Node& b = s["elts"][1];
+  if (all(a) && none(b)) return 0;
+  if (none(a) && all(b)) return 1;
+  return -1;
+}
+
 const Node* PassContext::trailingBareReturn() const {
   const Node& b = body();
   if (b.empty() || !isType(b.back(), "Return")) return nullptr;

@@ -140,6 +140,10 @@ std::string indentFollowingLines(std::string_view text, const std::string& prefi
 // The Python text of a statement list: each line is `indent` + line.
 std::string joinLines(const std::vector<std::string>& lines, const std::string& indent);
 
+// The axis a subscript broadcasts its vector along: `x[:, None]` (a column) 0, `x[None, :]`
+// (a row) 1, anything else -1.
+int broadcastAxis(const Node& e);
+
 // Walks an expression and calls `fn` on every Name node.
 void forEachName(const Node& n, const std::function<void(const Node&)>& fn);
 bool mentionsName(const Node& n, const std::string& name);

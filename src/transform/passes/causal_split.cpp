@@ -47,21 +47,9 @@ namespace {
 
 std::string nameOf(const Node& n) { return isType(n, "Name") ? n["id"].get<std::string>() : ""; }
 
-bool isNone(const Node& n) { return isType(n, "Constant") && n.value("vt", "") == "None"; }
-
-bool isFullSlice(const Node& n) {
-  return isType(n, "Slice") && n["lower"].is_null() && n["upper"].is_null() && n["step"].is_null();
-}
-
 // `x[:, None]` (column) or `x[None, :]` (row): the subscripted value, else nullptr.
 const Node* broadcastOf(const Node& e, bool column) {
-  if (!isType(e, "Subscript")) return nullptr;
-  const Node& s = e["slice"];
-  if (!isType(s, "Tuple") || s["elts"].size() != 2) return nullptr;
-  const Node& a = s["elts"][0];
-  const Node& b = s["elts"][1];
-  bool ok = column ? isFullSlice(a) && isNone(b) : isNone(a) && isFullSlice(b);
-  return ok ? &e["value"] : nullptr;
+  return broadcastAxis(e) == (column ? 0 : 1) ? &e["value"] : nullptr;
 }
 
 bool isZero(const Node& n) {

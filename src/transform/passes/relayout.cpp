@@ -26,18 +26,6 @@
 namespace tf {
 namespace {
 
-// The broadcast axis a subscript `x[:, None]` (0) or `x[None, :]` (1) puts a vector on, -1 otherwise.
-int broadcastAxis(const Node& n) {
-  if (!isType(n, "Subscript")) return -1;
-  const Node& s = n["slice"];
-  if (!isType(s, "Tuple") || s["elts"].size() != 2) return -1;
-  auto isNone = [](const Node& e) { return isType(e, "Constant") && e["value"].is_null(); };
-  auto isAll = [](const Node& e) { return isType(e, "Slice") && e["lower"].is_null() && e["upper"].is_null(); };
-  if (isAll(s["elts"][0]) && isNone(s["elts"][1])) return 0;
-  if (isNone(s["elts"][0]) && isAll(s["elts"][1])) return 1;
-  return -1;
-}
-
 // Names that are factors of a product chain `a * b * (c * d)` (not inside other operations).
 void productFactors(const Node& n, std::vector<std::string>* out) {
   if (isType(n, "BinOp") && isType(n["op"], "Mult")) {
@@ -281,31 +269,23 @@ std::map<std::string, ArgView> mapArguments(const PassContext& ctx, const Launch
 bool usedOnlyAsPointerAndShape(const Node& call, const std::string& t, const Node* pointer_arg, std::string* why) {
   static const std::set<std::string> kQueries = {"stride", "shape", "size", "dtype", "numel", "ndim", "dim", "device"};
   bool ok = true;
-  std::function<void(const Node&)> visit = [&](const Node& n) {
-    if (!ok) return;
-    if (&n == pointer_arg) return;
+  auto visit = [&](const Node& n) {
+    if (!ok || &n == pointer_arg) return false;
     if (isType(n, "Attribute") && isType(n["value"], "Name") && n["value"]["id"] == t) {
       if (!kQueries.count(n["attr"].get<std::string>())) {
         ok = false;
         *why = fmt::format("the launch uses {}.{}", t, n["attr"].get<std::string>());
       }
-      return;
+      return false;
     }
     if (isType(n, "Name") && n["id"] == t) {
       ok = false;
       *why = fmt::format("the launch passes {} more than once", t);
-      return;
     }
-    if (n.is_object()) {
-      for (const auto& [k, v] : n.items()) {
-        if (v.is_object() || v.is_array()) visit(v);
-      }
-    } else if (n.is_array()) {
-      for (const auto& v : n) visit(v);
-    }
+    return ok;
   };
-  for (const auto& a : call["args"]) visit(a);
-  for (const auto& kw : call["keywords"]) visit(kw["value"]);
+  for (const auto& a : call["args"]) walk(a, visit);
+  for (const auto& kw : call["keywords"]) walk(kw["value"], visit);
   return ok;
 }
 
