@@ -269,7 +269,14 @@ class RuleEngine final : public ReasoningEngine {
                          [](int64_t v, int64_t now) { return v != now; }),
                 "other shapes in shared memory: a different K, N or block size, other warps");
     } else if (k == K::kNarrowRows) {
-      addPass(in, out, f, PassName::kRowsPerProgram, "several short rows per program");
+      // As one 2-D tile first (the rows' reductions run side by side), then as a loop (for
+      // bodies the tile form refuses); rows so that a program holds about 1K and 4K values.
+      int64_t row = f.evidence.value("row_block", int64_t{0});
+      auto rowsFor = [&](int64_t values) { return std::clamp<int64_t>(row > 0 ? values / row : 4, 2, 64); };
+      nlohmann::json rows = nlohmann::json::array({rowsFor(1024)});
+      if (rowsFor(4096) != rowsFor(1024)) rows.push_back(rowsFor(4096));
+      addPass(in, out, f, PassName::kRowsPerProgram, "several short rows per program",
+              {{"mode", {"block", "loop"}}, {"rows", rows}});
     } else if (k == K::kUncoalescedAccess) {
       addPass(in, out, f, PassName::kMemoryHints, "tell the compiler the offsets are contiguous and aligned");
     } else if (k == K::kPoorL2Reuse) {

@@ -78,6 +78,20 @@ def layernorm(mod, M, N):
     return close(mod.layernorm(x, w, b), ref, 2e-3, 2e-2)
 
 
+def router(mod, M, E, K):
+    # Softmax over E experts, then the K largest probabilities and their experts, with and
+    # without renormalizing the picks (which reads the stored picks back).
+    x = torch.randn(M, E, generator=gen) * 2
+    probs = torch.softmax(x.double(), -1)
+    top, ids = probs.topk(K, -1)
+    ok = True
+    for renorm in (True, False):
+        w, i = mod.router(x, K, renorm)
+        ref = top / top.sum(-1, keepdim=True) if renorm else top
+        ok = ok and close(w, ref, 1e-4, 1e-6) and torch.equal(i.long(), ids)
+    return ok
+
+
 def log_softmax(mod, M, N):
     x = (torch.randn(M, N, generator=gen) * 4).half()
     return close(mod.log_softmax(x), torch.log_softmax(x.double(), -1), 2e-3, 1e-2)
@@ -269,6 +283,8 @@ CASES = {
     "rows-per-program/block_softmax": (softmax, (37, 100)),
     "rows-per-program/softmax_trailing_return": (softmax, (37, 100)),
     "rows-per-program/block_layernorm": (layernorm, (37, 200)),
+    "rows-per-program/block_layernorm_column_loops": (layernorm, (37, 600)),
+    "rows-per-program/block_router_topk": (router, (37, 60, 6)),
     "column-loop/softmax": (softmax, (3, 9000)),
     "column-loop/softmax_passes": (softmax, (3, 9000)),
     "column-loop/log_softmax": (log_softmax, (3, 5000)),

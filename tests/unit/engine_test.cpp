@@ -324,6 +324,12 @@ TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {
       ASSERT_EQ(quiet.findings.size(), 1u);
       EXPECT_EQ(quiet.findings[0].kind, FindingKind::kNarrowRows);
       EXPECT_EQ(passesOf(quiet), std::set<std::string>{"rows-per-program"});
+      // The 2-D tile form first, then the loop; rows for about 1K and 4K values a program.
+      for (const auto& x : quiet.proposals) {
+        if (x.pass != "rows-per-program") continue;
+        EXPECT_EQ(x.params["mode"], nlohmann::json::array({"block", "loop"}));
+        EXPECT_EQ(x.params["rows"], nlohmann::json::array({4, 16}));
+      }
       continue;
     }
     EXPECT_TRUE(quiet.findings.empty());

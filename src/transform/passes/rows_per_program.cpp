@@ -7,8 +7,12 @@
 //               pipelines its loads). Works for any body without `return`.
 //   mode=block  the program takes its rows as one [ROWS, BLOCK] tile: `row` becomes a column
 //               of row indices (tl.arange(0, ROWS)[:, None]), so row values broadcast to 2-D;
-//               full-row reductions reduce axis 1 with keep_dims; every load and store also
-//               masks `row < n_rows`. Needs a straight-line body (as column-loop does).
+//               reductions and scans over a row run along axis 1 (reductions keep the
+//               dimension: argmax and tl.reduce too), every load and store of row data also
+//               masks `row < n_rows`, a value a loop carries that becomes per-row in it starts
+//               per-row (0.0 -> tl.full([ROWS, 1], 0.0, tl.float32)), and a read of memory the
+//               program stored first waits at a barrier (a row's values now span warps).
+//               Loops and `if`s are kept when no row decides them (row_block.h).
 //
 // The row count is the grid written in the kernel's terms, or a new `n_rows` parameter.
 // Launcher: `rows_per_program = R` before the grid, the grid becomes cdiv(rows, rows_per_program).
@@ -16,7 +20,7 @@
 
 #include "transform/pass_context.h"
 #include "transform/passes/passes.h"
-#include "transform/row_analysis.h"
+#include "transform/row_block.h"
 
 namespace tf {
 namespace {
@@ -33,8 +37,9 @@ class RowsPerProgramPass : public Pass {
         "every launch's grid is a 1-tuple (or a lambda returning one)",
         "the row count is expressible with the kernel's parameters, or the grid is a plain tuple (then it is "
         "passed as n_rows)",
-        "mode=block: a straight-line body over one row (1-D values from tl.arange(0, BLOCK), tl.sum / tl.max / "
-        "tl.min over the row, loads and stores with a keyword mask or none); rows a power of two",
+        "mode=block: every value is a scalar or a 1-D vector per row; loops and ifs are not decided by a row's "
+        "values; reductions and scans run over the whole row; row loads and stores pass a keyword mask or none; "
+        "no call the analysis does not know takes a row's value; rows a power of two",
     };
     info_.params = {
         {"rows", PassParamKind::kInt, "4", false, 2, 1024, false, {}, "rows per program (ROWS_PER_PROGRAM)"},
@@ -70,7 +75,8 @@ class RowsPerProgramPass : public Pass {
     });
     if (assigns != 1) return refuse(fmt::format("'{}' is assigned again in the body", pv.name));
     for (const auto& [p, u] : ctx.facts.params) {
-      if (u.pid_scaled) {
+      // A tile the programs step by (pid * BLOCK); a constexpr row stride (pid * K) is fine.
+      if (u.pid_scaled && u.tile_extent) {
         return refuse(fmt::format("programs step by {} ({} * {}): the kernel tiles a dimension, it is not one row "
                                   "per program",
                                   p, pv.name, p));
@@ -152,57 +158,50 @@ class RowsPerProgramPass : public Pass {
   }
 
  private:
-  // The rows as one tile: `row` a column of row indices, reductions along the row (axis 1,
-  // keep_dims), and the row mask on every load and store.
+  // The rows as one tile: `row` a column of row indices, reductions and scans along the row
+  // (axis 1, reductions keeping the dimension), the row mask on every load and store of row
+  // data, loop-carried values widened to the per-row shape, and a barrier before a read of
+  // memory the program wrote (src/transform/row_block.h).
   static bool blockRows(const PassContext& ctx, SourceEditor& ed, const PidVar& pv, const std::string& rpp,
                         const std::string& n_rows, std::string* why) {
-    std::optional<RowBody> rb = analyzeRowBody(ctx, why);
-    if (!rb) return false;
+    std::optional<RowBlockPlan> plan = planRowBlock(ctx, pv.name, rpp, why);
+    if (!plan) return false;
     std::string tl = ctx.tl();
     std::vector<std::string> lines = {
         fmt::format("# rows-per-program: this program takes {} rows as one tile, a row per tile row", rpp),
         fmt::format("{} = {}.program_id(0) * {} + {}.arange(0, {})[:, None]", pv.name, tl, rpp, tl, rpp)};
     ed.replace(ctx.lineRange(*pv.stmt), joinLines(lines, ctx.bodyIndent()));
-    for (const auto& r : rb->stmts) {
-      for (const Node* red : r.reductions) {
-        const Node& call = *red;
-        if (const Node* axis = keywordArg(call, "axis")) {
-          ed.replace(ctx.range(*axis), "1");
-          addCallKeyword(ctx, ed, call, "keep_dims=True");
-        } else if (call["args"].size() > 1) {
-          ed.replace(ctx.range(call["args"][1]), "1");
-          addCallKeyword(ctx, ed, call, "keep_dims=True");
-        } else {
-          addCallKeyword(ctx, ed, call, "axis=1, keep_dims=True");
-        }
+    auto alongRow = [&](const Node& call, const std::string& extra) {
+      if (const Node* axis = keywordArg(call, "axis")) {
+        ed.replace(ctx.range(*axis), "1");
+        if (!extra.empty()) addCallKeyword(ctx, ed, call, extra);
+      } else if (call["args"].size() > 1) {
+        ed.replace(ctx.range(call["args"][1]), "1");
+        if (!extra.empty()) addCallKeyword(ctx, ed, call, extra);
+      } else {
+        addCallKeyword(ctx, ed, call, extra.empty() ? "axis=1" : "axis=1, " + extra);
       }
-    }
+    };
+    for (const Node* r : plan->reductions) alongRow(*r, "keep_dims=True");
+    for (const Node* s : plan->scans) alongRow(*s, "");
     std::string row_mask = fmt::format("{} < {}", pv.name, n_rows);
-    std::set<std::string> per_row = ctx.derivedFrom(pv.name);
-    bool ok = true;
-    walk(ctx.body(), [&](const Node& n) {
-      bool load = ctx.isTlCall(n, "load"), store = ctx.isTlCall(n, "store");
-      if (!ok || (!load && !store)) return true;
-      // Loads that do not depend on the row (weights, a bias) stay 1-D and unmasked by row.
-      bool row_dependent = false;
-      if (!n["args"].empty()) {
-        forEachName(n["args"][0], [&](const Node& x) { row_dependent = row_dependent || per_row.count(x["id"].get<std::string>()); });
-      }
-      if (!row_dependent) return true;
-      size_t positional_mask = load ? 1 : 2;
-      if (n["args"].size() > positional_mask) {
-        *why = fmt::format("line {}: the {} passes its mask positionally", nodePos(n)->line, load ? "load" : "store");
-        ok = false;
-        return false;
-      }
-      if (const Node* mask = keywordArg(n, "mask")) {
+    for (const Node* n : plan->row_access) {
+      if (const Node* mask = keywordArg(*n, "mask")) {
         ed.replace(ctx.range(*mask), fmt::format("{} & ({})", atomText(ctx, *mask, ctx.slice(*mask)), row_mask));
       } else {
-        addCallKeyword(ctx, ed, n, "mask=" + row_mask);
+        addCallKeyword(ctx, ed, *n, "mask=" + row_mask);
       }
-      return true;
-    });
-    return ok;
+    }
+    for (const auto& [node, text] : plan->inits) ed.replace(ctx.range(*node), text);
+    for (const Node* s : plan->barriers) {
+      int line = nodePos(*s)->line;
+      std::string indent = ctx.text().indentOf(line);
+      ed.insert(ctx.text().offset(line, 0),
+                fmt::format("{}# rows-per-program: the tile's rows span warps; what the program stored is read "
+                            "back below\n{}{}.debug_barrier()\n",
+                            indent, indent, tl));
+    }
+    return true;
   }
 
   PassInfo info_;
