@@ -545,7 +545,18 @@ class Discoverer {
       t.note = "not a tile or block size (a flag or a value the kernel computes with)";
       return;
     }
-    if (t.role == TunableRole::kGroup) return;
+    if (t.role == TunableRole::kGroup) {
+      // A program-order group (GROUP_M) is a choice; one the launcher computes from the
+      // tensors' sizes (a quantization group: cdiv(N, scale.size(1))) describes the data.
+      static const char* kShapeQueries[] = {".size(", ".shape", ".numel(", ".stride(", ".dim("};
+      bool from_tensors = std::any_of(std::begin(kShapeQueries), std::end(kShapeQueries),
+                                      [&](const char* q) { return t.expr_text.find(q) != std::string::npos; });
+      if (t.origin == TunableOrigin::kLocalDerived && from_tensors) {
+        t.tunable = false;
+        t.note = "computed from the tensors' sizes: a value the kernel computes with, not a program order";
+      }
+      return;
+    }
     if (spansDimension(site, u, p.name)) {
       t.covers_dimension = true;
       t.note = fmt::format("{} spans a whole dimension (no loop or program steps by it): it must not shrink",

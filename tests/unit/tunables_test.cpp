@@ -354,5 +354,61 @@ TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   EXPECT_EQ(dim.expr_text, "d");
 }
 
+// A block-scaled GEMM: the scale group along N (cdiv(N, scale.size(1))) is arithmetic with
+// program ids like a program-order group, but the launcher computes it from the tensors'
+// sizes: it describes the data and is left alone.
+constexpr const char* kScaleGroup = R"PY(
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_mm(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, group_n: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    n_m = tl.cdiv(M, BLOCK_M)
+    n_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * n_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = min(n_m - first_m, GROUP_M)
+    pid_m = first_m + pid % size_m
+    pid_n = (pid % in_group) // size_m
+    scale = tl.load(s_ptr + pid_n * BLOCK_N // group_n)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc * scale)
+
+
+def launch(a, b, s):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    group_n = triton.cdiv(N, s.size(0))
+    grid = (triton.cdiv(M, 64) * triton.cdiv(N, 64),)
+    scaled_mm[grid](a, b, s, c, M, N, K, group_n=group_n, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+    return c
+)PY";
+
+TEST(Tunables, AGroupComputedFromTensorSizesIsLeftAlone) {
+  auto d = discover(kScaleGroup, "launch");
+  const auto& gn = get(d->set, "scaled_mm.group_n");
+  EXPECT_EQ(gn.role, TunableRole::kGroup);
+  EXPECT_FALSE(gn.tunable);
+  EXPECT_NE(gn.note.find("tensors' sizes"), std::string::npos) << gn.note;
+  // The same group written as a literal is a choice the search may make (a wrong one fails
+  // verification and is frozen).
+  std::string literal = kScaleGroup;
+  literal.replace(literal.find("triton.cdiv(N, s.size(0))"), std::string("triton.cdiv(N, s.size(0))").size(), "128");
+  auto l = discover(literal, "launch");
+  EXPECT_TRUE(get(l->set, "scaled_mm.group_n").tunable) << get(l->set, "scaled_mm.group_n").note;
+}
+
 }  // namespace
 }  // namespace tf
