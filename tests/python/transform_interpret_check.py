@@ -145,6 +145,14 @@ def attention(mod, B, H, S, D):
     return close(mod.attention(q, k, v), ref, 2e-3, 2e-3)
 
 
+def attention_lse(mod, B, H, S, D):
+    q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+    s = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(D)
+    ref_out, ref_lse = torch.softmax(s, -1) @ v.double(), torch.logsumexp(s, -1)
+    out, lse = mod.attention_lse(q, k, v)
+    return close(out, ref_out, 2e-3, 2e-3) and close(lse, ref_lse, 1e-4, 1e-4)
+
+
 def causal_lse(mod, B, H, S, D):
     q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
     t = 5.0
@@ -296,6 +304,7 @@ CASES = {
     "vectorize/add_block": (add, (5000,)),
     "exp2/attention": (attention, (1, 2, 80, 64)),
     "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),
+    "exp2/scale_in_place": (attention_lse, (1, 2, 80, 64)),
     "exp2/softmax_temperature": (softmax_t, (5, 300)),
     "column-loop/softmax_masked_head": (softmax_masked, (3, 9000)),
     "online-softmax/cross_entropy": (cross_entropy, (3, 3000)),

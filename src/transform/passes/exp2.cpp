@@ -85,6 +85,8 @@ struct Plan {
   std::set<const Node*> folds_mul, folds_div;  // scalar operands that absorb the factor
   std::set<const Node*> wraps;                 // expressions multiplied by LOG2E
   std::set<const Node*> exps;                  // tl.exp calls becoming tl.exp2
+  std::set<const Node*> pre_scale;             // assignments before a `name *= k` that takes the factor
+  std::set<const Node*> plain_uses;            // reads of a scaled name before its scale point
   std::string failure;
   int folds() const { return static_cast<int>(folds_mul.size() + folds_div.size()); }
 };
@@ -94,6 +96,7 @@ class Folder {
   explicit Folder(const PassContext& ctx) : ctx_(ctx) {
     for (const auto& p : ctx.kernel->params) params_.insert(p.name);
     collectBindings(ctx.body());
+    indexLists(ctx.body());
   }
 
   // The exp calls of the kernel, in source order.
@@ -154,7 +157,7 @@ class Folder {
     std::vector<const Node*> out;
     walkBody([&](const Node& n) {
       if (isType(n, "Name") && n["ctx"] == "Load" && plan.scaled.count(n["id"].get<std::string>()) &&
-          !plan.scaled_uses.count(&n)) {
+          !plan.scaled_uses.count(&n) && !plan.plain_uses.count(&n)) {
         out.push_back(&n);
       }
     });
@@ -353,6 +356,65 @@ class Folder {
     plan.wraps.insert(&n);
   }
 
+  void indexLists(const Node& list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Node& st = list[i];
+      position_[&st] = {&list, i};
+      for (const char* key : {"body", "orelse"}) {
+        if (st.contains(key) && st[key].is_array()) indexLists(st[key]);
+      }
+    }
+  }
+
+  static bool assigns(const Node& stmt, const std::string& name) {
+    if (isType(stmt, "Assign")) {
+      return stmt["targets"].size() == 1 && isType(stmt["targets"][0], "Name") && stmt["targets"][0]["id"] == name;
+    }
+    if (!isType(stmt, "AugAssign") && !isType(stmt, "AnnAssign")) return false;
+    return isType(stmt["target"], "Name") && stmt["target"]["id"] == name;
+  }
+
+  // `name *= k` (or /= k) with k a scalar: the factor can join k here, when the assignments
+  // of name before it, back to a fresh `name = ...` in the same block, do nothing but build
+  // the value (each read of name there inside one of them). Those assignments then keep
+  // their values as written (`pre`) and the reads in them are plain (`reads`).
+  bool scalePoint(const Node& point, const std::string& name, std::set<const Node*>* pre,
+                  std::set<const Node*>* reads) const {
+    auto at = position_.find(&point);
+    if (at == position_.end()) return false;
+    const Node& list = *at->second.first;
+    for (size_t i = at->second.second; i-- > 0;) {
+      const Node& st = list[i];
+      std::set<const Node*> defs, inside;
+      walk(st, [&](const Node& n) {
+        if (isType(n, "FunctionDef") || isType(n, "Lambda")) return false;
+        if (assigns(n, name)) {
+          defs.insert(&n);
+          if (n.contains("value") && n["value"].is_object()) {
+            walk(n["value"], [&](const Node& x) {
+              if (isType(x, "Name") && x["id"] == name) inside.insert(&x);
+              return true;
+            });
+          }
+        }
+        return true;
+      });
+      bool stray = false;
+      walk(st, [&](const Node& n) {
+        if (isType(n, "Name") && n["id"] == name && n["ctx"] == "Load" && !inside.count(&n)) stray = true;
+        return !stray;
+      });
+      if (stray) return false;
+      pre->insert(defs.begin(), defs.end());
+      reads->insert(inside.begin(), inside.end());
+      if (isType(st, "Assign") && defs.count(&st) && inside.empty()) return true;  // the fresh value
+      if (isType(st, "For") || isType(st, "While")) {
+        if (!defs.empty()) return false;  // carried by a loop: no one start
+      }
+    }
+    return false;
+  }
+
   void close(std::vector<std::string> pending, Plan& plan) const {
     while (!pending.empty() && plan.failure.empty()) {
       std::string name = pending.back();
@@ -372,7 +434,18 @@ class Folder {
         return;
       }
       plan.scaled.insert(name);
+      // Scale points first: the assignments before one keep their values.
       for (const Node* s : it->second) {
+        std::string op = isType(*s, "AugAssign") ? opType(*s) : "";
+        if ((op != "Mult" && op != "Div") || !scalarLike(s->at("value"))) continue;
+        std::set<const Node*> pre, reads;
+        if (!scalePoint(*s, name, &pre, &reads)) continue;
+        (op == "Mult" ? plan.folds_mul : plan.folds_div).insert(&s->at("value"));
+        plan.pre_scale.insert(pre.begin(), pre.end());
+        plan.plain_uses.insert(reads.begin(), reads.end());
+      }
+      for (const Node* s : it->second) {
+        if (plan.pre_scale.count(s)) continue;
         if (isType(*s, "AugAssign")) {
           std::string op = opType(*s);
           if (op == "Add" || op == "Sub") {
@@ -393,6 +466,7 @@ class Folder {
   std::set<std::string> params_;
   std::map<std::string, std::vector<const Node*>> defs_;
   std::map<std::string, std::string> unfollowable_;
+  std::map<const Node*, std::pair<const Node*, size_t>> position_;  // statement -> its block and index
 };
 
 class Exp2Pass : public Pass {
