@@ -87,7 +87,10 @@ class RowsPerProgramPass : public Pass {
     int index = ctx.bodyIndex(pv.stmt);
     int statements = static_cast<int>(body.size()) - (trailing ? 1 : 0);
     if (index + 1 >= statements) return refuse("nothing follows the program id");
-    if (hasMultilineString(ctx, body)) return refuse("the body holds a multi-line string that indenting would change");
+    bool block = args.text("mode") == "block";
+    if (!block && hasMultilineString(ctx, body)) {
+      return refuse("the body holds a multi-line string that indenting would change");
+    }
 
     std::vector<TunableSet> sets = kernelTunables(ctx);
     std::string why;
@@ -104,7 +107,7 @@ class RowsPerProgramPass : public Pass {
     std::string tl = ctx.tl();
     SourceEditor ed(ctx.text().text());
     Range pid_lines = ctx.lineRange(*pv.stmt);
-    if (args.text("mode") == "block") {
+    if (block) {
       int64_t rows = args.integer("rows");
       if ((rows & (rows - 1)) != 0) return refuse(fmt::format("mode=block: rows={} is not a power of two", rows));
       if (!blockRows(ctx, ed, pv, rpp, n_rows, &why)) return refuse("mode=block: " + why);
