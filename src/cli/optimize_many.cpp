@@ -202,8 +202,7 @@ int runOptimizeMany(const OptimizeFlags& given_flags, const GlobalOptions& globa
     unsigned hw = std::thread::hardware_concurrency();
     want = std::clamp(static_cast<int>(hw) - lanes_total, 1, 64);
   }
-  WorkerOptions cw = workerOptionsFor(global, true);
-  cw.name = "compile worker";
+  WorkerOptions cw = compileWorkerOptions(workerOptionsFor(global, true));
   auto pool = std::make_shared<WorkerPool>(cw, want);
 
   if (!quiet && jobs.size() == 1) printTunables(*jobs[0].run->tunables);  // as a single run shows them

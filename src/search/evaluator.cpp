@@ -133,8 +133,7 @@ int Evaluator::startCompilePool(int n, const std::optional<Variant>& preload) {
     return pool_->size();
   }
   if (n <= 0) return 0;
-  WorkerOptions w = options_.worker;
-  w.name = "compile worker";
+  WorkerOptions w = compileWorkerOptions(options_.worker);
   auto limit = timeLeft(compile_deadline_, w.start_timeout);
   if (!limit) return 0;
   w.start_timeout = *limit;

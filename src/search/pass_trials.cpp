@@ -26,7 +26,7 @@ namespace {
 
 // How much faster overall (the geometric mean over the cases) a variant slower on some case
 // must be to be taken on trial as a base, and how many such bases a run takes. While at least
-// half of the search's time is left, any clear gain overall will do: the variant's own
+// 40% of the search's time is left, any clear gain overall will do: the variant's own
 // parameters (rows per program, warps) are what decides, and there is time to tune them
 // (measured on the H200: rows-per-program's tile form on a top-k router, 8 rows, 1.12x on one
 // case and 0.94x on the other as the launch's warps left it).
@@ -451,7 +451,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     const CandidateRecord* trial = nullptr;
     const PassTrial* trial_of = nullptr;
     const double gain =
-        ctx.clock.elapsed() < 0.5 * state.budget.searchEnd() ? kProvisionalGainEarly : kProvisionalGain;
+        ctx.clock.elapsed() < 0.6 * state.budget.searchEnd() ? kProvisionalGainEarly : kProvisionalGain;
     for (auto& t : trials) {
       for (int id : t.candidates) {
         const CandidateRecord& c = state.result.candidates[static_cast<size_t>(id)];

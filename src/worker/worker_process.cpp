@@ -108,6 +108,12 @@ int helloProtocolVersion(const nlohmann::json& hello_result) {
   return v >= 0 && v <= std::numeric_limits<int>::max() ? static_cast<int>(v) : -1;
 }
 
+WorkerOptions compileWorkerOptions(WorkerOptions measuring) {
+  measuring.name = "compile worker";
+  measuring.env["TRITONFORGE_WORKER_NICE"] = "10";
+  return measuring;
+}
+
 std::string choosePython(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("TRITONFORGE_PYTHON"); env && *env) return env;

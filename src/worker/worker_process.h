@@ -33,6 +33,11 @@ struct WorkerOptions {
 // Picks the interpreter: `flag` if set, else $TRITONFORGE_PYTHON, else "python3".
 std::string choosePython(const std::string& flag);
 
+// The options of a compile worker made from a measuring worker's: named so, and run at a
+// lower CPU priority (nice 10), so that compiles on every core never delay the process that
+// launches timed kernels.
+WorkerOptions compileWorkerOptions(WorkerOptions measuring);
+
 class WorkerProcess {
  public:
   explicit WorkerProcess(WorkerOptions options);

@@ -166,3 +166,16 @@ def test_fatal_worker_error_ends_the_worker_whatever_its_message():
 ])
 def test_is_context_fatal_only_for_sticky_cuda_errors(text, fatal):
     assert errors.is_context_fatal(RuntimeError(text)) is fatal
+
+
+def test_a_compile_worker_runs_below_the_measuring_workers_priority():
+    # TRITONFORGE_WORKER_NICE (set for compile workers by the core) lowers the worker's CPU
+    # priority before it reads a request; without it the priority is left as it was.
+    code = ("import os, sys; sys.path.insert(0, {!r}); from tritonforge_worker import server; "
+            "before = os.nice(0); server._lower_priority(); print(os.nice(0) - before)").format(
+                os.path.join(ROOT, "python"))
+    for value, expected in (("10", 10), ("", 0), ("x", 0)):
+        env = dict(os.environ, TRITONFORGE_WORKER_NICE=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        # A process already at the lowest priority cannot go lower: the kernel caps it at 19.
+        assert int(out.stdout.strip()) == min(expected, 19 - os.nice(0)), out.stderr
