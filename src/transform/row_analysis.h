@@ -1,6 +1,7 @@
-// The analysis the row-wise passes share (column-loop, rows-per-program mode=block): a
-// straight-line kernel body over one row, its row values (1-D, built from tl.arange(0, BLOCK))
-// told apart from its scalars, and its full-row reductions.
+// The analysis column-loop works from (rows-per-program's tile form has its own, row_block.h,
+// which also takes loops and ifs): a straight-line kernel body over one row, its row values
+// (1-D, built from tl.arange(0, BLOCK)) told apart from its scalars, and its full-row
+// reductions.
 #pragma once
 
 #include <optional>
