@@ -90,7 +90,7 @@ class Planner {
     return K::kRowVector;  // a row vector with anything, or a vector with a row scalar
   }
 
-  std::string line(const Node& n) const { return ctx_.slice(n); }
+  std::string text(const Node& n) const { return ctx_.slice(n); }
 
   // --- expressions -----------------------------------------------------------------------
   RowKind kind(const Node& e) {
@@ -119,7 +119,7 @@ class Planner {
       for (const auto& op : e["ops"]) {
         const std::string& o = nodeType(op);
         if (perRow(v) && (o == "In" || o == "NotIn" || o == "Is" || o == "IsNot")) {
-          refuse(e, fmt::format("`{}` compares a per-row value with `{}`", line(e), o));
+          refuse(e, fmt::format("`{}` compares a per-row value with `{}`", text(e), o));
         }
       }
       return v;
@@ -127,21 +127,21 @@ class Planner {
     if (t == "BoolOp") {
       K v = K::kScalar;
       for (const auto& x : e["values"]) v = join(v, kind(x), e);
-      if (perRow(v)) refuse(e, fmt::format("`{}`: `and` / `or` of per-row values", line(e)));
+      if (perRow(v)) refuse(e, fmt::format("`{}`: `and` / `or` of per-row values", text(e)));
       return v;
     }
     if (t == "IfExp") {
-      if (perRow(kind(e["test"]))) refuse(e, fmt::format("`{}` chooses by a per-row condition", line(e)));
+      if (perRow(kind(e["test"]))) refuse(e, fmt::format("`{}` chooses by a per-row condition", text(e)));
       return join(kind(e["body"]), kind(e["orelse"]), e);
     }
     if (t == "Subscript") {
       K v = kind(e["value"]);
-      if (perRow(v) || perRow(kind(e["slice"]))) refuse(e, fmt::format("`{}` indexes a per-row value", line(e)));
+      if (perRow(v) || perRow(kind(e["slice"]))) refuse(e, fmt::format("`{}` indexes a per-row value", text(e)));
       return v == K::kScalar ? K::kScalar : K::kOther;
     }
     if (t == "Tuple" || t == "List") {
       for (const auto& x : e["elts"]) {
-        if (perRow(kind(x))) refuse(e, fmt::format("`{}` puts a per-row value in a {}", line(e), t == "List" ? "list" : "tuple"));
+        if (perRow(kind(x))) refuse(e, fmt::format("`{}` puts a per-row value in a {}", text(e), t == "List" ? "list" : "tuple"));
       }
       return K::kScalar;
     }
@@ -157,12 +157,12 @@ class Planner {
     const Node* axis = keywordArg(call, "axis");
     if (!axis && call["args"].size() > axis_position) axis = &call["args"][axis_position];
     bool ok = !axis || intLiteral(*axis) == 0 || (isType(*axis, "Constant") && (*axis)["value"].is_null());
-    if (!ok) refuse(call, fmt::format("`{}` does not reduce over the row (axis 0)", line(call)));
+    if (!ok) refuse(call, fmt::format("`{}` does not reduce over the row (axis 0)", text(call)));
     for (const auto& kw : call["keywords"]) {
       std::string k = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "**";
       if (k == "keep_dims" || k == "return_indices" || k == "**") {
         if (k == "keep_dims" && isType(kw["value"], "Constant") && kw["value"]["value"] == false) continue;
-        refuse(call, fmt::format("`{}`: the keyword `{}` is not handled", line(call), k));
+        refuse(call, fmt::format("`{}`: the keyword `{}` is not handled", text(call), k));
       }
     }
   }
@@ -187,13 +187,13 @@ class Planner {
           std::string m = func["attr"].get<std::string>();
           if (m != "to") refuse(e, fmt::format("the method .{}() of a per-row value is not handled", m));
           for (const auto& a : e["args"]) {
-            if (perRow(kind(a))) refuse(e, fmt::format("`{}` converts to a per-row type", line(e)));
+            if (perRow(kind(a))) refuse(e, fmt::format("`{}` converts to a per-row type", text(e)));
           }
           return obj;
         }
       }
       K v = argsJoinNoRow(e, fmt::format("`{}` is called with a per-row value: it is not known to work per element",
-                                         dotted.empty() ? line(func) : dotted));
+                                         dotted.empty() ? text(func) : dotted));
       return v == K::kScalar ? K::kScalar : K::kOther;
     }
     if (fn.rfind("math.", 0) == 0 || fn.find("libdevice.") != std::string::npos || elementwise().count(fn)) {
@@ -207,7 +207,7 @@ class Planner {
     if (fn == "zeros" || fn == "full" || fn == "empty") {
       const Node* shape = keywordArg(e, "shape");
       if (!shape && !e["args"].empty()) shape = &e["args"][0];
-      argsJoinNoRow(e, fmt::format("`{}` fills with a per-row value", line(e)));
+      argsJoinNoRow(e, fmt::format("`{}` fills with a per-row value", text(e)));
       if (!shape || !(isType(*shape, "List") || isType(*shape, "Tuple"))) return K::kOther;
       size_t n = (*shape)["elts"].size();
       return n == 0 ? K::kScalar : n == 1 ? K::kVector : K::kOther;
@@ -219,9 +219,9 @@ class Planner {
       if (e["args"].empty()) return K::kOther;
       K x = kind(e["args"][0]);
       for (size_t i = 1; i < e["args"].size(); ++i) {
-        if (perRow(kind(e["args"][i]))) refuse(e, fmt::format("`{}`: a per-row argument", line(e)));
+        if (perRow(kind(e["args"][i]))) refuse(e, fmt::format("`{}`: a per-row argument", text(e)));
       }
-      if (x == K::kRowScalar) refuse(e, fmt::format("`{}` reduces a per-row scalar", line(e)));
+      if (x == K::kRowScalar) refuse(e, fmt::format("`{}` reduces a per-row scalar", text(e)));
       if (x != K::kRowVector) return isReduction(fn) && x == K::kVector ? K::kScalar : x;
       checkAxis(e, 1);
       if (isReduction(fn)) {
@@ -241,7 +241,7 @@ class Planner {
       if (e["args"].empty()) return K::kOther;
       K x = kind(e["args"][0]);
       if (perRow(x) && e["args"].size() > 1 && (isType(e["args"][1], "List") || isType(e["args"][1], "Tuple"))) {
-        refuse(e, fmt::format("`{}` names one value per dimension of a per-row value", line(e)));
+        refuse(e, fmt::format("`{}` names one value per dimension of a per-row value", text(e)));
       }
       return x;
     }
@@ -381,11 +381,11 @@ class Planner {
           bind(x["id"].get<std::string>(), v == RowKind::kScalar ? RowKind::kScalar : RowKind::kOther, nullptr, {});
         }
       } else {
-        refuse(s, fmt::format("assigns to `{}`", line(target)));
+        refuse(s, fmt::format("assigns to `{}`", text(target)));
       }
     } else if (t == "AugAssign") {
       const Node& target = s["target"];
-      if (!isType(target, "Name")) refuse(s, fmt::format("assigns to `{}`", line(target)));
+      if (!isType(target, "Name")) refuse(s, fmt::format("assigns to `{}`", text(target)));
       std::string name = target["id"].get<std::string>();
       RowKind before = kinds_.count(name) ? kinds_[name] : RowKind::kScalar;
       RowKind v = join(before, kind(s["value"]), s);
@@ -473,7 +473,7 @@ class Planner {
       if (!def || !widenInit(*def, was, now)) {
         refuse(s, fmt::format("'{}' is carried by the loop and becomes per-row in it; its initial value{} is not "
                               "rewritten",
-                              n, def ? fmt::format(" `{}` (line {})", line((*def)["value"]), nodePos(*def)->line) : ""));
+                              n, def ? fmt::format(" `{}` (line {})", text((*def)["value"]), nodePos(*def)->line) : ""));
       }
     }
   }
@@ -503,7 +503,7 @@ class Planner {
     if (was == RowKind::kScalar && now == RowKind::kRowScalar) {
       auto type = pythonNumberType(value);
       if (!type) return false;
-      inits_[&value] = fmt::format("{}.full([{}, 1], {}, {}.{})", ctx_.tl(), rows_, line(value), ctx_.tl(), *type);
+      inits_[&value] = fmt::format("{}.full([{}, 1], {}, {}.{})", ctx_.tl(), rows_, text(value), ctx_.tl(), *type);
       return true;
     }
     if (was == RowKind::kVector && now == RowKind::kRowVector && isType(value, "Call")) {
@@ -512,7 +512,7 @@ class Planner {
       const Node* shape = keywordArg(value, "shape");
       if (!shape && !value["args"].empty()) shape = &value["args"][0];
       if (!shape || !(isType(*shape, "List") || isType(*shape, "Tuple")) || (*shape)["elts"].size() != 1) return false;
-      std::string extent = line((*shape)["elts"][0]);
+      std::string extent = text((*shape)["elts"][0]);
       inits_[shape] = isType(*shape, "List") ? fmt::format("[{}, {}]", rows_, extent) : fmt::format("({}, {})", rows_, extent);
       return true;
     }

@@ -366,14 +366,6 @@ class Folder {
     }
   }
 
-  static bool assigns(const Node& stmt, const std::string& name) {
-    if (isType(stmt, "Assign")) {
-      return stmt["targets"].size() == 1 && isType(stmt["targets"][0], "Name") && stmt["targets"][0]["id"] == name;
-    }
-    if (!isType(stmt, "AugAssign") && !isType(stmt, "AnnAssign")) return false;
-    return isType(stmt["target"], "Name") && stmt["target"]["id"] == name;
-  }
-
   // `name *= k` (or /= k) with k a scalar: the factor can join k here, when the assignments
   // of name before it, back to a fresh `name = ...` in the same block, do nothing but build
   // the value (each read of name there inside one of them). Those assignments then keep
@@ -381,14 +373,16 @@ class Folder {
   bool scalePoint(const Node& point, const std::string& name, std::set<const Node*>* pre,
                   std::set<const Node*>* reads) const {
     auto at = position_.find(&point);
-    if (at == position_.end()) return false;
+    auto bound = defs_.find(name);
+    if (at == position_.end() || bound == defs_.end()) return false;
+    const std::set<const Node*> bindings(bound->second.begin(), bound->second.end());
     const Node& list = *at->second.first;
     for (size_t i = at->second.second; i-- > 0;) {
       const Node& st = list[i];
       std::set<const Node*> defs, inside;
       walk(st, [&](const Node& n) {
         if (isType(n, "FunctionDef") || isType(n, "Lambda")) return false;
-        if (assigns(n, name)) {
+        if (bindings.count(&n)) {
           defs.insert(&n);
           if (n.contains("value") && n["value"].is_object()) {
             walk(n["value"], [&](const Node& x) {
