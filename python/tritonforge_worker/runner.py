@@ -17,7 +17,9 @@ Verification (every checked run, for each of several seeds):
     $TRITONFORGE_HANG_TIMEOUT_S, else 30 s) is a `timeout`, and the worker exits (its CUDA
     context is stuck).
 Timing: warm-up, then CUDA events around each call with the L2 flushed before it
-(a 256 MiB write), as many repetitions as the time budget allows; median, quartiles and the
+(a 256 MiB write), each call queued behind a GPU sleep that outlasts the host's time to queue
+it (so the launcher's Python never leaves the GPU idle inside the timed interval), as many
+repetitions as the time budget allows; median, quartiles and the
 noise (interquartile range over the median). For short kernels the launch is also captured in
 a CUDA graph and replayed, which removes Python launch overhead; the reply says which method
 gave the figure.
@@ -675,29 +677,70 @@ def _quantiles(values):
     return q(0.25), q(0.5), q(0.75)
 
 
-def _time_events(fn, budget_ms, min_reps, max_reps, flush):
+_SLEEP_RATE = []
+
+
+def _sleep_cycles_per_ms():
+    """Clock cycles per millisecond of torch.cuda._sleep (a kernel that spins for a number of
+    cycles), measured once; None where torch has no _sleep."""
+    import torch
+    if not _SLEEP_RATE:
+        rate = None
+        sleep = getattr(torch.cuda, "_sleep", None)
+        if sleep is not None:
+            try:
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                sleep(1000)
+                start.record()
+                sleep(2_000_000)
+                end.record()
+                torch.cuda.synchronize()
+                ms = start.elapsed_time(end)
+                rate = 2_000_000 / ms if ms > 0 else None
+            except Exception:  # noqa: BLE001 -- timing then runs without the head start
+                rate = None
+        _SLEEP_RATE.append(rate)
+    return _SLEEP_RATE[0]
+
+
+def _time_events(fn, budget_ms, min_reps, max_reps, flush, ahead=True):
+    """CUDA-event times (ms) of fn, one per repetition, the L2 flushed before each when asked.
+
+    With `ahead`, each repetition is queued behind a GPU sleep longer than the host needs to
+    queue the repetition (the launcher's Python, measured here), so the GPU never waits for the
+    host between the start and end events: a heavy launcher (an autograd.Function, allocations)
+    in front of a short kernel would otherwise put its host time, and any delay of the host
+    process under CPU load, inside the timed interval."""
     import torch
     cache = _flush_buffer() if flush else None
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
-    # Estimate one call.
+    # Estimate one call, on the GPU and on the host.
     fn()
     torch.cuda.synchronize()
+    host0 = time.perf_counter()
     start.record()
     for _ in range(3):
         if cache is not None:
             cache.zero_()
         fn()
     end.record()
+    host_ms = (time.perf_counter() - host0) * 1e3 / 3
     torch.cuda.synchronize()
     est = max(start.elapsed_time(end) / 3, 1e-3)
-    reps = int(max(min_reps, min(max_reps, budget_ms / est)))
+    rate = _sleep_cycles_per_ms() if ahead else None
+    sleep_ms = min(1.5 * host_ms + 0.02, 50.0) if rate else 0.0
+    reps = int(max(min_reps, min(max_reps, budget_ms / (est + sleep_ms))))
     warm = max(1, min(25, reps // 10))
     for _ in range(warm):
         fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    cycles = int(sleep_ms * rate) if rate else 0
     for i in range(reps):
+        if cycles:
+            torch.cuda._sleep(cycles)
         if cache is not None:
             cache.zero_()
         starts[i].record()

@@ -52,6 +52,9 @@ Evaluator::~Evaluator() {
     for (auto& [hash, f] : compiles_) {
       if (f.valid()) f.wait();
     }
+    for (auto& f : ahead_) {
+      if (f.valid()) f.wait();
+    }
   }
   pool_.reset();
   for (auto& lane : lanes_) lane->worker->shutdown();
@@ -160,6 +163,23 @@ int Evaluator::startCompilePool(int n, const std::optional<Variant>& preload) {
   }
   pool_ = std::move(pool);
   return ok;
+}
+
+void Evaluator::warmCasesAhead(const Variant& v) {
+  if (!pool_ || task_.cases.size() < 2) return;
+  for (size_t i = 1; i < task_.cases.size(); ++i) {
+    auto limit = timeLeft(compile_deadline_, options_.timeouts.warm);
+    if (!limit) return;
+    WarmRequest req;
+    req.launch = launchOf(v);
+    req.cases = {task_.cases[i]};
+    req.memory_wait_s = 0.6 * static_cast<double>(limit->count()) / 1000.0;
+    ahead_.push_back(pool_
+                         ->submit([req, limit = *limit, timeouts = options_.timeouts](WorkerProcess& w) {
+                           return WorkerClient(w, timeouts).warm(req, limit);
+                         })
+                         .share());
+  }
 }
 
 void Evaluator::setDeadlines(std::optional<Clock::time_point> compile, std::optional<Clock::time_point> run) {

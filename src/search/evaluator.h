@@ -87,6 +87,11 @@ class Evaluator {
   // reports the same failure as its own).
   int startCompilePool(int n, const std::optional<Variant>& preload = std::nullopt);
   int compileWorkers() const { return pool_ ? pool_->size() : 0; }
+  // Compiles cases 1.. of `v` on compile workers, one case to a worker, while the measurement
+  // worker compiles and measures case 0: a kernel whose cases compile to different binaries
+  // (a block size the launcher derives from the shape) then pays about one compile before
+  // the search, not one per case. Nothing is reported; the measurement finds Triton's cache.
+  void warmCasesAhead(const Variant& v);
   bool sharedPool() const { return options_.shared_pool != nullptr; }
 
   // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own
@@ -135,6 +140,7 @@ class Evaluator {
   std::shared_ptr<WorkerPool> pool_;
   std::map<std::string, Variant> variants_;
   std::map<std::string, std::shared_future<CompileOutcome>> compiles_;
+  std::vector<std::shared_future<CompileOutcome>> ahead_;  // warmCasesAhead's jobs
   nlohmann::json hello_;
   mutable std::mutex deadline_mu_;   // compile jobs read the deadline on the pool's threads
   std::optional<Clock::time_point> compile_deadline_, run_deadline_;

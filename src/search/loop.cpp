@@ -334,7 +334,10 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   const bool searchable = !tunables.active().empty() || options.passes != nullptr;
   if (searchable) {
     Variant as_written = evaluator.materialize(sources.source.source.text());
-    pool_starter = std::thread([&evaluator, want, as_written] { evaluator.startCompilePool(want, as_written); });
+    pool_starter = std::thread([&evaluator, want, as_written] {
+      evaluator.startCompilePool(want, as_written);
+      evaluator.warmCasesAhead(as_written);
+    });
   }
   progress.status("starting the worker");
   result.environment = evaluator.start();
