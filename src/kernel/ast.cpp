@@ -90,6 +90,17 @@ std::optional<Pos> nodePos(const Node& n) {
   return Pos{a[0].get<int>(), a[1].get<int>(), a[2].get<int>(), a[3].get<int>()};
 }
 
+int definitionTopLine(const Node& def) {
+  auto d = nodePos(def);
+  int top = d ? d->line : 0;
+  if (!def.contains("decorator_list")) return top;
+  for (const auto& dec : def["decorator_list"]) {
+    auto p = nodePos(dec);
+    if (p && d && p->line < top) top = p->line;
+  }
+  return top;
+}
+
 std::string dottedName(const Node& n) {
   if (isType(n, "Name")) return n.value("id", "");
   if (isType(n, "Attribute")) {

@@ -62,6 +62,9 @@ std::string readSourceFile(const std::filesystem::path& path, std::string_view w
 const std::string& nodeType(const Node& n);
 bool isType(const Node& n, std::string_view type);
 std::optional<Pos> nodePos(const Node& n);
+// The first line of a definition as written: its first decorator above the `def`, else the
+// `def` line (decorators applied by a later `k = triton.jit(k)` are not above it).
+int definitionTopLine(const Node& def);
 // The dotted name of a Name / Attribute chain ("tl.arange"), "" for anything else.
 std::string dottedName(const Node& n);
 // An int literal (also -5), nullopt otherwise.

@@ -32,7 +32,7 @@ class StopCondition {
 
 // The budget of a run and the part of it kept back for the confirmation. The one formula:
 // the confirmation measures the baseline and the best twice each on every case, each
-// measurement a timing budget plus its verification (a quarter of what the case's first
+// measurement a timing budget plus its verification (a tenth of what the case's first
 // measurement took) plus the request's overhead; at most a fifth of the budget.
 struct BudgetPlan {
   double budget_s = 60;

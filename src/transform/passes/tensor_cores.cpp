@@ -1004,13 +1004,13 @@ class TensorCoresPass : public Pass {
       scratch = fmt::format("_tma_scratch_{}", i);
     }
     // The allocator, defined above the kernel.
-    const Node& first_dec = ctx.kernel->def->at("decorator_list")[0];
-    int dline = nodePos(first_dec)->line;
+    int dline = definitionTopLine(*ctx.kernel->def);
+    std::string in = ctx.text().indentOf(dline);
     ed.insert(ctx.text().offset(dline, 0),
-              fmt::format("def {}(size, alignment, stream):\n"
-                          "    # scratch memory for the tensor descriptors the kernel makes (TMA)\n"
-                          "    return {}.empty(size, device=\"cuda\", dtype={}.int8)\n\n\n",
-                          scratch, torch, torch));
+              fmt::format("{0}def {1}(size, alignment, stream):\n"
+                          "{0}    # scratch memory for the tensor descriptors the kernel makes (TMA)\n"
+                          "{0}    return {2}.empty(size, device=\"cuda\", dtype={2}.int8)\n\n\n",
+                          in, scratch, torch));
     std::set<std::string> fn_done;
     for (const LaunchSite* site : ctx.sites) {
       if (site->function.empty()) {
