@@ -4,7 +4,10 @@ one device call's) to bench/results/real.json: their entries replace the older o
 listed in `runs`, and real.md is written again. Per kernel only report.md, result.json and
 tritonforge.log are copied (the optimized sources are the projects' code: not committed).
 
-    python3 bench/merge_real.py NEW_FOLDER [--into bench/results] [--note TEXT]
+    python3 bench/merge_real.py NEW_FOLDER [--into bench/results] [--note TEXT] [--min-budget S]
+
+--min-budget S keeps the older entry of a kernel whose new run had a budget below S (the bench's
+deadline trimmed it): a figure at a trimmed budget does not replace one at the default.
 """
 import argparse
 import json
@@ -21,17 +24,24 @@ def main():
     p.add_argument("new", type=pathlib.Path)
     p.add_argument("--into", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent / "results")
     p.add_argument("--note", default="")
+    p.add_argument("--min-budget", type=float, default=0.0)
     a = p.parse_args()
     new_doc = json.loads((a.new / "real.json").read_text())
     doc = json.loads((a.into / "real.json").read_text())
     if new_doc.get("manifest_sha256") != doc.get("manifest_sha256"):
         sys.exit(f"{a.new}/real.json: laid out from another manifest ({new_doc.get('manifest_sha256')} against "
                  f"{doc.get('manifest_sha256')})")
-    names = list(new_doc["kernels"])
+    names = [n for n, k in new_doc["kernels"].items()
+             if float(k.get("budget_s") or 0) >= a.min_budget or n not in doc["kernels"]]
+    kept = [n for n in new_doc["kernels"] if n not in names]
     for run in new_doc.get("runs", []):
         run = dict(run)
         if a.note:
             run["note"] = a.note
+        if kept:
+            run["kernels"] = [k for k in run.get("kernels", []) if k not in kept]
+            run["not_merged"] = {k: f"budget {new_doc['kernels'][k].get('budget_s')} s, below {a.min_budget:g} s: "
+                                    "the earlier entry is kept" for k in kept}
         doc["runs"].append(run)
     for name in names:
         doc["kernels"][name] = new_doc["kernels"][name]
@@ -58,6 +68,8 @@ def main():
     (a.into / "real.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     (a.into / "real.md").write_text(report.real_markdown(doc))
     print(f"merged {len(names)} kernel(s): {', '.join(names)}; {a.into}/real.md rewritten")
+    if kept:
+        print(f"kept the earlier entries of {', '.join(kept)} (budget below {a.min_budget:g} s)")
 
 
 if __name__ == "__main__":

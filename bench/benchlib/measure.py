@@ -40,8 +40,6 @@ class Fatal(Exception):
 # ---------------------------------------------------------------------------------------
 # Timing
 
-_FLUSH = [None]
-
 
 def _quantiles(values):
     v = sorted(values)
@@ -57,7 +55,6 @@ def _quantiles(values):
 
 
 def time_fn(fn, budget_ms=200.0, min_reps=10, max_reps=1000):
-    import torch
     if INTERPRET:
         times = []
         for _ in range(2):
@@ -66,32 +63,13 @@ def time_fn(fn, budget_ms=200.0, min_reps=10, max_reps=1000):
             times.append((time.perf_counter() - t0) * 1e3)
         q1, med, q3 = _quantiles(times)
         return {"median_ms": med, "q1_ms": q1, "q3_ms": q3, "reps": len(times), "method": "cpu-interpreter"}
-    if _FLUSH[0] is None:
-        _FLUSH[0] = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
-    flush = _FLUSH[0]
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(3):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    est = max(start.elapsed_time(end) / 3, 1e-3)
-    reps = int(max(min_reps, min(max_reps, budget_ms / est)))
-    for _ in range(max(1, min(10, reps // 10))):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    # Timed exactly as tritonforge times (the worker's runner): the L2 flushed before each
+    # call, each call queued behind a GPU sleep longer than the host needs to queue it.
+    _worker_on_path()
+    from tritonforge_worker import runner
+    times = runner._time_events(fn, budget_ms, min_reps, max_reps, True)
     q1, med, q3 = _quantiles(times)
-    return {"median_ms": med, "q1_ms": q1, "q3_ms": q3, "reps": reps, "method": "cuda-events+l2flush"}
+    return {"median_ms": med, "q1_ms": q1, "q3_ms": q3, "reps": len(times), "method": "cuda-events+l2flush+ahead"}
 
 
 def _sync():

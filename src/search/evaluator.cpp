@@ -165,6 +165,14 @@ int Evaluator::startCompilePool(int n, const std::optional<Variant>& preload) {
   return ok;
 }
 
+void Evaluator::stopCompiles() {
+  {
+    std::lock_guard<std::mutex> lock(deadline_mu_);
+    compile_deadline_ = Clock::now();
+  }
+  if (!options_.shared_pool) pool_.reset();
+}
+
 void Evaluator::warmCasesAhead(const Variant& v) {
   if (!pool_ || task_.cases.size() < 2) return;
   for (size_t i = 1; i < task_.cases.size(); ++i) {

@@ -87,6 +87,10 @@ class Evaluator {
   // reports the same failure as its own).
   int startCompilePool(int n, const std::optional<Variant>& preload = std::nullopt);
   int compileWorkers() const { return pool_ ? pool_->size() : 0; }
+  // After the search: no compile is wanted any more. An own pool is stopped (a compile in
+  // flight, and the inputs it copies on the GPU, would run beside the confirmation's
+  // timings); a shared one gets no new compile from this run (queued ones return at once).
+  void stopCompiles();
   // Compiles cases 1.. of `v` on compile workers, one case to a worker, while the measurement
   // worker compiles and measures case 0: a kernel whose cases compile to different binaries
   // (a block size the launcher derives from the shape) then pays about one compile before

@@ -309,7 +309,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
       options.engine_impl ? options.engine_impl : std::shared_ptr<ReasoningEngine>(makeEngine(options.engine, options.engine_settings));
   Evaluator evaluator(task, options.evaluator, work.path());
   // Until the baseline says how long the confirmation needs, nothing runs past the budget.
-  evaluator.setDeadlines(clock.at(options.budget_s), clock.at(options.budget_s));
+  evaluator.setDeadlines(clock.at(options.loopBudget()), clock.at(options.loopBudget()));
   Trace trace;
   MeasureCallbacks callbacks;
   RunState state;
@@ -428,6 +428,10 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   else result.stop_reason = "nothing to tune";
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});
+  // Compile workers still running after the search copy their inputs on the GPU beside the
+  // confirmation's timings: the suspected cause of a confirmation that read 28% noise on the
+  // H200 (liger's cross-entropy, 2 GB of logits, the search stopped before its deadline).
+  evaluator.stopCompiles();
   confirm(ctx, state);
   if (evaluator.lanes() > 1) {
     result.lanes = nlohmann::json::array();

@@ -45,6 +45,10 @@ namespace tf {
 
 struct OptimizeOptions {
   double budget_s = 60;              // wall time for the whole run, start-up included
+  // Kept back from budget_s for what runs after the loop (result.json, report.md, report.html,
+  // whose figures take Python 2-4 s): the loop plans to end at budget_s - outputs_s.
+  double outputs_s = 0;
+  double loopBudget() const { return budget_s - outputs_s; }
   // When the run started (the command's start, so that parsing and worker start-up count
   // against the budget); default: when optimize() is called.
   std::optional<std::chrono::steady_clock::time_point> started;
