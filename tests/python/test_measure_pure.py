@@ -243,3 +243,65 @@ def test_autotuned_kernels_of_sibling_modules_tune_again_for_another_variant(tmp
     assert modules.reset_shared_autotuners([str(pkg)], keep=variant) == 2
     assert inside.cache == {} and wrapped.cache == {}
     assert outside.cache and keep.cache  # outside the roots, and the variant's own: kept
+
+
+class _FakeCuda:
+    """torch.cuda's event, sleep and synchronize on a simulated GPU clock: each queued item
+    runs when the GPU is free and the host has queued it, so an idle GPU waiting for the host
+    shows in the events' difference, as on a real GPU."""
+
+    def __init__(self, host_ms_per_call, kernel_ms):
+        self.host_ms, self.kernel_ms = host_ms_per_call, kernel_ms
+        self.host = 0.0   # the host's clock (ms)
+        self.gpu = 0.0    # when the GPU is free
+        self.queue = []   # what ran, in order
+
+    def _run(self, what, ms):
+        self.gpu = max(self.gpu, self.host) + ms
+        self.queue.append(what)
+        return self.gpu
+
+    def launch(self):
+        self.host += self.host_ms
+        self._run("kernel", self.kernel_ms)
+
+    def Event(self, enable_timing=True):
+        cuda = self
+
+        class E:
+            def record(self):
+                self.t = cuda._run("event", 0.0)
+
+            def elapsed_time(self, other):
+                return other.t - self.t
+        return E()
+
+    def _sleep(self, cycles):
+        self._run("sleep", cycles / 1000.0)
+
+    def synchronize(self):
+        self.host = max(self.host, self.gpu)
+
+
+def _fake_timing(monkeypatch, host_ms, kernel_ms):
+    import types
+    cuda = _FakeCuda(host_ms, kernel_ms)
+    fake_torch = types.SimpleNamespace(cuda=cuda)
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setattr(runner, "_sleep_cycles_per_ms", lambda: 1000.0)
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: cuda.host / 1e3)
+    return cuda
+
+
+def test_timing_queues_each_call_ahead_of_a_slow_host(monkeypatch):
+    # A 0.05 ms kernel behind 0.2 ms of launcher Python: timed without the head start, the
+    # GPU waits for the host inside the interval; with it, the kernel alone is timed.
+    cuda = _fake_timing(monkeypatch, host_ms=0.2, kernel_ms=0.05)
+    times = runner._time_events(cuda.launch, 5.0, 10, 50, False, ahead=True)
+    assert len(times) >= 10
+    assert max(times) == pytest.approx(0.05)
+    assert cuda.queue.count("sleep") == len(times)
+    cuda = _fake_timing(monkeypatch, host_ms=0.2, kernel_ms=0.05)
+    late = runner._time_events(cuda.launch, 5.0, 10, 50, False, ahead=False)
+    assert min(late) == pytest.approx(0.2)
+    assert "sleep" not in cuda.queue
