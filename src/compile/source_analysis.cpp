@@ -3,6 +3,7 @@
 // -> estimates per configuration -> compile requests (deduplicated) -> JSON.
 #include "compile/source_analysis.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <set>
@@ -210,6 +211,12 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
   json kernels = json::array();
   for (const auto& k : ir.kernels) {
     if (!o.kernel.empty() && k.name != o.kernel) continue;
+    // A module imported whole (`import pkg.ext as tle`) brings its @triton.jit functions to
+    // be inlined where they are called; they are listed only where this source launches one.
+    if (!k.imported_module.empty() && o.kernel != k.name &&
+        std::none_of(ir.launches.begin(), ir.launches.end(), [&](const LaunchSite& l) { return l.kernel == k.name; })) {
+      continue;
+    }
     json kj = {{"name", k.name}, {"position", posJson(k.def)}};
     // Helpers: @triton.jit functions other kernels call (their facts are inlined there).
     json called_by = json::array();

@@ -1408,6 +1408,12 @@ class Builder {
       return r;
     }
     if (m == "__getitem__" || m == "item") return base;
+    // A dtype's predicates (x.dtype.is_floating(), .is_int_signed(), .is_fp16()): decided when
+    // the kernel is compiled; their value is not known here, and they touch no memory.
+    if (m.rfind("is_", 0) == 0 && e["args"].empty() && isType(func["value"], "Attribute") &&
+        (func["value"].value("attr", "") == "dtype" || func["value"].value("attr", "") == "element_ty")) {
+      return Value{};
+    }
     for (const auto& a : e["args"]) expr(a);
     opaque(e, "method ." + m + "() is not modelled");
     return unknown();
@@ -1527,6 +1533,10 @@ class Builder {
     if (f == "program_id" || f == "num_programs") {
       const Node* a = argOrKw(e, 0, "axis");
       auto ax = a ? intLiteral(*a) : std::optional<int64_t>(0);
+      // A constant through a name (an inlined helper's `axis` parameter, a constexpr).
+      if (!ax && a) {
+        if (auto sv = expr(*a).sym()) ax = sym::constant(sv);
+      }
       if (!ax) {
         opaque(e, f + " with a non-literal axis");
         return scalarValue(sym::opaque(text(e)));

@@ -25,6 +25,15 @@ class Builder {
     if (imported_) {
       for (const auto& k : *imported_) {
         for (const auto& [local, full] : ir_.aliases) {
+          if (!k.imported_module.empty()) {
+            // A module imported whole: its kernels and helpers are `local.k`.
+            if (full == k.imported_module && !ir_.kernel(local + "." + k.name)) {
+              Kernel copy = k;
+              copy.name = local + "." + k.name;
+              ir_.kernels.push_back(std::move(copy));
+            }
+            continue;
+          }
           std::string last = full.substr(full.rfind('.') + 1);
           if (last == k.name && !ir_.kernel(local)) {
             Kernel copy = k;

@@ -56,6 +56,10 @@ struct Kernel {
   // of the module that defines it (its AST, its imports). Null: defined in this module.
   const ModuleIR* home = nullptr;
   std::string home_path;                   // that module's file
+  // Set when the module itself is imported (`import pkg.utils as tle`, `from . import utils`):
+  // the module's dotted name as this source's imports spell it; the kernel is then reached as
+  // `tle.k` (ModuleIR names the copy so). Empty for `from .kernels import k`.
+  std::string imported_module;
   std::vector<Param> params;
   std::optional<AutotuneInfo> autotune;
   std::vector<HeuristicEntry> heuristics;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -42,38 +43,80 @@ std::optional<fs::path> moduleFile(const fs::path& path, const SourcePackage& pa
 
 }  // namespace
 
+namespace {
+
+// Parses `file` once and copies its kernels that `wanted` names (every one when empty), each
+// marked with `module` when the module itself is what the source imports.
+void addKernelsOf(WorkerProcess& parser, const fs::path& file, const std::set<std::string>& wanted,
+                  const std::string& module, ImportedKernels& out, std::map<std::string, const ModuleIR*>& parsed,
+                  std::set<std::string>& loaded) {
+  std::string key = fs::weakly_canonical(file).string();
+  const ModuleIR* ir = nullptr;
+  auto it = parsed.find(key);
+  if (it != parsed.end()) {
+    ir = it->second;
+  } else {
+    auto src = std::make_unique<ParsedSource>();
+    try {
+      *src = parseFile(parser, file, "imported module");
+    } catch (const UserError& e) {
+      out.notes.push_back(fmt::format("{} is imported but could not be read: {}", file.string(), e.what()));
+      parsed[key] = nullptr;
+      return;
+    }
+    auto built = std::make_unique<ModuleIR>(buildModuleIR(*src));
+    ir = built.get();
+    parsed[key] = ir;
+    out.sources.push_back(std::move(src));
+    out.irs.push_back(std::move(built));
+  }
+  if (!ir) return;
+  for (const auto& k : ir->kernels) {
+    if (!wanted.empty() && !wanted.count(k.name)) continue;
+    if (!loaded.insert(key + "|" + module + "|" + k.name).second) continue;
+    Kernel copy = k;
+    copy.home = ir;
+    copy.home_path = file.string();
+    copy.imported_module = module;
+    out.kernels.push_back(std::move(copy));
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<ImportedKernels> loadImportedKernels(WorkerProcess& parser, const ParsedSource& source,
                                                      const fs::path& path, const SourcePackage& package) {
   auto out = std::make_unique<ImportedKernels>();
   std::set<std::string> loaded;
+  std::map<std::string, const ModuleIR*> parsed;
   for (const auto& stmt : source.ast["body"]) {
+    if (isType(stmt, "Import")) {
+      // `import pkg.utils.ext as tle`: the module's kernels, reached as tle.k.
+      for (const auto& a : stmt["names"]) {
+        std::string name = a["name"].get<std::string>();
+        if (!a["asname"].is_string()) continue;  // `import pkg.mod` reaches pkg.mod.k: not followed
+        if (auto file = moduleFile(path, package, 0, name)) addKernelsOf(parser, *file, {}, name, *out, parsed, loaded);
+      }
+      continue;
+    }
     if (!isType(stmt, "ImportFrom")) continue;
     int level = stmt.contains("level") && stmt["level"].is_number_integer() ? stmt["level"].get<int>() : 0;
     std::string module = stmt["module"].is_string() ? stmt["module"].get<std::string>() : "";
-    if (module.empty()) continue;  // `from . import x`: x is a module, its kernels are x.k
-    auto file = moduleFile(path, package, level, module);
-    if (!file) continue;
-    std::string key = fs::weakly_canonical(*file).string();
     std::set<std::string> wanted;
-    for (const auto& a : stmt["names"]) wanted.insert(a["name"].get<std::string>());
-    auto src = std::make_unique<ParsedSource>();
-    try {
-      *src = parseFile(parser, *file, "imported module");
-    } catch (const UserError& e) {
-      out->notes.push_back(fmt::format("{} is imported but could not be read: {}", file->string(), e.what()));
-      continue;
+    for (const auto& a : stmt["names"]) {
+      std::string name = a["name"].get<std::string>();
+      // `from . import utils`, `from pkg.utils import ext as tle`: a module, imported whole.
+      std::string dotted = module.empty() ? name : module + "." + name;
+      if (auto sub = moduleFile(path, package, level, dotted)) {
+        addKernelsOf(parser, *sub, {}, dotted, *out, parsed, loaded);
+      } else {
+        wanted.insert(name);
+      }
     }
-    auto ir = std::make_unique<ModuleIR>(buildModuleIR(*src));
-    for (const auto& k : ir->kernels) {
-      if (!wanted.count(k.name) || loaded.count(key + "|" + k.name)) continue;
-      loaded.insert(key + "|" + k.name);
-      Kernel copy = k;
-      copy.home = ir.get();
-      copy.home_path = file->string();
-      out->kernels.push_back(std::move(copy));
+    if (module.empty() || wanted.empty()) continue;
+    if (auto file = moduleFile(path, package, level, module)) {
+      addKernelsOf(parser, *file, wanted, "", *out, parsed, loaded);
     }
-    out->sources.push_back(std::move(src));
-    out->irs.push_back(std::move(ir));
   }
   return out;
 }

@@ -354,3 +354,31 @@ def make_inputs(case, seed):
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+// A dtype's predicates are compile-time facts: a kernel that branches on them stays
+// understood (no opaque construct), and both branches' accesses are seen.
+TEST(KernelIR, DtypePredicatesAreNotOpaque) {
+  ParsedSource src = test::parseText(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if x.dtype.is_floating():
+        x = x * 2.0
+    elif y_ptr.dtype.element_ty.is_int_signed():
+        x = x + 1
+    tl.store(y_ptr + offs, x, mask=offs < n)
+)");
+  ModuleIR ir = buildModuleIR(src);
+  KernelIR k = buildKernelIR(ir, *ir.kernel("k"));
+  EXPECT_TRUE(k.opaque.empty()) << k.opaque.front().reason;
+}
+
+}  // namespace
+}  // namespace tf

@@ -5,6 +5,7 @@
 // names itself.
 #include <gtest/gtest.h>
 
+#include "kernel/kernel_ir.h"
 #include "kernel/module_ir.h"
 #include "kernel/tunables.h"
 #include "support/test_support.h"
@@ -372,6 +373,59 @@ def rms_norm(x, eps=1e-6):
   EXPECT_GE(set.facts.at("_rms").reductions, 1);
 }
 
+// A module of the package imported whole (`import ops.ext as tle`, `from . import ext`): the
+// @triton.jit helpers it defines are inlined where the kernel calls them (tle.program_id(0)),
+// so the kernel's addresses stay understood.
+TEST(LaunchPatterns, HelpersOfAModuleImportedWholeAreInlined) {
+  fs::path dir = test::tempDir("module_import");
+  test::writeFile(dir / "ops" / "__init__.py", "");
+  test::writeFile(dir / "ops" / "ext.py", R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def program_id(axis: tl.constexpr):
+    return tl.program_id(axis).to(tl.int64)
+
+
+@triton.jit
+def twice(x):
+    return x * 2
+)");
+  test::writeFile(dir / "ops" / "scale.py", R"(import triton
+import triton.language as tl
+import ops.ext as tle
+from . import ext
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tle.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, ext.twice(x), mask=offs < n)
+
+
+def scale(x):
+    scale_kernel[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)
+    return x
+)");
+  SourcePackage pkg = packageOf(dir / "ops" / "scale.py");
+  WorkerProcess parser(test::workerOptions(false));
+  ParsedSource src = parseFile(parser, dir / "ops" / "scale.py", "source");
+  auto imported = loadImportedKernels(parser, src, dir / "ops" / "scale.py", pkg);
+  EXPECT_EQ(imported->kernels.size(), 4u);  // two helpers, under each of the two imports
+  ModuleIR ir = buildModuleIR(src, &imported->kernels);
+  ASSERT_NE(ir.kernel("tle.program_id"), nullptr);
+  ASSERT_NE(ir.kernel("ext.twice"), nullptr);
+  KernelIR k = buildKernelIR(ir, *ir.kernel("scale_kernel"));
+  EXPECT_TRUE(k.opaque.empty()) << k.opaque.front().reason;
+  TunableSet set = discoverTunables(ir, "scale", {});
+  const Tunable* block = set.find("scale_kernel.BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_TRUE(block->tunable);
+}
+
 // relayout edits only the launch: it applies to a kernel imported from a sibling module (the
 // launch in the task's source passes the copy); a pass that edits the kernel refuses there.
 TEST(LaunchPatterns, AnImportedKernelsOperandsAreRelaidAtTheLaunchOnly) {
@@ -408,7 +462,6 @@ TEST(LaunchPatterns, AnImportedKernelsOperandsAreRelaidAtTheLaunchOnly) {
   EXPECT_NE(b.message.find("is imported"), std::string::npos) << b.message;
 }
 
-// The static facts say which kernels call tl.exp (the rule engine offers them the exp2 fold).
 // unsloth's style: the kernel is a plain function, decorated by assignments after it
 // (`k = triton.jit(k)`, then `k = triton.heuristics({...})(k)`); the heuristic's block is
 // read, and an autotune decorator goes above the `def`, not at the assignment.
@@ -492,6 +545,7 @@ def run(x):
   EXPECT_TRUE(block->tunable);
 }
 
+// The static facts say which kernels call tl.exp (the rule engine offers them the exp2 fold).
 TEST(KernelFacts, CallsExpIsSeenInAttentionNotInAMatmul) {
   WorkerProcess parser(test::workerOptions(false));
   auto facts = [&](const char* rel, const char* launcher, const char* kernel) {
