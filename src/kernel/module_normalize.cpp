@@ -27,6 +27,21 @@ std::set<std::string> boundNames(const Node& stmt) {
 
 void appendStatements(const Node& from, Node& out, std::set<std::string>* bound, bool only_new);
 
+// `if __name__ == "__main__":`: a script's own code, not the module's definitions.
+bool isMainGuard(const Node& stmt) {
+  if (!isType(stmt, "If") || !isType(stmt["test"], "Compare")) return false;
+  bool name = false;
+  walk(stmt["test"], [&](const Node& n) {
+    if (isType(n, "Name") && n.value("id", "") == "__name__") name = true;
+    return true;
+  });
+  return name;
+}
+
+bool isGate(const Node& stmt) {
+  return (isType(stmt, "If") && !isMainGuard(stmt)) || isType(stmt, "Try") || isType(stmt, "TryStar");
+}
+
 // The statements of a module-level `if` or `try` that define or assign something, flattened.
 void hoist(const Node& stmt, Node& out, std::set<std::string>* bound) {
   std::set<std::string> before = *bound;
@@ -57,7 +72,7 @@ void hoist(const Node& stmt, Node& out, std::set<std::string>* bound) {
 void appendStatements(const Node& from, Node& out, std::set<std::string>* bound, bool only_new) {
   if (!from.is_array()) return;
   for (const auto& s : from) {
-    if (isType(s, "If") || isType(s, "Try") || isType(s, "TryStar")) {
+    if (isGate(s)) {
       hoist(s, out, bound);
       continue;
     }
@@ -97,12 +112,12 @@ void normalizeModule(Node& module) {
   if (!module.is_object() || !module.contains("body") || !module["body"].is_array()) return;
   Node& body = module["body"];
   bool gated = false;
-  for (const auto& s : body) gated = gated || isType(s, "If") || isType(s, "Try") || isType(s, "TryStar");
+  for (const auto& s : body) gated = gated || isGate(s);
   if (gated) {
     Node flat = Node::array();
     std::set<std::string> bound;
     for (auto& s : body) {
-      if (isType(s, "If") || isType(s, "Try") || isType(s, "TryStar")) {
+      if (isGate(s)) {
         // The gate itself stays (its imports and other statements are read as before).
         flat.push_back(s);
         Node lifted = Node::array();

@@ -41,10 +41,6 @@ std::optional<fs::path> moduleFile(const fs::path& path, const SourcePackage& pa
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // Parses `file` once and copies its kernels that `wanted` names (every one when empty), each
 // marked with `module` when the module itself is what the source imports.
 void addKernelsOf(WorkerProcess& parser, const fs::path& file, const std::set<std::string>& wanted,

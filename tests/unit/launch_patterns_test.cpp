@@ -532,9 +532,18 @@ except ImportError:
 def run(x):
     _fwd[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)
     return x
+
+
+SIZE = 4096
+
+if __name__ == "__main__":
+    SIZE = 8
 )");
   ModuleIR ir = buildModuleIR(src);
   ASSERT_EQ(ir.kernels.size(), 2u);
+  // A script's own code under `if __name__ == "__main__":` is not read as the module's.
+  ASSERT_TRUE(ir.module_assignments.count("SIZE"));
+  EXPECT_EQ(intLiteral(*ir.module_assignments.at("SIZE")), 4096);
   const Kernel* fwd = ir.kernel("_fwd");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(nodePos(*fwd->def)->line, 7);  // the `if` branch's
