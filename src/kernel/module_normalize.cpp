@@ -27,6 +27,14 @@ std::set<std::string> boundNames(const Node& stmt) {
 
 void appendStatements(const Node& from, Node& out, std::set<std::string>* bound, bool only_new);
 
+// Whether `stmt` binds no name of `names`.
+bool bindsNoneOf(const Node& stmt, const std::set<std::string>& names) {
+  for (const auto& n : boundNames(stmt)) {
+    if (names.count(n)) return false;
+  }
+  return true;
+}
+
 // `if __name__ == "__main__":`: a script's own code, not the module's definitions.
 bool isMainGuard(const Node& stmt) {
   if (!isType(stmt, "If") || !isType(stmt["test"], "Compare")) return false;
@@ -53,9 +61,7 @@ void hoist(const Node& stmt, Node& out, std::set<std::string>* bound) {
     Node orelse = Node::array();
     appendStatements(stmt["orelse"], orelse, bound, false);
     for (auto& s : orelse) {
-      bool fresh = true;
-      for (const auto& n : boundNames(s)) fresh = fresh && !first.count(n);
-      if (fresh) out.push_back(std::move(s));
+      if (bindsNoneOf(s, first)) out.push_back(std::move(s));
     }
     bound->insert(first.begin(), first.end());
     return;
@@ -77,13 +83,8 @@ void appendStatements(const Node& from, Node& out, std::set<std::string>* bound,
       continue;
     }
     if (!isDefinition(s) && !isType(s, "Assign") && !isType(s, "AnnAssign")) continue;
-    std::set<std::string> names = boundNames(s);
-    if (only_new) {
-      bool fresh = true;
-      for (const auto& n : names) fresh = fresh && !bound->count(n);
-      if (!fresh) continue;
-    }
-    bound->insert(names.begin(), names.end());
+    if (only_new && !bindsNoneOf(s, *bound)) continue;
+    for (const auto& n : boundNames(s)) bound->insert(n);
     out.push_back(s);
   }
 }
@@ -120,11 +121,7 @@ void normalizeModule(Node& module) {
       if (isGate(s)) {
         // The gate itself stays (its imports and other statements are read as before).
         flat.push_back(s);
-        Node lifted = Node::array();
-        hoist(s, lifted, &bound);
-        for (auto& l : lifted) {
-          if (isDefinition(l) || isType(l, "Assign") || isType(l, "AnnAssign")) flat.push_back(std::move(l));
-        }
+        hoist(s, flat, &bound);  // only definitions and assignments
       } else {
         for (const auto& n : boundNames(s)) bound.insert(n);
         flat.push_back(std::move(s));

@@ -174,19 +174,9 @@ void Evaluator::stopCompiles() {
 }
 
 void Evaluator::warmCasesAhead(const Variant& v) {
-  if (!pool_ || task_.cases.size() < 2) return;
+  if (!pool_) return;
   for (size_t i = 1; i < task_.cases.size(); ++i) {
-    auto limit = timeLeft(compile_deadline_, options_.timeouts.warm);
-    if (!limit) return;
-    WarmRequest req;
-    req.launch = launchOf(v);
-    req.cases = {task_.cases[i]};
-    req.memory_wait_s = 0.6 * static_cast<double>(limit->count()) / 1000.0;
-    ahead_.push_back(pool_
-                         ->submit([req, limit = *limit, timeouts = options_.timeouts](WorkerProcess& w) {
-                           return WorkerClient(w, timeouts).warm(req, limit);
-                         })
-                         .share());
+    ahead_.push_back(pool_->submit([this, v, i](WorkerProcess& w) { return compileOn(w, v, {task_.cases[i]}); }).share());
   }
 }
 
@@ -231,7 +221,7 @@ RunRequest Evaluator::runRequest(const Variant& v, size_t case_index) const {
   return caseRunRequest(task_, {v.path, v.module_name}, case_index);
 }
 
-CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
+CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases) {
   std::optional<std::chrono::milliseconds> adaptive;
   {
     std::lock_guard<std::mutex> lock(deadline_mu_);
@@ -247,7 +237,7 @@ CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v) {
   }
   WarmRequest req;
   req.launch = launchOf(v);
-  req.cases = task_.cases;
+  req.cases = cases.empty() ? task_.cases : std::move(cases);
   // Most of the limit: a compile that waited for memory still has time to compile.
   req.memory_wait_s = 0.6 * static_cast<double>(limit->count()) / 1000.0;
   CompileOutcome out = WorkerClient(w, options_.timeouts).warm(req, *limit);

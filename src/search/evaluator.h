@@ -123,7 +123,8 @@ class Evaluator {
 
  private:
   LaunchSpec launchOf(const Variant& v) const;
-  CompileOutcome compileOn(WorkerProcess& w, const Variant& v);
+  // Every case of the task, or only `cases` when given.
+  CompileOutcome compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases = {});
   // What is left before `deadline`, capped at `limit`; nullopt when nothing is left.
   std::optional<std::chrono::milliseconds> timeLeft(const std::optional<Clock::time_point>& deadline,
                                                     std::chrono::milliseconds limit) const;
