@@ -248,11 +248,13 @@ class Discoverer {
   // One written value passed for several parameters (`BLOCK = 32` then BLOCK_M=BLOCK,
   // BLOCK_N=BLOCK): the first is tuned and the others follow it, since the edit is the same text.
   // Likewise an insertion (`, num_warps=8` added to a launch) at one point for one parameter:
-  // a launch site per kernel a local name may hold shares its call's text.
+  // a launch site per kernel a local name may hold shares its call's text. An autotuned kernel's
+  // parameters all target its config list, which applyConfig rewrites as one config from all of
+  // their values: they are independent dimensions, not one text.
   void tieSharedValues() {
     std::map<std::tuple<size_t, size_t, std::string>, std::string> owner;
     for (auto& t : set_.items) {
-      if (!t.tunable) continue;
+      if (!t.tunable || t.origin == TunableOrigin::kAutotune) continue;
       bool insertion = t.target.begin == t.target.end;
       if (insertion && t.target.begin == 0) continue;
       auto key = std::make_tuple(t.target.begin, t.target.end, insertion ? t.param : std::string());
@@ -367,6 +369,15 @@ class Discoverer {
           return;
         }
       }
+      // Set several times in straight-line code (`BLOCK = n * 8 // BLOCK_N; BLOCK = max(1, BLOCK)`):
+      // the last assignment before the launch is the value the grid and the launch both read,
+      // so it is the one rewritten.
+      if (const Assignment* last = lastStraightLine(*assigns, site)) {
+        t.origin = TunableOrigin::kLocalDerived;
+        t.expr_text = src_.slice(*last->value);
+        t.target = *src_.range(*last->value);
+        return;
+      }
       // Set in several places: replace the value at the launch only, if nothing else reads it.
       if (mentions(*gridExpr(site), var, "")) {
         t.tunable = false;
@@ -382,6 +393,28 @@ class Discoverer {
     t.origin = TunableOrigin::kLocalDerived;
     t.expr_text = src_.slice(e);
     t.target = *src_.range(e);
+  }
+
+  // The last of several unconditional, plain assignments of a name, when it comes before the
+  // launch (and so before the grid the launch reads); none when any is in a branch, a loop,
+  // augmented or unpacked.
+  const Assignment* lastStraightLine(const std::vector<Assignment>& assigns, const LaunchSite& site) const {
+    if (assigns.empty()) return nullptr;
+    for (const auto& a : assigns) {
+      if (a.augmented || a.conditional || !a.value || !a.stmt) return nullptr;
+    }
+    const Assignment& last = assigns.back();
+    auto at = src_.range(*last.stmt);
+    auto call = src_.range(*site.call);
+    auto value = src_.range(*last.value);
+    if (!at || !call || !value || at->end > call->begin) return nullptr;
+    // A grid computed before that assignment would read an earlier value.
+    if (auto grid = src_.range(*gridExpr(site)); !grid || grid->begin < at->end) return nullptr;
+    for (const auto& a : assigns) {
+      auto r = src_.range(*a.stmt);
+      if (!r || r->begin > at->begin) return nullptr;  // source order, as recorded
+    }
+    return &last;
   }
 
   // Where to insert ", name=value" into a launch call: after its last argument.
@@ -439,6 +472,11 @@ class Discoverer {
         t.target = *src_.range(*k.autotune->configs);
         const auto& first = k.autotune->configs_list.front();
         if (first.kwargs.count(p.name)) t.value = first.kwargs.at(p.name);
+        std::set<int64_t> offered;
+        for (const auto& c : k.autotune->configs_list) {
+          if (auto v = c.kwargs.find(p.name); v != c.kwargs.end()) offered.insert(v->second);
+        }
+        t.choices.assign(offered.begin(), offered.end());
       } else if (heur != k.heuristics.end()) {
         t.origin = TunableOrigin::kHeuristic;
         t.site = -1;
@@ -540,6 +578,13 @@ class Discoverer {
       return;
     }
     const ParamUsage& u = it->second;
+    // A value the writer's own config list varies (a split-K factor) is a choice whatever the
+    // kernel computes with it: any listed value computes the same result. Only those values
+    // are searched.
+    if (t.role == TunableRole::kOther && t.origin == TunableOrigin::kAutotune && t.choices.size() > 1) {
+      t.note = "varied by the @triton.autotune configs: their values are searched";
+      return;
+    }
     if (t.role == TunableRole::kOther) {
       t.tunable = false;
       t.note = "not a tile or block size (a flag or a value the kernel computes with)";

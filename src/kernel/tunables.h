@@ -54,6 +54,7 @@ struct Tunable {
   std::string insert_prefix;       // for kAbsentOption: ", num_warps="
   std::vector<Range> mirrors;      // grid literals that repeat the value and must change with it
   bool covers_dimension = false;   // spans a whole dimension: never below the value as written
+  std::vector<int64_t> choices;    // the distinct values a @triton.autotune config list offers
   bool tunable = true;             // false: found but left alone (see note)
   std::string note;
 };

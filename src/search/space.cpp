@@ -67,7 +67,7 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
         if (hints_.wide) vals = dots ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7} : std::vector<int64_t>{1, 2, 3, 4, 5, 6};
         else vals = dots ? std::vector<int64_t>{2, 3, 4, 5} : std::vector<int64_t>{1, 2, 3, 4};
         break;
-      case TunableRole::kOther: break;
+      case TunableRole::kOther: vals = t->choices; break;
     }
     if (auto dom = hints_.domains.find(t->id); dom != hints_.domains.end()) vals = dom->second;
     if (t->value && std::find(vals.begin(), vals.end(), *t->value) == vals.end()) vals.push_back(*t->value);

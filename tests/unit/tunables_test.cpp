@@ -4,6 +4,7 @@
 
 #include "kernel/module_ir.h"
 #include "kernel/tunables.h"
+#include "search/space.h"
 #include "support/test_support.h"
 #include "transform/apply_config.h"
 
@@ -140,6 +141,9 @@ TEST(Tunables, AutotuneConfigsAreBakedIntoOne) {
   EXPECT_EQ(block.value, 128);
   EXPECT_FALSE(block.covers_dimension);  // the grid follows META['BLOCK']
   EXPECT_EQ(get(d->set, "add_kernel.num_warps").origin, TunableOrigin::kAutotune);
+  // Each of the configs' keys is its own dimension, though all of them are written in one list.
+  EXPECT_TRUE(block.tunable) << block.note;
+  EXPECT_TRUE(get(d->set, "add_kernel.num_warps").tunable) << get(d->set, "add_kernel.num_warps").note;
   ASSERT_TRUE(d->ir.kernels[0].autotune);
   EXPECT_EQ(d->ir.kernels[0].autotune->configs_list.size(), 2u);
   EXPECT_EQ(d->ir.kernels[0].autotune->key, std::vector<std::string>{"n"});
@@ -341,6 +345,87 @@ def launch(desc, n):
   ASSERT_TRUE(get(d->set, "k.BLOCK").tunable);
   std::string out = applyConfig(d->ir, d->set, {{"k.BLOCK", 256}, {"k.num_warps", 8}});
   EXPECT_NE(out.find("[triton.Config({'BLOCK': 256}, num_warps=8, pre_hook=_hook)]"), std::string::npos) << out;
+}
+
+// A block computed in straight-line steps (lmdeploy's rotary: from the warps and the vector
+// width, then clamped): the last assignment is what the grid and the launch read, and it is
+// the text rewritten. Computed before the grid is, so the grid follows it.
+constexpr const char* kStepwiseBlock = R"PY(import triton
+import triton.language as tl
+
+
+@triton.jit
+def rot(x, n, BLOCK: tl.constexpr, BN: tl.constexpr):
+    r = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.arange(0, BN)
+    tl.store(x + r[:, None] * BN + c[None, :], 1.0, mask=(r < n)[:, None])
+
+
+def launch(x, heads):
+    n = x.shape[0]
+    BN = 64
+    num_warps = 2
+    BLOCK = num_warps * 32 * 8 // BN
+    BLOCK = max(1, BLOCK)
+    grid = (heads, triton.cdiv(n, BLOCK))
+    rot[grid](x, n, BLOCK=BLOCK, BN=BN, num_warps=num_warps)
+)PY";
+
+TEST(Tunables, ABlockComputedInStepsIsRewrittenAtItsLastStep) {
+  auto d = discover(kStepwiseBlock, "launch");
+  const auto& block = get(d->set, "rot.BLOCK");
+  ASSERT_TRUE(block.tunable) << block.note;
+  EXPECT_EQ(block.origin, TunableOrigin::kLocalDerived);
+  EXPECT_EQ(block.expr_text, "max(1, BLOCK)");
+  std::string out = applyConfig(d->ir, d->set, {{"rot.BLOCK", 32}});
+  EXPECT_NE(out.find("BLOCK = num_warps * 32 * 8 // BN\n    BLOCK = 32\n    grid ="), std::string::npos) << out;
+
+  // The grid computed between the two steps reads the first value: rewriting the last one
+  // would launch fewer programs than rows, so the block is left alone.
+  std::string early = kStepwiseBlock;
+  const std::string grid_line = "    grid = (heads, triton.cdiv(n, BLOCK))\n";
+  early.erase(early.find(grid_line), grid_line.size());
+  early.insert(early.find("    BLOCK = max(1, BLOCK)"), grid_line);
+  auto e = discover(early, "launch");
+  EXPECT_FALSE(get(e->set, "rot.BLOCK").tunable);
+}
+
+// A value the kernel computes with (a split-K factor) that the writer's own config list varies
+// is searched, over the listed values only; one the list never varies is left alone.
+TEST(Tunables, AnAutotuneListsVariedValuesAreItsChoices) {
+  auto d = discover(R"(import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({'BLOCK_K': 64, 'SPLIT_K': 1, 'FLAG': 1}, num_warps=4),
+                          triton.Config({'BLOCK_K': 32, 'SPLIT_K': 4, 'FLAG': 1}, num_warps=8)], key=['K'])
+@triton.jit
+def k(x, y, K, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, FLAG: tl.constexpr):
+    pid_k = tl.program_id(1)
+    acc = 0.0
+    for s in range(pid_k * BLOCK_K, K, BLOCK_K * SPLIT_K):
+        acc += tl.sum(tl.load(x + s + tl.arange(0, BLOCK_K)))
+    if FLAG:
+        tl.atomic_add(y, acc)
+
+
+def launch(x, y):
+    K = x.numel()
+    k[lambda META: (1, META['SPLIT_K'])](x, y, K)
+)", "launch");
+  const auto& split = get(d->set, "k.SPLIT_K");
+  EXPECT_TRUE(split.tunable) << split.note;
+  EXPECT_EQ(split.role, TunableRole::kOther);
+  EXPECT_EQ(split.choices, (std::vector<int64_t>{1, 4}));
+  EXPECT_FALSE(get(d->set, "k.FLAG").tunable);
+  Space space(d->set, SpaceHints{});
+  auto dim = std::find_if(space.dims().begin(), space.dims().end(),
+                          [](const Dimension& x) { return x.tunable->id == "k.SPLIT_K"; });
+  ASSERT_NE(dim, space.dims().end());
+  EXPECT_EQ(dim->values, (std::vector<int64_t>{1, 4}));
+  std::string out = applyConfig(d->ir, d->set, {{"k.SPLIT_K", 4}});
+  EXPECT_NE(out.find("triton.Config({'BLOCK_K': 64, 'FLAG': 1, 'SPLIT_K': 4}, num_warps=4)"), std::string::npos)
+      << out;
 }
 
 TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {

@@ -28,6 +28,8 @@ Environment:
                     on the slow case too (a configuration that suits the pass's output)
   TF_FAKE_SLOWER    KEY=VALUE*FACTOR: on cases whose KEY is VALUE, every variant takes FACTOR
                     times as long (a planted slowdown, for `check`)
+  TF_FAKE_NOISY     KEY=VALUE*SPREAD: on cases whose KEY is VALUE, every timing's quartiles are
+                    SPREAD of the median apart (a measurement something else on the GPU disturbed)
   TF_FAKE_WRONG     a regular expression: variants whose text matches it fail verification
                     (wrong-result at seed 0)
   TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
@@ -99,6 +101,15 @@ def _slower(case):
     cond, factor = spec.rsplit("*", 1)
     key, value = cond.split("=", 1)
     return float(factor) if str(case.get(key)) == value else 1.0
+
+
+def _spread(case):
+    spec = os.environ.get("TF_FAKE_NOISY")
+    if not spec or "=" not in spec or "*" not in spec:
+        return 0.002
+    cond, spread = spec.rsplit("*", 1)
+    key, value = cond.split("=", 1)
+    return float(spread) if str(case.get(key)) == value else 0.002
 
 
 def op_warm(args):
@@ -191,7 +202,8 @@ def op_run(args):
         n += 1
     return {"status": "ok",
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
-            "timing": {"median_ms": t, "q1_ms": t * 0.999, "q3_ms": t * 1.001, "min_ms": t * 0.998,
+            "timing": {"median_ms": t, "q1_ms": t * (1 - _spread(case) / 2), "q3_ms": t * (1 + _spread(case) / 2),
+                       "min_ms": t * 0.998,
                        "max_ms": t * 1.01, "mean_ms": t, "reps": 10, "method": "fake"},
             "kernels": fake_kernels(tags),
             "outputs": [{"dtype": "float32", "shape": [n]}]}
