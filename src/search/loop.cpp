@@ -147,9 +147,10 @@ std::vector<Proposed> learnFromFailures(const RunContext& ctx, RunState& state, 
 
 // Orders a round by predicted compile time (fast first, so that measurements start early)
 // and puts off what would not compile before the search ends.
-void orderByCompileTime(const RunContext& ctx, RunState& state, std::vector<Proposed>* proposals) {
+// Returns how many were deferred.
+size_t orderByCompileTime(const RunContext& ctx, RunState& state, std::vector<Proposed>* proposals) {
   const CompileTimeModel& model = state.compile_model;
-  if (model.observations() < CompileTimeModel::kMinObservations) return;
+  if (model.observations() < CompileTimeModel::kMinObservations) return 0;
   const Space& space = *state.search.space;
   const double left = state.budget.searchEnd() - ctx.clock.elapsed();
   std::vector<std::pair<double, Proposed>> scored;
@@ -168,6 +169,7 @@ void orderByCompileTime(const RunContext& ctx, RunState& state, std::vector<Prop
   if (!deferred.empty()) {
     ctx.trace.add("compile-deferred", {{"round", state.result.rounds + 1}, {"left_s", left}, {"configurations", deferred}});
   }
+  return deferred.size();
 }
 
 // Compile times of the round's candidates teach the model and set the adaptive limit.
@@ -234,9 +236,11 @@ void searchBases(const RunContext& ctx, RunState& state) {
         proposals.push_back({tp.config, tp.origin, tp.proposal_id});
       }
     }
-    orderByCompileTime(ctx, state, &proposals);
+    size_t deferred = orderByCompileTime(ctx, state, &proposals);
     if (proposals.empty() && prepared.empty()) {
-      state.result.stop_reason = "space exhausted";
+      // Configurations were left, but none is predicted to compile in the time left.
+      state.result.stop_reason = deferred > 0 ? "budget (no configuration left is predicted to compile in time)"
+                                              : "space exhausted";
       break;
     }
     ++state.result.rounds;
@@ -270,7 +274,7 @@ void searchBases(const RunContext& ctx, RunState& state) {
     if (state.bestObjective() < best_before) diagnoseCandidate(ctx, state, *state.best());
   }
   // Few candidates measured under the budget: say why.
-  if (state.result.stop_reason == "budget" && state.result.measured < 10) {
+  if (state.result.stop_reason.rfind("budget", 0) == 0 && state.result.measured < 10) {
     const auto& m = state.compile_model;
     std::string compiles = m.median() ? fmt::format("compiles took {:.1f} s at the median ({:.1f} s at most)",
                                                     *m.median(), m.max().value_or(0))
