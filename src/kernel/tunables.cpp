@@ -450,6 +450,17 @@ class Discoverer {
                                        k.name));
     }
     if (autotuned && !suffix.empty()) return;  // autotune tunables are per kernel, not per site
+    // Configs computed at run time (a comprehension, a function's result): what they set is
+    // what the launch leaves unset. Searched per kernel, as written configs are.
+    const bool unread = k.autotune && !k.autotune->configs_understood && k.autotune->configs && suffix.empty() &&
+                        src_.range(*k.autotune->configs).has_value();
+    auto setByUnreadConfigs = [&](Tunable& t) {
+      t.origin = TunableOrigin::kAutotune;
+      t.site = -1;
+      t.target = *src_.range(*k.autotune->configs);
+      t.configs_unread = true;
+      t.expr_text = "as autotuned";
+    };
     std::set<std::string> autotune_keys;
     if (autotuned) {
       for (const auto& c : k.autotune->configs_list) for (const auto& [key, v] : c.kwargs) autotune_keys.insert(key);
@@ -490,6 +501,8 @@ class Discoverer {
         }
       } else if (arg) {
         resolveValue(site, *arg->expr, t);
+      } else if (!p.default_value && unread) {
+        setByUnreadConfigs(t);
       } else if (p.default_value) {
         if (p.default_int) {
           t.origin = TunableOrigin::kKernelDefault;
@@ -531,6 +544,8 @@ class Discoverer {
         t.target = *src_.range(*k.autotune->configs);
         const auto& first = k.autotune->configs_list.front();
         t.value = first.options.count(option) ? first.options.at(option) : dflt;
+      } else if (unread) {
+        setByUnreadConfigs(t);
       } else if (auto it = site.options.find(option); it != site.options.end()) {
         resolveValue(site, *it->second.expr, t);
       } else if (auto at = insertionPoint(site)) {
@@ -547,7 +562,7 @@ class Discoverer {
         t.target = {};
         t.note = fmt::format("set by the @triton.autotune configs in {}: only the task's source is rewritten",
                              k.home_path);
-      } else if (k.autotune && !autotuned && t.tunable) {
+      } else if (k.autotune && !autotuned && !t.configs_unread && t.tunable) {
         // The autotuner passes each config's options itself: the same option at the launch is
         // given twice (a TypeError at the first call).
         t.tunable = false;
@@ -558,6 +573,34 @@ class Discoverer {
         t.note = "no loop that loads: software pipelining has nothing to overlap";
       }
       set_.items.push_back(std::move(t));
+    }
+    if (unread) requireCompleteConfig(k);
+  }
+
+  // A candidate replaces computed configs with one literal config, which must give every
+  // parameter they set: when one of them is not searched (a flag), none is, and the configs
+  // stay as written. (num_stages without a loop that loads is left out of the config: Triton's
+  // default then.) A block the writer autotunes is a choice, even where the analysis sees no
+  // loop or program stepping by it: the configs vary it, and verification checks each value.
+  void requireCompleteConfig(const Kernel& k) {
+    const Tunable* blocker = nullptr;
+    for (auto& t : set_.items) {
+      if (t.kernel != k.name || !t.configs_unread) continue;
+      if (t.tunable && t.covers_dimension) {
+        t.covers_dimension = false;
+        t.note = "set by the computed @triton.autotune configs, which vary it";
+      }
+      if (t.tunable || t.role == TunableRole::kNumStages) continue;
+      if (!blocker) blocker = &t;
+    }
+    if (!blocker) return;
+    std::string why = fmt::format("the @triton.autotune configs are computed at run time and also set {} ({}): "
+                                  "left as they are",
+                                  blocker->param, blocker->note.empty() ? "not searched" : blocker->note);
+    for (auto& t : set_.items) {
+      if (t.kernel != k.name || !t.configs_unread) continue;
+      t.tunable = false;
+      if (&t != blocker) t.note = why;
     }
   }
 
@@ -644,6 +687,8 @@ nlohmann::json tunablesJson(const TunableSet& tunables) {
     if (t.value) j["value"] = *t.value;
     if (!t.expr_text.empty()) j["expression"] = t.expr_text;
     if (t.covers_dimension) j["covers_dimension"] = true;
+    if (t.configs_unread) j["configs_unread"] = true;
+    if (!t.choices.empty()) j["choices"] = t.choices;
     if (!t.note.empty()) j["note"] = t.note;
     arr.push_back(j);
   }

@@ -55,6 +55,9 @@ struct Tunable {
   std::vector<Range> mirrors;      // grid literals that repeat the value and must change with it
   bool covers_dimension = false;   // spans a whole dimension: never below the value as written
   std::vector<int64_t> choices;    // the distinct values a @triton.autotune config list offers
+  bool configs_unread = false;     // set by @triton.autotune configs computed at run time (not a
+                                   // literal list): no value as written; a candidate writes a
+                                   // literal one-config list with every such parameter, or none
   bool tunable = true;             // false: found but left alone (see note)
   std::string note;
 };

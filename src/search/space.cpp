@@ -30,7 +30,7 @@ Space::Space(const TunableSet& tunables, SpaceHints hints) : tunables_(tunables)
     Dimension d;
     d.tunable = t;
     bool derived = t->origin == TunableOrigin::kLocalDerived || t->origin == TunableOrigin::kHeuristic ||
-                   t->origin == TunableOrigin::kLaunchOverride;
+                   t->origin == TunableOrigin::kLaunchOverride || t->configs_unread;
     d.baseline = derived || !t->value ? kKeep : *t->value;
     std::vector<int64_t> vals;
     bool dots = dot_kernels.count(t->kernel) > 0;
@@ -265,6 +265,21 @@ bool Space::valid(const Config& c, std::string* why) const {
     int64_t v = value(c, d);
     if (std::find(d.values.begin(), d.values.end(), v) == d.values.end()) {
       return reject(fmt::format("{} is outside the region", d.tunable->param));
+    }
+  }
+  // Computed autotune configs are replaced by one literal config giving all they set, or
+  // left as written: a candidate sets every such parameter of a kernel, or none.
+  std::map<std::string, std::pair<int, int>> unread;  // kernel -> (kept, set)
+  for (const auto& d : dims_) {
+    if (!d.tunable->configs_unread) continue;
+    auto& u = unread[d.tunable->kernel];
+    (value(c, d) == kKeep ? u.first : u.second) += 1;
+  }
+  for (const auto& [kernel, u] : unread) {
+    if (u.first && u.second) {
+      return reject(fmt::format("{}'s @triton.autotune configs are computed: a candidate sets every parameter "
+                                "they set, or none",
+                                kernel));
     }
   }
   // Per kernel and launch site: gather the resolved values by role.

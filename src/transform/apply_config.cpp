@@ -2,19 +2,30 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "transform/source_editor.h"
 
 namespace tf {
 namespace {
 
-std::string autotuneList(const ModuleIR& ir, const Kernel& k, const TunableSet& set, const Config& config) {
-  const AutotuneConfig& first = k.autotune->configs_list.front();
+// The one-config list a candidate writes for an autotuned kernel; none when it cannot be
+// written (computed configs of which the candidate sets only some parameters).
+std::optional<std::string> autotuneList(const ModuleIR& ir, const Kernel& k, const TunableSet& set,
+                                        const Config& config) {
+  static const AutotuneConfig kNone;
+  const bool unread = !k.autotune->configs_understood;
+  const AutotuneConfig& first = unread ? kNone : k.autotune->configs_list.front();
   std::map<std::string, int64_t> kwargs = first.kwargs;
   std::map<std::string, int64_t> options = first.options;
   for (const auto& t : set.items) {
     if (t.kernel != k.name || t.origin != TunableOrigin::kAutotune) continue;
     auto it = config.find(t.id);
-    if (it == config.end() || it->second == kKeep) continue;  // as in the first config
+    if (it == config.end() || it->second == kKeep) {
+      // As in the first config; computed configs have none to fall back on.
+      if (unread && t.tunable) return std::nullopt;
+      continue;
+    }
     int64_t v = it->second;
     if (t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages) options[t.param] = v;
     else kwargs[t.param] = v;
@@ -50,7 +61,7 @@ std::string applyConfig(const ModuleIR& ir, const TunableSet& set, const Config&
       if (autotune_done[t.kernel]) continue;
       autotune_done[t.kernel] = true;
       const Kernel* k = ir.kernel(t.kernel);
-      editor.replace(t.target, autotuneList(ir, *k, set, config));
+      if (auto list = autotuneList(ir, *k, set, config)) editor.replace(t.target, *list);
       continue;
     }
     if (t.value && *t.value == v && t.origin != TunableOrigin::kLocalDerived) continue;

@@ -415,7 +415,10 @@ TEST(OptimizeLoop, PassesRunWhenNothingIsTunable) {
     ASSERT_NE(at, std::string::npos) << from;
     src.replace(at, from.size(), to);
   };
+  // Computed configs that also set a flag: nothing they set can be searched.
   swap("@triton.jit\n", "@triton.autotune(configs=make_configs(), key=['n'])\n@triton.jit\n");
+  swap("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, EVEN: tl.constexpr):");
+  swap("mask = offs < n\n", "mask = offs < n if not EVEN else offs >= 0\n");
   swap("(x, y, out, n, BLOCK=128, num_warps=4)", "(x, y, out, n)");
   test::writeFile(dir / "add.py", src);
   auto l = load(dir);

@@ -428,6 +428,62 @@ def launch(x, y):
       << out;
 }
 
+// Configs computed at run time (a comprehension here; FlagGems' runtime.get_tuned_config(...),
+// attorch's config functions): what they set is what the launch leaves unset. A candidate
+// writes one literal config with all of it, or leaves the configs as written.
+constexpr const char* kComputedConfigs = R"PY(import itertools
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({'BLOCK': b}, num_warps=w)
+                          for b, w in itertools.product((64, 128), (4, 8))], key=['n'])
+@triton.jit
+def scale(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def launch(x, out):
+    n = x.numel()
+    scale[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, out, n)
+)PY";
+
+TEST(Tunables, ComputedAutotuneConfigsAreReplacedByOneLiteralConfigOrLeftAlone) {
+  auto d = discover(kComputedConfigs, "launch");
+  const auto& block = get(d->set, "scale.BLOCK");
+  ASSERT_TRUE(block.tunable) << block.note;
+  EXPECT_TRUE(block.configs_unread);
+  EXPECT_EQ(block.origin, TunableOrigin::kAutotune);
+  EXPECT_FALSE(block.value);
+  ASSERT_TRUE(get(d->set, "scale.num_warps").tunable) << get(d->set, "scale.num_warps").note;
+  EXPECT_FALSE(get(d->set, "scale.num_stages").tunable);  // no loop: left out of the config
+
+  std::string out = applyConfig(d->ir, d->set, {{"scale.BLOCK", 256}, {"scale.num_warps", 2}});
+  EXPECT_NE(out.find("@triton.autotune(configs=[triton.Config({'BLOCK': 256}, num_warps=2)], key=['n'])"),
+            std::string::npos)
+      << out;
+  // Some set and some kept: not a config the source can be given; the space rejects it.
+  EXPECT_EQ(applyConfig(d->ir, d->set, {{"scale.BLOCK", 256}}), std::string(kComputedConfigs));
+  Space space(d->set, SpaceHints{});
+  std::string why;
+  EXPECT_FALSE(space.valid({{"scale.BLOCK", 256}, {"scale.num_warps", kKeep}}, &why));
+  EXPECT_NE(why.find("computed"), std::string::npos) << why;
+  EXPECT_TRUE(space.valid({{"scale.BLOCK", 256}, {"scale.num_warps", 4}}, &why)) << why;
+  EXPECT_TRUE(space.valid(space.baseline(), &why)) << why;
+
+  // A flag the computed configs also set (no tile, not searched): a literal config could not
+  // give it, so nothing they set is searched.
+  std::string flagged = kComputedConfigs;
+  flagged.replace(flagged.find("BLOCK: tl.constexpr):"), 21, "BLOCK: tl.constexpr, EVEN: tl.constexpr):");
+  flagged.replace(flagged.find("* 2, mask"), 9, "* (2 if EVEN else 3), mask");
+  auto f = discover(flagged, "launch");
+  EXPECT_FALSE(get(f->set, "scale.BLOCK").tunable);
+  EXPECT_NE(get(f->set, "scale.BLOCK").note.find("computed at run time and also set EVEN"), std::string::npos)
+      << get(f->set, "scale.BLOCK").note;
+  EXPECT_FALSE(get(f->set, "scale.num_warps").tunable);
+}
+
 TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   auto d = discover(kSharedAndUnpacked, "launch");
   const auto& dim = get(d->set, "head.D");

@@ -94,22 +94,22 @@ def _slow_case(case):
     return str(case.get(key)) == value
 
 
-def _slower(case):
-    spec = os.environ.get("TF_FAKE_SLOWER")
+def _case_factor(var, case, otherwise):
+    """KEY=VALUE*X in the environment variable `var`: X on cases whose KEY is VALUE."""
+    spec = os.environ.get(var)
     if not spec or "=" not in spec or "*" not in spec:
-        return 1.0
-    cond, factor = spec.rsplit("*", 1)
+        return otherwise
+    cond, x = spec.rsplit("*", 1)
     key, value = cond.split("=", 1)
-    return float(factor) if str(case.get(key)) == value else 1.0
+    return float(x) if str(case.get(key)) == value else otherwise
+
+
+def _slower(case):
+    return _case_factor("TF_FAKE_SLOWER", case, 1.0)
 
 
 def _spread(case):
-    spec = os.environ.get("TF_FAKE_NOISY")
-    if not spec or "=" not in spec or "*" not in spec:
-        return 0.002
-    cond, spread = spec.rsplit("*", 1)
-    key, value = cond.split("=", 1)
-    return float(spread) if str(case.get(key)) == value else 0.002
+    return _case_factor("TF_FAKE_NOISY", case, 0.002)
 
 
 def op_warm(args):
