@@ -78,7 +78,11 @@ void printKernel(const json& k) {
   }
   std::printf("  params: %s\n", params.c_str());
   if (k.contains("autotune")) {
-    std::printf("  @triton.autotune: %zu configs, key %s\n", k["autotune"]["configs"].size(), k["autotune"]["key"].dump().c_str());
+    const auto& at = k["autotune"];
+    std::string how = at.value("configs_understood", false) ? fmt::format("{} configs", at["configs"].size())
+                                                             : std::string("configs computed at run time");
+    std::string tuner = at.contains("tuner") ? fmt::format(" (through {})", at["tuner"].get<std::string>()) : "";
+    std::printf("  @triton.autotune%s: %s, key %s\n", tuner.c_str(), how.c_str(), at["key"].dump().c_str());
   }
   if (k.contains("heuristics")) std::printf("  @triton.heuristics: %s\n", k["heuristics"].dump().c_str());
   for (const auto& a : ir["program_axes"]) {

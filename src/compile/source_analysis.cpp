@@ -261,6 +261,7 @@ json analyzeSource(const ParsedSource& src, const ModuleIR& ir, const AnalyzeOpt
       json cfgs = json::array();
       for (const auto& c : k.autotune->configs_list) cfgs.push_back({{"kwargs", c.kwargs}, {"options", c.options}});
       kj["autotune"] = {{"configs_understood", k.autotune->configs_understood}, {"configs", cfgs}, {"key", k.autotune->key}};
+      if (!k.autotune->tuner.empty()) kj["autotune"]["tuner"] = k.autotune->tuner;
     }
     if (!k.heuristics.empty()) {
       json h = json::object();

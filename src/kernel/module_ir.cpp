@@ -147,6 +147,11 @@ class Builder {
       std::string name = q(d["func"]);
       if (name == "triton.autotune" || name == "triton.runtime.autotune" || name == "triton.runtime.autotuner.autotune") {
         k.autotune = parseAutotune(d);
+      } else if (!k.autotune && name.rfind("triton.", 0) != 0 && keywordArg(d, "configs") && keywordArg(d, "key")) {
+        // A project's own autotuner (a subclass of triton's Autotuner, as FlagGems' libtuner)
+        // takes the same configs= and key=: read as @triton.autotune, which it extends.
+        k.autotune = parseAutotune(d);
+        k.autotune->tuner = name;
       } else if (name == "triton.heuristics" || name == "triton.runtime.heuristics") {
         parseHeuristics(d, k);
       }

@@ -40,6 +40,8 @@ struct AutotuneInfo {
   bool configs_understood = false;         // a literal list of triton.Config(...) calls
   std::vector<AutotuneConfig> configs_list;
   std::vector<std::string> key;
+  std::string tuner;                       // the decorator's name when it is not triton.autotune
+                                           // (a project's Autotuner subclass: configs= and key=)
 };
 
 struct HeuristicEntry {

@@ -484,6 +484,25 @@ TEST(Tunables, ComputedAutotuneConfigsAreReplacedByOneLiteralConfigOrLeftAlone) 
   EXPECT_FALSE(get(f->set, "scale.num_warps").tunable);
 }
 
+// A project's own autotuner (a subclass of triton's Autotuner taking configs= and key=, as
+// FlagGems' libtuner) is read as @triton.autotune: its configs are searched the same way.
+TEST(Tunables, AProjectAutotunerIsReadAsAutotune) {
+  std::string text = kComputedConfigs;
+  const std::string from = "@triton.autotune(configs=";
+  text.replace(text.find(from), from.size(), "@libentry()\n@libtuner(strategy=['align32'], configs=");
+  text.replace(text.find("import itertools\n"), 17, "import itertools\nfrom mylib.utils import libentry, libtuner\n");
+  auto d = discover(text, "launch");
+  ASSERT_TRUE(d->ir.kernels[0].autotune);
+  EXPECT_EQ(d->ir.kernels[0].autotune->tuner, "mylib.utils.libtuner");
+  const auto& block = get(d->set, "scale.BLOCK");
+  ASSERT_TRUE(block.tunable) << block.note;
+  EXPECT_TRUE(block.configs_unread);
+  std::string out = applyConfig(d->ir, d->set, {{"scale.BLOCK", 512}, {"scale.num_warps", 4}});
+  EXPECT_NE(out.find("@libtuner(strategy=['align32'], configs=[triton.Config({'BLOCK': 512}, num_warps=4)], key=['n'])"),
+            std::string::npos)
+      << out;
+}
+
 TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   auto d = discover(kSharedAndUnpacked, "launch");
   const auto& dim = get(d->set, "head.D");
