@@ -238,6 +238,7 @@ class Builder {
       HeuristicEntry h;
       h.param = *name;
       h.body = isType(vals[i], "Lambda") ? &vals[i]["body"] : nullptr;
+      h.value = &vals[i];
       if (!h.body) k.notes.push_back(fmt::format("heuristic for '{}' is not a lambda", *name));
       k.heuristics.push_back(h);
     }

@@ -47,6 +47,7 @@ struct AutotuneInfo {
 struct HeuristicEntry {
   std::string param;
   const Node* body = nullptr;              // the lambda's body expression
+  const Node* value = nullptr;             // the dict's value as written (a lambda, a function's name)
 };
 
 struct ModuleIR;

@@ -491,9 +491,15 @@ class Discoverer {
       } else if (heur != k.heuristics.end()) {
         t.origin = TunableOrigin::kHeuristic;
         t.site = -1;
-        if (!heur->body) {
+        if (!heur->body && heur->value && isType(*heur->value, "Name") && src_.range(*heur->value)) {
+          // A function given by name (`{'BLOCK_N': heur_block_n}`): a value replaces it as a
+          // lambda, and a cap wraps a call of it.
+          t.target = *src_.range(*heur->value);
+          t.expr_text = src_.slice(*heur->value) + "(args)";
+          t.insert_prefix = "lambda args: ";
+        } else if (!heur->body) {
           t.tunable = false;
-          t.note = "the heuristic is not a lambda";
+          t.note = "the heuristic is neither a lambda nor a function's name";
         } else {
           t.target = *src_.range(*heur->body);
           t.expr_text = src_.slice(*heur->body);

@@ -51,7 +51,8 @@ struct Tunable {
   std::optional<int64_t> value;    // as written, or Triton's default for an absent option
   std::string expr_text;           // the expression, for derived values
   Range target;                    // text to replace; for kAbsentOption an empty range (insertion point)
-  std::string insert_prefix;       // for kAbsentOption: ", num_warps="
+  std::string insert_prefix;       // written before the value: ", num_warps=" for kAbsentOption,
+                                   // "lambda args: " for a heuristic given as a function's name
   std::vector<Range> mirrors;      // grid literals that repeat the value and must change with it
   bool covers_dimension = false;   // spans a whole dimension: never below the value as written
   std::vector<int64_t> choices;    // the distinct values a @triton.autotune config list offers

@@ -65,7 +65,7 @@ std::string applyConfig(const ModuleIR& ir, const TunableSet& set, const Config&
       continue;
     }
     if (t.value && *t.value == v && t.origin != TunableOrigin::kLocalDerived) continue;
-    if (t.origin == TunableOrigin::kAbsentOption) {
+    if (t.origin == TunableOrigin::kAbsentOption || !t.insert_prefix.empty()) {
       editor.replace(t.target, fmt::format("{}{}", t.insert_prefix, v));
       continue;
     }

@@ -503,6 +503,36 @@ TEST(Tunables, AProjectAutotunerIsReadAsAutotune) {
       << out;
 }
 
+// A heuristic given as a function's name (`{'BLOCK': block_for}`, FlagGems' style): searched
+// like a lambda's; a value replaces it as a lambda.
+TEST(Tunables, AHeuristicGivenByNameIsSearched) {
+  auto d = discover(R"(import triton
+import triton.language as tl
+
+
+def block_for(args):
+    return triton.next_power_of_2(args['n']) // 4
+
+
+@triton.heuristics({'BLOCK': block_for})
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, 0.0, mask=offs < n)
+
+
+def launch(x):
+    n = x.numel()
+    k[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, n)
+)", "launch");
+  const auto& block = get(d->set, "k.BLOCK");
+  ASSERT_TRUE(block.tunable) << block.note;
+  EXPECT_EQ(block.origin, TunableOrigin::kHeuristic);
+  EXPECT_EQ(block.expr_text, "block_for(args)");
+  std::string out = applyConfig(d->ir, d->set, {{"k.BLOCK", 256}});
+  EXPECT_NE(out.find("@triton.heuristics({'BLOCK': lambda args: 256})"), std::string::npos) << out;
+}
+
 TEST(Tunables, AValueUnpackedFromAShapeIsLeftAlone) {
   auto d = discover(kSharedAndUnpacked, "launch");
   const auto& dim = get(d->set, "head.D");

@@ -282,7 +282,7 @@ class ColumnLoopPass : public Pass {
         if (t.origin == TunableOrigin::kLocalDerived) {
           ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
         } else if (t.origin == TunableOrigin::kHeuristic) {
-          ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
+          ed.replace(t.target, fmt::format("{}min({}, {})", t.insert_prefix, t.expr_text, cap));
         } else if (t.value && *t.value > cap && t.origin != TunableOrigin::kAutotune) {
           setTunable(ed, t, cap);
         } else if (!t.value && t.origin == TunableOrigin::kLaunchOverride && !t.expr_text.empty()) {
