@@ -474,11 +474,16 @@ def test_ctrl_c_stops_the_binary_the_way_ctrl_c_would(fake_binary, monkeypatch):
     monkeypatch.setenv("TF_FAKE_RC", "0")
     monkeypatch.setenv("TF_FAKE_SLEEP", "1")
 
+    seen = []
+
     def interrupt(signum, frame):
         # Ctrl-C once the stand-in has set its trap (on a loaded machine the shell may take
-        # longer than the first alarm to start).
-        if not (fake_binary / "mark.trapped").exists():
-            signal.setitimer(signal.ITIMER_REAL, 0.2)
+        # longer than the first alarm to start), and a moment later, so that it does not land
+        # inside subprocess.Popen before it has handed back the process (a Ctrl-C there leaves
+        # the child running: the API never had it to stop).
+        if not (fake_binary / "mark.trapped").exists() or not seen:
+            seen.extend([True] if (fake_binary / "mark.trapped").exists() else [])
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
             return
         raise KeyboardInterrupt
 
