@@ -35,6 +35,7 @@ struct Pending {
   CandidateRecord rec;
   Variant v;
   std::shared_future<CompileOutcome> compiled;
+  bool at_first_call = false;        // compiled by the measurement worker's first call of it
   int duplicate_of = -1;
   bool known = false;
 };
@@ -88,12 +89,12 @@ std::vector<CaseMeasurement> measureCasesOn(Evaluator& evaluator, const Variant&
 // does for one lane. Returns false when the lane's worker was lost under it: the candidate
 // keeps the cases measured before and goes back to the queue.
 bool applyLaneCases(const RunContext& ctx, RunState& state, CandidateRecord& rec, std::vector<CaseMeasurement> cases,
-                    int lane) {
+                    int lane, bool compiles_at_first_call) {
   rec.lane = lane;
   for (auto& m : cases) {
     if (m.worker_lost) return false;
     size_t i = rec.cases.size();
-    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline) {
+    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline && !compiles_at_first_call) {
       state.recent_case_seconds.push_back(m.wall_seconds);
       if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
     }
@@ -109,6 +110,8 @@ bool applyLaneCases(const RunContext& ctx, RunState& state, CandidateRecord& rec
   }
   if (rec.cases.size() < ctx.task.cases.size()) return true;  // not expected: a lane answers every case or fails
   rec.status = CandidateStatus::kOk;
+  rec.done_s = ctx.clock.elapsed();
+  if (rec.compile.kernels.empty() && !rec.cases.empty()) rec.compile.kernels = rec.cases.front().kernels;
   scoreCandidate(rec, state.baselineOf(lane));
   return true;
 }
@@ -141,7 +144,7 @@ void measureOnLanes(const RunContext& ctx, RunState& state, std::vector<Pending>
       for (const auto& m : got) {
         if (m.worker_lost) lost_why = m.message;
       }
-      if (!applyLaneCases(ctx, state, p.rec, std::move(got), job.lane)) {
+      if (!applyLaneCases(ctx, state, p.rec, std::move(got), job.lane, p.at_first_call)) {
         // Only whole candidates count: drop what the lost lane measured of this one.
         ev.dropLane(job.lane, lost_why);
         ctx.trace.add("lane-lost", {{"lane", job.lane}, {"gpu", ev.laneDevice(job.lane)}, {"candidate", p.rec.id},
@@ -232,7 +235,7 @@ void measureInCompileOrder(const RunContext& ctx, RunState& state, std::vector<P
       continue;
     }
     auto& p = pending[todo[pick]];
-    measureCandidate(ctx, state, p.rec, p.v, p.compiled.get());
+    measureCandidate(ctx, state, p.rec, p.v, p.compiled.get(), p.at_first_call);
     todo.erase(todo.begin() + static_cast<std::ptrdiff_t>(pick));
   }
 }
@@ -277,7 +280,7 @@ const CandidateRecord& recordCandidate(const RunContext& ctx, RunState& state, C
 }
 
 void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& rec, const Variant& v,
-                      const CompileOutcome& compiled) {
+                      const CompileOutcome& compiled, bool compiles_at_first_call) {
   rec.compile = compiled;
   if (compiled.status != CandidateStatus::kOk) {
     rec.status = compiled.status;
@@ -289,7 +292,7 @@ void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& r
   for (size_t i = rec.cases.size(); i < ctx.task.cases.size(); ++i) {
     CaseMeasurement m = ctx.evaluator.measure(v, i, state.search_timing);
     // The baseline's walls include its first calls (compiles): no estimate of a measurement.
-    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline) {
+    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline && !compiles_at_first_call) {
       state.recent_case_seconds.push_back(m.wall_seconds);
       if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
     }
@@ -299,15 +302,19 @@ void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& r
       rec.status = m.status;
       rec.message = m.status == CandidateStatus::kNotRun ? m.message
                                                          : fmt::format("case {}: {}", ctx.task.caseLabel(i), m.message);
+      if (m.status != CandidateStatus::kNotRun) rec.done_s = ctx.clock.elapsed();
       return;
     }
   }
   rec.status = CandidateStatus::kOk;
+  rec.done_s = ctx.clock.elapsed();
+  // Compiled by its first call (no compile reply): the kernels it compiled, as the run reported them.
+  if (rec.compile.kernels.empty() && !rec.cases.empty()) rec.compile.kernels = rec.cases.front().kernels;
   scoreCandidate(rec, state.baseline);
 }
 
 std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals,
-                               std::vector<Prepared> prepared) {
+                               std::vector<Prepared> prepared, bool on_measurement_worker) {
   const Base& base = state.base();
   const Space& space = *state.search.space;
   std::vector<Pending> pending;
@@ -320,6 +327,7 @@ std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std
     if (dup == state.seen_sources.end() && ctx.stored) known = ctx.stored->lookup(p.rec.source_hash);
     if (dup != state.seen_sources.end()) {
       p.duplicate_of = dup->second;
+      p.rec.done_s = ctx.clock.elapsed();  // known now, unless its twin is in this batch (below)
     } else if (known && known->complete) {
       p.known = true;
       p.rec.status = known->rec.status;
@@ -327,13 +335,23 @@ std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std
       p.rec.cases = known->rec.cases;
       p.rec.compile = known->rec.compile;
       p.rec.reused = true;
+      p.rec.done_s = ctx.clock.elapsed();
       p.rec.origin += ", " + known->rec.origin;
       state.seen_sources[p.rec.source_hash] = p.rec.id;
     } else {
       // Cases stored by an interrupted run are kept; only the others are measured.
       if (known) p.rec.cases = known->rec.cases;
       p.v = ctx.evaluator.materialize(text);
-      p.compiled = ctx.evaluator.compileAsync(p.v);
+      if (on_measurement_worker) {
+        std::promise<CompileOutcome> first_call;
+        CompileOutcome at_launch;
+        at_launch.status = CandidateStatus::kOk;
+        first_call.set_value(at_launch);
+        p.compiled = first_call.get_future().share();
+        p.at_first_call = true;
+      } else {
+        p.compiled = ctx.evaluator.compileAsync(p.v);
+      }
       state.seen_sources[p.rec.source_hash] = p.rec.id;
     }
     pending.push_back(std::move(p));
@@ -388,6 +406,7 @@ std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std
         p.rec.objective = twin->objective;
         p.rec.regressed = twin->regressed;
         p.rec.message = fmt::format("same source as #{}", p.duplicate_of);
+        p.rec.done_s = std::max(p.rec.done_s, twin->done_s);
       }
     }
     ++state.result.evaluated;

@@ -28,13 +28,17 @@ struct Prepared {
 // compiled together and measured in the order their compiles finish. Every one ends up in
 // state.result.candidates (pruned, reused, failed, not run for lack of budget, or measured);
 // returns the ids of the prepared ones, in order.
+// on_measurement_worker: nothing goes to the compile pool (which may still be starting); each
+// candidate compiles on the measurement worker at its first call, as the kernel as written does.
 std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std::vector<Proposed>& proposals,
-                               std::vector<Prepared> prepared = {});
+                               std::vector<Prepared> prepared = {}, bool on_measurement_worker = false);
 
 // Measures `v` (compiled: `compiled`) on every case not in rec.cases yet (those came from
 // the database), then scores it against the baseline. Stops at the first failing case.
+// compiles_at_first_call: not compiled ahead (the kernel as written, a warm start): its first
+// case's wall time includes the compile, no estimate of a measurement's.
 void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& rec, const Variant& v,
-                      const CompileOutcome& compiled);
+                      const CompileOutcome& compiled, bool compiles_at_first_call = false);
 
 // Adds a finished candidate to the run and runs the callbacks on it.
 const CandidateRecord& recordCandidate(const RunContext& ctx, RunState& state, CandidateRecord rec);

@@ -44,6 +44,10 @@ struct CandidateRecord {
   // The measurement lane (GPU) that measured it: it is scored against that lane's baseline.
   // -1: none (not measured in this run); 0 in a single-GPU run.
   int lane = 0;
+  // Seconds into the run when its measurement ended (or, reused, when it was looked up);
+  // -1 when it was not measured. The trace's timeline: candidates are recorded at the end of
+  // their round, measured earlier.
+  double done_s = -1;
 
   // Verified on every case, scored, and slower on none.
   bool eligible() const { return status == CandidateStatus::kOk && objective && regressed.empty(); }

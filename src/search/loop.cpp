@@ -9,6 +9,7 @@
 //                   @triton.autotune configurations, tried first
 #include <fmt/format.h>
 
+#include <functional>
 #include <thread>
 
 #include "search/baseline.h"
@@ -188,13 +189,40 @@ void learnCompileTimes(const RunContext& ctx, RunState& state, size_t first) {
   }
 }
 
-void searchBases(const RunContext& ctx, RunState& state) {
+// The warm start (--retune's recorded best, --effort quick's configurations of earlier runs in
+// the results database): measured first, on the measurement worker, while the compile pool is
+// still starting (on the H200 fifteen workers were ready 5-9 s into a run, the baseline 3-5 s).
+// A configuration the database measured alike is taken from it at once. Counted as round 1.
+void warmStartRound(const RunContext& ctx, RunState& state, std::vector<std::pair<Config, std::string>>* seeds) {
+  // Two at most: each compiles in turn here, where the pool would compile the rest together.
+  constexpr size_t kMostOnTheWorker = 2;
+  std::vector<Proposed> warm;
+  size_t n = 0;
+  while (n < seeds->size() && n < kMostOnTheWorker && !(*seeds)[n].second.empty()) {
+    warm.push_back({(*seeds)[n].first, (*seeds)[n].second, ""});
+    ++n;
+  }
+  if (warm.empty()) return;
+  seeds->erase(seeds->begin(), seeds->begin() + static_cast<std::ptrdiff_t>(n));
+  ctx.progress.status(fmt::format("measuring the warm start ({} configurations)", warm.size()));
+  ++state.result.rounds;
+  ++state.search.rounds;
+  size_t first = state.result.candidates.size();
+  evaluateBatch(ctx, state, warm, {}, /*on_measurement_worker=*/true);
+  state.search.tuner->endRound(state.baselineNoise());
+  learnCompileTimes(ctx, state, first);
+  if (state.best()) diagnoseCandidate(ctx, state, *state.best());
+}
+
+void searchBases(const RunContext& ctx, RunState& state, const std::function<void()>& await_pool) {
   startBase(ctx, state, 0, state.hints);
   const OptimizeOptions& o = ctx.options;
+  std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, state, *state.search.space);
+  warmStartRound(ctx, state, &seeds);
+  await_pool();
   int workers = std::max(1, ctx.evaluator.compileWorkers());
   // Several lanes measure a round together: enough candidates to keep each busy.
   int batch = o.batch > 0 ? o.batch : std::max({8, workers, 4 * ctx.evaluator.lanes()});
-  std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, state, *state.search.space);
   std::vector<Proposed> probes;
   StopSettings settings;
   settings.budget = state.budget;
@@ -336,11 +364,17 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   int want = options.compile_workers > 0 ? options.compile_workers : defaultCompileWorkers();
   // With nothing to tune, the passes may still rewrite the kernel or its launch.
   const bool searchable = !tunables.active().empty() || options.passes != nullptr;
+  // When the pool was up and when the cases ahead were queued (seconds of the run), for the
+  // trace: the start-up's critical path on short runs (--effort quick).
+  double pool_ready_s = -1, pool_queued_s = -1;
+  int pool_workers = 0;
   if (searchable) {
     Variant as_written = evaluator.materialize(sources.source.source.text());
-    pool_starter = std::thread([&evaluator, want, as_written] {
-      evaluator.startCompilePool(want, as_written);
+    pool_starter = std::thread([&evaluator, &clock, &pool_ready_s, &pool_queued_s, &pool_workers, want, as_written] {
+      pool_workers = evaluator.startCompilePool(want, as_written);
+      pool_ready_s = clock.elapsed();
       evaluator.warmCasesAhead(as_written);
+      pool_queued_s = clock.elapsed();
     });
   }
   progress.status("starting the worker");
@@ -424,12 +458,22 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     throw;
   }
   state.baseline_seconds = clock.elapsed();
-  if (pool_starter.joinable()) pool_starter.join();
   // Nothing compiled after the search's end could be measured; measurements may run to the
-  // end of the budget (the confirmation's).
-  evaluator.setDeadlines(clock.at(state.budget.searchEnd()), clock.at(state.budget.budget_s));
-  if (searchable) searchBases(ctx, state);
+  // end of the budget (the confirmation's). Set once the pool's starter (which reads them) is done.
+  bool pool_joined = false;
+  auto await_pool = [&] {
+    if (pool_joined) return;
+    pool_joined = true;
+    if (pool_starter.joinable()) {
+      pool_starter.join();
+      trace.add("compile-pool", {{"workers", pool_workers}, {"ready_s", pool_ready_s},
+                                 {"cases_queued_s", pool_queued_s}, {"joined_s", clock.elapsed()}});
+    }
+    evaluator.setDeadlines(clock.at(state.budget.searchEnd()), clock.at(state.budget.budget_s));
+  };
+  if (searchable) searchBases(ctx, state, await_pool);
   else result.stop_reason = "nothing to tune";
+  await_pool();
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});
   // Compile workers still running after the search copy their inputs on the GPU beside the

@@ -57,6 +57,12 @@ class TraceCallback final : public MeasureCallback {
     if (!r.regressed.empty()) j["regressed_cases"] = r.regressed;
     if (!r.message.empty()) j["message"] = r.message.substr(0, 300);
     if (r.compile.seconds > 0) j["compile_s"] = r.compile.seconds;
+    if (r.done_s >= 0) j["done_s"] = r.done_s;
+    if (r.status == CandidateStatus::kOk && r.cases.size() > 0) {
+      nlohmann::json ms = nlohmann::json::array();
+      for (const auto& c : r.cases) ms.push_back(c.timing ? nlohmann::json(c.timing->median_ms) : nlohmann::json(nullptr));
+      j["time_ms"] = ms;
+    }
     trace_.add("candidate", j);
   }
 

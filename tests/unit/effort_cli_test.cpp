@@ -98,9 +98,43 @@ TEST(EffortCli, QuickHasLessBudgetAndStartsFromTheDatabasesBest) {
     ++compared;
   }
   EXPECT_GT(compared, 0) << best_config.dump();
+  // Measured first (the first run timed for another --timing-ms: not alike, not reused),
+  // before the compile pool is awaited.
+  EXPECT_FALSE((*c1)["reused"].get<bool>()) << c1->dump();
+  auto warmFirst = [](const nlohmann::json& result, const std::string& origin) {
+    int warm_at = -1, pool_at = -1, i = 0;
+    for (const auto& e : result["trace"]) {
+      if (e["kind"] == "candidate" && e["data"]["origin"].get<std::string>().rfind(origin, 0) == 0 && warm_at < 0) {
+        warm_at = i;
+      }
+      if (e["kind"] == "compile-pool" && pool_at < 0) pool_at = i;
+      ++i;
+    }
+    return warm_at >= 0 && pool_at > warm_at;
+  };
+  EXPECT_TRUE(warmFirst(quick, "warm start: run #1")) << quick["trace"].dump();
   // Parameters only: no pass was tried.
   EXPECT_TRUE(traceOf(quick, "pass-trial").empty());
   EXPECT_NE(test::readFile(dir / "out/add/report.md").find("- search: effort quick,"), std::string::npos);
+
+  // --fresh: the warm start is measured again, on the measurement worker (compiled by its first
+  // call) while the pool starts; the trace gives when it was done and its time per case.
+  auto [rcf, outf] = optimizeJson(dir, "", fmt::format("--db {} --effort quick --fresh", db));
+  ASSERT_EQ(rcf, 0) << outf;
+  nlohmann::json fresh = nlohmann::json::parse(outf);
+  EXPECT_TRUE(warmFirst(fresh, "warm start: run #")) << fresh["trace"].dump();
+  bool measured_warm = false;
+  for (const auto& c : traceOf(fresh, "candidate")) {
+    if (c["origin"].get<std::string>().rfind("warm start: run #", 0) != 0) continue;
+    measured_warm = true;
+    EXPECT_FALSE(c["reused"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_EQ(c["round"], 1) << c.dump();
+    EXPECT_GT(c["done_s"].get<double>(), 0.0) << c.dump();
+    ASSERT_EQ(c["time_ms"].size(), 2u) << c.dump();
+    EXPECT_GT(c["time_ms"][0].get<double>(), 0.0) << c.dump();
+  }
+  EXPECT_TRUE(measured_warm) << fresh["trace"].dump();
 
   // An explicit flag overrides the preset; the rest of it stays.
   auto [rc3, out3] = optimizeJson(dir, "", fmt::format("--db {} --effort quick --budget 25", db));
@@ -108,6 +142,18 @@ TEST(EffortCli, QuickHasLessBudgetAndStartsFromTheDatabasesBest) {
   nlohmann::json q25 = nlohmann::json::parse(out3);
   EXPECT_EQ(q25["search"]["budget_s"], 25.0);
   EXPECT_EQ(q25["search"]["stall_rounds"], 1);
+  // The quick run before measured its warm start alike: this one takes it from the database
+  // (as the twin of a stored row the search preloaded, or looked up).
+  bool reused_warm = false;
+  for (const auto& c : q25["candidates"]) {
+    if (c["origin"].get<std::string>().rfind("warm start: run #", 0) == 0 && c["round"] == 1) {
+      reused_warm = reused_warm || c["reused"].get<bool>() ||
+                    c.value("message", "").rfind("same source as #", 0) == 0;
+      EXPECT_EQ(c["status"], "ok") << c.dump();
+    }
+  }
+  EXPECT_TRUE(reused_warm) << q25["candidates"].dump();
+  EXPECT_TRUE(warmFirst(q25, "warm start: run #")) << q25["trace"].dump();
 
   // Without a database there is nothing to start from, and the result says so.
   auto [rc4, out4] = optimizeJson(dir, "", "--no-db --effort quick");
