@@ -340,6 +340,32 @@ bool Space::valid(const Config& c, std::string* why) const {
   return true;
 }
 
+int64_t Space::inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const {
+  auto facts = tunables_.facts.find(kernel);
+  if (facts == tunables_.facts.end()) return tile;
+  int in_loop = 0;
+  for (const auto& d : facts->second.dots) in_loop += d.in_loop ? 1 : 0;
+  if (in_loop < 2) return tile;
+  // A dimension's value: a parameter's (as configured, as written, or seen at run time), a
+  // literal, else 64.
+  auto value = [&](const std::string& text) -> int64_t {
+    for (const auto& t : tunables_.items) {
+      if (t.kernel == kernel && t.param == text) {
+        if (int64_t v = resolved(c, t); v > 0) return v;
+      }
+    }
+    if (!text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      return std::stoll(text);
+    }
+    return 64;
+  };
+  int64_t sum = 0;
+  for (const auto& d : facts->second.dots) {
+    if (d.in_loop) sum += value(d.m) * value(d.n);
+  }
+  return std::max(sum, tile);
+}
+
 double Space::prior(const Config& c) const {
   double score = 0;
   std::map<std::string, std::map<TunableRole, int64_t>> roles;
@@ -365,7 +391,7 @@ double Space::prior(const Config& c) const {
       // Large output tiles reuse each loaded element more (arithmetic intensity per tile);
       // Hopper's tensor cores want 128-row tiles per 4 warps.
       score += std::min(log2d(static_cast<double>(bm * bn)), 15.0);
-      double acc = static_cast<double>(bm * bn) / (32.0 * warps);
+      double acc = static_cast<double>(inLoopAccumulators(kernel, c, bm * bn)) / (32.0 * warps);
       if (acc > 128) score -= 2.0 * log2d(acc / 128);
       if (acc < 32) score -= log2d(32 / acc);
       int64_t want_k = eb >= 4 ? 32 : 64;

@@ -57,6 +57,10 @@ class Space {
   bool valid(const Config& c, std::string* why = nullptr) const;
   // Built-in rules' estimate of how promising `c` is (higher is better); not a prediction of time.
   double prior(const Config& c) const;
+  // Elements of the dot results a kernel keeps in registers through its loop: `tile` (the
+  // output tile) for one dot; with several dots in the loop (attention: Q·Kᵀ then P·V) the sum
+  // of their M x N shapes, which is what spills when the warps are too few.
+  int64_t inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const;
   // Configurations one step away in one dimension (or in num_warps together with a tile).
   std::vector<Config> neighbors(const Config& c) const;
   // A uniformly random configuration (may be invalid).

@@ -69,6 +69,44 @@ TEST_F(Strategies, SpaceHasTheExampleDomainsAndPrunesStatically) {
   EXPECT_LT(valid, 1200u);
 }
 
+TEST(SpacePrior, AttentionsSecondDotCountsInTheRegisterBudget) {
+  // Q·Kᵀ (BLOCK_M x BLOCK_N) then P·V (BLOCK_M x HEAD_DIM) in one loop; HEAD_DIM is no
+  // tunable, 128 at run time. 64x128 tiles on 2 warps hold 256 fp32 values per thread (it
+  // spilled on the H200: 4.8 ms against 0.85 ms with 4 warps); 64x64 on 4 warps 96.
+  TunableSet set;
+  auto add = [&](const char* param, TunableRole role, int64_t value, bool tunable) {
+    Tunable t;
+    t.kernel = "attn";
+    t.param = param;
+    t.id = std::string("attn.") + param;
+    t.role = role;
+    t.value = value;
+    t.tunable = tunable;
+    set.items.push_back(t);
+  };
+  add("BLOCK_M", TunableRole::kTileM, 32, true);
+  add("BLOCK_N", TunableRole::kTileN, 32, true);
+  add("HEAD_DIM", TunableRole::kOther, 0, false);
+  set.items.back().value.reset();
+  add("num_warps", TunableRole::kNumWarps, 4, true);
+  add("num_stages", TunableRole::kNumStages, 3, true);
+  set.facts["attn"].dots.push_back(DotFact{"BLOCK_M", "BLOCK_N", "HEAD_DIM", nullptr, true});
+  set.facts["attn"].dots.push_back(DotFact{"BLOCK_M", "HEAD_DIM", "BLOCK_N", nullptr, true});
+  SpaceHints hints;
+  hints.observed["attn.HEAD_DIM"] = {128};
+  Space space(set, hints);
+  Config narrow = {{"attn.BLOCK_M", 64}, {"attn.BLOCK_N", 128}, {"attn.num_warps", 2}, {"attn.num_stages", 4}};
+  Config four = {{"attn.BLOCK_M", 64}, {"attn.BLOCK_N", 64}, {"attn.num_warps", 4}, {"attn.num_stages", 3}};
+  EXPECT_EQ(space.inLoopAccumulators("attn", narrow, 64 * 128), 64 * 128 + 64 * 128);
+  EXPECT_EQ(space.inLoopAccumulators("attn", four, 64 * 64), 64 * 64 + 64 * 128);
+  EXPECT_LT(space.prior(narrow), space.prior(four));
+
+  // One dot: its output tile, as before.
+  TunableSet mm = matmulTunables();
+  Space gemm(mm, SpaceHints{});
+  EXPECT_EQ(gemm.inLoopAccumulators("mm", {{"mm.BLOCK_M", 128}, {"mm.BLOCK_N", 256}}, 128 * 256), 128 * 256);
+}
+
 TEST_F(Strategies, WideHintsWidenEveryRolesDomain) {
   // --effort full: tiles to 512, K tiles to 256, 1..16 warps and 1..7 stages for a dot kernel.
   SpaceHints hints;
