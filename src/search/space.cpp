@@ -307,7 +307,13 @@ bool Space::valid(const Config& c, std::string* why) const {
       int64_t bm = get(TunableRole::kTileM, 0), bn = get(TunableRole::kTileN, 0), bk = get(TunableRole::kTileK, 32);
       int64_t eb = hints_.elem_bytes.count(kernel) ? hints_.elem_bytes.at(kernel) : 2;
       int64_t smem = std::max<int64_t>(stages, 1) * (bm * bk + bk * bn) * eb;
-      if (smem > hints_.smem_limit) {
+      if (auto chained = chainedDotsSharedBytes(kernel, c, stages, eb)) {
+        if (*chained > hints_.smem_limit) {
+          return reject(fmt::format("needs about {} KiB of shared memory ({} stages of the operands its {} dots load "
+                                    "in the loop), more than the {} KiB a block may have",
+                                    *chained / 1024, stages, facts->second.dots.size(), hints_.smem_limit / 1024));
+        }
+      } else if (smem > hints_.smem_limit) {
         return reject(fmt::format("needs about {} KiB of shared memory ({} stages of {}x{} and {}x{} tiles), "
                                   "more than the {} KiB a block may have",
                                   smem / 1024, stages, bm, bk, bk, bn, hints_.smem_limit / 1024));
@@ -340,30 +346,53 @@ bool Space::valid(const Config& c, std::string* why) const {
   return true;
 }
 
+int64_t Space::dotDimension(const std::string& kernel, const Config& c, const std::string& text) const {
+  for (const auto& t : tunables_.items) {
+    if (t.kernel == kernel && t.param == text) {
+      if (int64_t v = resolved(c, t); v > 0) return v;
+    }
+  }
+  if (!text.empty() && text.size() < 10 &&
+      std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    return std::stoll(text);
+  }
+  return 64;
+}
+
 int64_t Space::inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const {
   auto facts = tunables_.facts.find(kernel);
   if (facts == tunables_.facts.end()) return tile;
   int in_loop = 0;
   for (const auto& d : facts->second.dots) in_loop += d.in_loop ? 1 : 0;
-  if (in_loop < 2) return tile;
-  // A dimension's value: a parameter's (as configured, as written, or seen at run time), a
-  // literal, else 64.
-  auto value = [&](const std::string& text) -> int64_t {
-    for (const auto& t : tunables_.items) {
-      if (t.kernel == kernel && t.param == text) {
-        if (int64_t v = resolved(c, t); v > 0) return v;
-      }
-    }
-    if (!text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      return std::stoll(text);
-    }
-    return 64;
-  };
+  // Two: attention's forward form. More (backward kernels) share operands and keep some
+  // results only briefly; a sum would overstate them: the first dot's tile stands.
+  if (in_loop != 2) return tile;
+  auto value = [&](const std::string& text) { return dotDimension(kernel, c, text); };
   int64_t sum = 0;
   for (const auto& d : facts->second.dots) {
     if (d.in_loop) sum += value(d.m) * value(d.n);
   }
   return std::max(sum, tile);
+}
+
+std::optional<int64_t> Space::chainedDotsSharedBytes(const std::string& kernel, const Config& c, int64_t stages,
+                                                     int64_t elem_bytes) const {
+  auto facts = tunables_.facts.find(kernel);
+  if (facts == tunables_.facts.end()) return std::nullopt;
+  std::vector<const DotFact*> in_loop;
+  for (const auto& d : facts->second.dots) {
+    if (d.in_loop) in_loop.push_back(&d);
+  }
+  if (in_loop.size() != 2) return std::nullopt;  // as inLoopAccumulators
+  auto value = [&](const std::string& text) { return dotDimension(kernel, c, text); };
+  // Each dot's K x N operand is loaded in the loop, one buffer per stage; the first dot's
+  // M x K operand (attention's Q) once; the later dots' M x K operands are the earlier
+  // results, in registers. On the H200: 64x128 tiles with a head dimension of 128 over 4
+  // stages asked for about 272 KiB (4 x (32 + 32) KiB of K and V, 16 KiB of Q).
+  int64_t staged = 0;
+  for (const DotFact* d : in_loop) staged += value(d->k) * value(d->n);
+  int64_t once = value(in_loop.front()->m) * value(in_loop.front()->k);
+  return (std::max<int64_t>(stages, 1) * staged + once) * elem_bytes;
 }
 
 double Space::prior(const Config& c) const {

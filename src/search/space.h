@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <set>
@@ -58,9 +59,16 @@ class Space {
   // Built-in rules' estimate of how promising `c` is (higher is better); not a prediction of time.
   double prior(const Config& c) const;
   // Elements of the dot results a kernel keeps in registers through its loop: `tile` (the
-  // output tile) for one dot; with several dots in the loop (attention: Q·Kᵀ then P·V) the sum
-  // of their M x N shapes, which is what spills when the warps are too few.
+  // output tile) for one dot; with two dots in the loop (attention: Q·Kᵀ then P·V) the sum of
+  // their M x N shapes, which is what spills when the warps are too few.
   int64_t inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const;
+  // Shared memory of a kernel with two dots in its loop (attention's forward), bytes; nullopt
+  // otherwise (the GEMM estimate applies).
+  // A dot's dimension text as a number: a parameter's value (as configured, as written, or
+  // seen at run time), a literal, else 64.
+  int64_t dotDimension(const std::string& kernel, const Config& c, const std::string& text) const;
+  std::optional<int64_t> chainedDotsSharedBytes(const std::string& kernel, const Config& c, int64_t stages,
+                                                int64_t elem_bytes) const;
   // Configurations one step away in one dimension (or in num_warps together with a tile).
   std::vector<Config> neighbors(const Config& c) const;
   // A uniformly random configuration (may be invalid).

@@ -105,6 +105,24 @@ TEST(SpacePrior, AttentionsSecondDotCountsInTheRegisterBudget) {
   TunableSet mm = matmulTunables();
   Space gemm(mm, SpaceHints{});
   EXPECT_EQ(gemm.inLoopAccumulators("mm", {{"mm.BLOCK_M", 128}, {"mm.BLOCK_N", 256}}, 128 * 256), 128 * 256);
+
+  // Shared memory: K and V tiles per stage, Q once. What the H200 compiled (fp16, HEAD_DIM
+  // 128, 227 KiB a block) and what ran out of shared memory there, in the quick preset's first
+  // round (2026-12-02).
+  auto cfg = [](int64_t m, int64_t n, int64_t w, int64_t st) {
+    return Config{{"attn.BLOCK_M", m}, {"attn.BLOCK_N", n}, {"attn.num_warps", w}, {"attn.num_stages", st}};
+  };
+  std::string why;
+  EXPECT_FALSE(space.valid(cfg(64, 128, 4, 4), &why));
+  EXPECT_NE(why.find("the operands its 2 dots load in the loop"), std::string::npos) << why;
+  EXPECT_FALSE(space.valid(cfg(64, 256, 8, 2)));
+  EXPECT_FALSE(space.valid(cfg(128, 256, 8, 2)));
+  EXPECT_TRUE(space.valid(cfg(64, 128, 4, 3)));
+  EXPECT_TRUE(space.valid(cfg(128, 64, 8, 3)));
+  EXPECT_TRUE(space.valid(cfg(128, 128, 8, 3)));
+  EXPECT_TRUE(space.valid(cfg(64, 64, 4, 3)));
+  EXPECT_EQ(*space.chainedDotsSharedBytes("attn", cfg(64, 128, 4, 4), 4, 2), (4 * 2 * 128 * 128 + 64 * 128) * 2);
+  EXPECT_FALSE(gemm.chainedDotsSharedBytes("mm", {}, 3, 2).has_value());
 }
 
 TEST_F(Strategies, WideHintsWidenEveryRolesDomain) {
