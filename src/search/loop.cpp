@@ -190,7 +190,7 @@ void learnCompileTimes(const RunContext& ctx, RunState& state, size_t first) {
 }
 
 // The warm start (--retune's recorded best, --effort quick's configurations of earlier runs in
-// the results database): measured first, on the measurement worker, while the compile pool is
+// the results database, or quick's first choice without them): measured first, on the measurement worker, while the compile pool is
 // still starting (on the H200 fifteen workers were ready 5-9 s into a run, the baseline 3-5 s).
 // A configuration the database measured alike is taken from it at once. Counted as round 1.
 void warmStartRound(const RunContext& ctx, RunState& state, std::vector<std::pair<Config, std::string>>* seeds) {
@@ -218,6 +218,15 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
   startBase(ctx, state, 0, state.hints);
   const OptimizeOptions& o = ctx.options;
   std::vector<std::pair<Config, std::string>> seeds = autotuneSeeds(ctx, state, *state.search.space);
+  if (o.warm_start_from_db && (seeds.empty() || seeds.front().second.empty())) {
+    // --effort quick with nothing to start from: the strategy's first choice is measured on
+    // the measurement worker all the same. On a fresh H200 machine the pool's first round of
+    // a cold attention kernel compiled past the search's end of a 20 s budget, and nothing
+    // was measured at all.
+    for (auto& tp : state.search.tuner->nextRound(1, {})) {
+      seeds.insert(seeds.begin(), {tp.config, "first choice (" + tp.origin + ")"});
+    }
+  }
   warmStartRound(ctx, state, &seeds);
   await_pool();
   int workers = std::max(1, ctx.evaluator.compileWorkers());

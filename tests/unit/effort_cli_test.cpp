@@ -162,6 +162,9 @@ TEST(EffortCli, QuickHasLessBudgetAndStartsFromTheDatabasesBest) {
   bool noted = false;
   for (const auto& n : nodb["notes"]) noted = noted || n.get<std::string>().find("no warm start") != std::string::npos;
   EXPECT_TRUE(noted) << nodb["notes"].dump();
+  // The strategy's first choice is measured all the same, on the measurement worker, before
+  // the compile pool is awaited.
+  EXPECT_TRUE(warmFirst(nodb, "first choice (")) << nodb["trace"].dump();
 }
 
 TEST(EffortCli, FullDoesNotStopOnRoundsWithoutAGain) {

@@ -100,6 +100,10 @@ TEST(SpacePrior, AttentionsSecondDotCountsInTheRegisterBudget) {
   EXPECT_EQ(space.inLoopAccumulators("attn", narrow, 64 * 128), 64 * 128 + 64 * 128);
   EXPECT_EQ(space.inLoopAccumulators("attn", four, 64 * 64), 64 * 64 + 64 * 128);
   EXPECT_LT(space.prior(narrow), space.prior(four));
+  // Two operand tiles per stage: three stages before four.
+  Config four_stages = four;
+  four_stages["attn.num_stages"] = 4;
+  EXPECT_LT(space.prior(four_stages), space.prior(four));
 
   // One dot: its output tile, as before.
   TunableSet mm = matmulTunables();
