@@ -189,9 +189,13 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
   ctx.trace.add("baseline", {{"time_ms", times}, {"reused", reused}, {"source_hash", added.source_hash},
                              {"noise", state.baselineNoise()}, {"reserve_s", state.budget.reserve_s}});
   measureLaneBaselines(ctx, state);
+}
+
+void prepareDiagnosis(const RunContext& ctx, RunState& state) {
   prepareRoofline(ctx, state, state.result.candidates[0]);
   prepareTarget(ctx, state);
   diagnoseCandidate(ctx, state, state.result.candidates[0]);
+  if (const CandidateRecord* best = state.best(); best && best->id != 0) diagnoseCandidate(ctx, state, *best);
 }
 
 }  // namespace tf

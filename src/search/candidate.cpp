@@ -25,6 +25,7 @@ nlohmann::json CandidateRecord::toJson() const {
                       {"reused", reused}};
   if (!proposal.empty()) j["proposal"] = proposal;
   if (lane > 0) j["lane"] = lane;  // multi-GPU runs: lane 0 is left out, as single-GPU results have none
+  if (done_s >= 0) j["done_s"] = done_s;
   if (!message.empty()) j["message"] = message;
   if (objective) {
     j["objective"] = *objective;

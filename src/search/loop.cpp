@@ -211,7 +211,6 @@ void warmStartRound(const RunContext& ctx, RunState& state, std::vector<std::pai
   evaluateBatch(ctx, state, warm, {}, /*on_measurement_worker=*/true);
   state.search.tuner->endRound(state.baselineNoise());
   learnCompileTimes(ctx, state, first);
-  if (state.best()) diagnoseCandidate(ctx, state, *state.best());
 }
 
 void searchBases(const RunContext& ctx, RunState& state, const std::function<void()>& await_pool) {
@@ -228,6 +227,7 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
     }
   }
   warmStartRound(ctx, state, &seeds);
+  prepareDiagnosis(ctx, state);
   await_pool();
   int workers = std::max(1, ctx.evaluator.compileWorkers());
   // Several lanes measure a round together: enough candidates to keep each busy.
@@ -480,8 +480,12 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     }
     evaluator.setDeadlines(clock.at(state.budget.searchEnd()), clock.at(state.budget.budget_s));
   };
-  if (searchable) searchBases(ctx, state, await_pool);
-  else result.stop_reason = "nothing to tune";
+  if (searchable) {
+    searchBases(ctx, state, await_pool);
+  } else {
+    prepareDiagnosis(ctx, state);
+    result.stop_reason = "nothing to tune";
+  }
   await_pool();
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});

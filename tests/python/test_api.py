@@ -488,6 +488,11 @@ def test_ctrl_c_stops_the_binary_the_way_ctrl_c_would(fake_binary, monkeypatch):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGALRM, interrupt)
+    # Run as a background job (`pytest ... &`, a CI script started with &), this process has
+    # SIGINT ignored, and a child inherits that: the stand-in shell can then not trap it (POSIX:
+    # a signal ignored on entry to a non-interactive shell cannot be trapped), while the real
+    # binary installs its own handler. A handler here makes the child start with the default.
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.5)
@@ -496,5 +501,6 @@ def test_ctrl_c_stops_the_binary_the_way_ctrl_c_would(fake_binary, monkeypatch):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGINT, old_int)
     assert time.monotonic() - started < 20
     assert (fake_binary / "mark").read_text() == "interrupted\n"
