@@ -7,6 +7,7 @@
 //   autotuneSeeds   a warm start (options.start_configs, then the best configurations of earlier
 //                   runs in the results database with --effort quick), then the kernel's own
 //                   @triton.autotune configurations, tried first
+//   warmStartRound  round 1: the warm start on the measurement worker, before the pool is awaited
 #include <fmt/format.h>
 
 #include <functional>
@@ -190,9 +191,10 @@ void learnCompileTimes(const RunContext& ctx, RunState& state, size_t first) {
 }
 
 // The warm start (--retune's recorded best, --effort quick's configurations of earlier runs in
-// the results database, or quick's first choice without them): measured first, on the measurement worker, while the compile pool is
-// still starting (on the H200 fifteen workers were ready 5-9 s into a run, the baseline 3-5 s).
-// A configuration the database measured alike is taken from it at once. Counted as round 1.
+// the results database, or quick's first choice without them): measured first, on the
+// measurement worker, while the compile pool is still starting (on the H200 fifteen workers
+// were ready 5-9 s into a run, the baseline 3-5 s). A configuration the database measured
+// alike is taken from it at once. Counted as round 1.
 void warmStartRound(const RunContext& ctx, RunState& state, std::vector<std::pair<Config, std::string>>* seeds) {
   // Two at most: each compiles in turn here, where the pool would compile the rest together.
   constexpr size_t kMostOnTheWorker = 2;
