@@ -66,6 +66,23 @@ size_t pickNext(const std::vector<Pending>& pending, const std::vector<size_t>& 
   return compiling ? todo.size() : spilling;
 }
 
+// A measured case's wall time, for the estimate of the next measurement's. The baseline's walls
+// and those of a candidate compiled by its first call include the compile: no estimate.
+void noteCaseSeconds(RunState& state, const CandidateRecord& rec, const CaseMeasurement& m,
+                     bool compiles_at_first_call) {
+  if (m.status != CandidateStatus::kOk || rec.kind == CandidateKind::kBaseline || compiles_at_first_call) return;
+  state.recent_case_seconds.push_back(m.wall_seconds);
+  if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
+}
+
+// Every case passed: when, and (compiled by its first call, no compile reply) the kernels the
+// run reported.
+void measuredWhole(const RunContext& ctx, CandidateRecord& rec) {
+  rec.status = CandidateStatus::kOk;
+  rec.done_s = ctx.clock.elapsed();
+  if (rec.compile.kernels.empty() && !rec.cases.empty()) rec.compile.kernels = rec.cases.front().kernels;
+}
+
 // What a lane's thread measured of one candidate: cases from rec.cases.size() on, up to the
 // first that did not pass. The driver applies it (applyLaneCases).
 struct LaneJob {
@@ -94,10 +111,7 @@ bool applyLaneCases(const RunContext& ctx, RunState& state, CandidateRecord& rec
   for (auto& m : cases) {
     if (m.worker_lost) return false;
     size_t i = rec.cases.size();
-    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline && !compiles_at_first_call) {
-      state.recent_case_seconds.push_back(m.wall_seconds);
-      if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
-    }
+    noteCaseSeconds(state, rec, m, compiles_at_first_call);
     rec.cases.push_back(std::move(m));
     ctx.callbacks.caseMeasured(rec, i, rec.cases.back());
     const CaseMeasurement& last = rec.cases.back();
@@ -109,9 +123,7 @@ bool applyLaneCases(const RunContext& ctx, RunState& state, CandidateRecord& rec
     }
   }
   if (rec.cases.size() < ctx.task.cases.size()) return true;  // not expected: a lane answers every case or fails
-  rec.status = CandidateStatus::kOk;
-  rec.done_s = ctx.clock.elapsed();
-  if (rec.compile.kernels.empty() && !rec.cases.empty()) rec.compile.kernels = rec.cases.front().kernels;
+  measuredWhole(ctx, rec);
   scoreCandidate(rec, state.baselineOf(lane));
   return true;
 }
@@ -291,11 +303,7 @@ void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& r
   ++state.result.measured;
   for (size_t i = rec.cases.size(); i < ctx.task.cases.size(); ++i) {
     CaseMeasurement m = ctx.evaluator.measure(v, i, state.search_timing);
-    // The baseline's walls include its first calls (compiles): no estimate of a measurement.
-    if (m.status == CandidateStatus::kOk && rec.kind != CandidateKind::kBaseline && !compiles_at_first_call) {
-      state.recent_case_seconds.push_back(m.wall_seconds);
-      if (state.recent_case_seconds.size() > 16) state.recent_case_seconds.erase(state.recent_case_seconds.begin());
-    }
+    noteCaseSeconds(state, rec, m, compiles_at_first_call);
     rec.cases.push_back(m);
     ctx.callbacks.caseMeasured(rec, i, rec.cases.back());
     if (m.status != CandidateStatus::kOk) {
@@ -306,10 +314,7 @@ void measureCandidate(const RunContext& ctx, RunState& state, CandidateRecord& r
       return;
     }
   }
-  rec.status = CandidateStatus::kOk;
-  rec.done_s = ctx.clock.elapsed();
-  // Compiled by its first call (no compile reply): the kernels it compiled, as the run reported them.
-  if (rec.compile.kernels.empty() && !rec.cases.empty()) rec.compile.kernels = rec.cases.front().kernels;
+  measuredWhole(ctx, rec);
   scoreCandidate(rec, state.baseline);
 }
 

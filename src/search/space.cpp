@@ -359,31 +359,29 @@ int64_t Space::dotDimension(const std::string& kernel, const Config& c, const st
   return 64;
 }
 
-int64_t Space::inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const {
+std::vector<const DotFact*> Space::chainedDots(const std::string& kernel) const {
+  std::vector<const DotFact*> in_loop;
   auto facts = tunables_.facts.find(kernel);
-  if (facts == tunables_.facts.end()) return tile;
-  int in_loop = 0;
-  for (const auto& d : facts->second.dots) in_loop += d.in_loop ? 1 : 0;
-  // Two: attention's forward form. More (backward kernels) share operands and keep some
-  // results only briefly; a sum would overstate them: the first dot's tile stands.
-  if (in_loop != 2) return tile;
-  auto value = [&](const std::string& text) { return dotDimension(kernel, c, text); };
-  int64_t sum = 0;
+  if (facts == tunables_.facts.end()) return in_loop;
   for (const auto& d : facts->second.dots) {
-    if (d.in_loop) sum += value(d.m) * value(d.n);
+    if (d.in_loop) in_loop.push_back(&d);
   }
+  // Two: attention's forward form. More (backward kernels) share operands and keep some
+  // results only briefly; sums over them would overstate both estimates.
+  if (in_loop.size() != 2) in_loop.clear();
+  return in_loop;
+}
+
+int64_t Space::inLoopAccumulators(const std::string& kernel, const Config& c, int64_t tile) const {
+  int64_t sum = 0;
+  for (const DotFact* d : chainedDots(kernel)) sum += dotDimension(kernel, c, d->m) * dotDimension(kernel, c, d->n);
   return std::max(sum, tile);
 }
 
 std::optional<int64_t> Space::chainedDotsSharedBytes(const std::string& kernel, const Config& c, int64_t stages,
                                                      int64_t elem_bytes) const {
-  auto facts = tunables_.facts.find(kernel);
-  if (facts == tunables_.facts.end()) return std::nullopt;
-  std::vector<const DotFact*> in_loop;
-  for (const auto& d : facts->second.dots) {
-    if (d.in_loop) in_loop.push_back(&d);
-  }
-  if (in_loop.size() != 2) return std::nullopt;  // as inLoopAccumulators
+  std::vector<const DotFact*> in_loop = chainedDots(kernel);
+  if (in_loop.empty()) return std::nullopt;
   auto value = [&](const std::string& text) { return dotDimension(kernel, c, text); };
   // Each dot's K x N operand is loaded in the loop, one buffer per stage; the first dot's
   // M x K operand (attention's Q) once; the later dots' M x K operands are the earlier
@@ -427,7 +425,7 @@ double Space::prior(const Config& c) const {
       score -= 0.75 * std::abs(log2d(static_cast<double>(bk)) - log2d(static_cast<double>(want_k)));
       // Two dots in the loop load two operand tiles per stage (attention's K and V): a stage
       // fewer (fp16 attention on the H200: 64x64 tiles over 3 stages 0.74 ms, over 4 or 5 0.95).
-      const bool chained = chainedDotsSharedBytes(kernel, c, stages, eb).has_value();
+      const bool chained = !chainedDots(kernel).empty();
       score -= 0.5 * std::abs(static_cast<double>(stages) - (eb >= 4 ? 3.0 : 4.0) + (chained ? 1.0 : 0.0));
       // Fewer programs than SMs leaves the GPU partly idle: small problems want small tiles.
       if (auto it = hints_.baseline_programs.find(kernel); it != hints_.baseline_programs.end() && it->second > 0) {

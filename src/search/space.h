@@ -67,6 +67,9 @@ class Space {
   // A dot's dimension text as a number: a parameter's value (as configured, as written, or
   // seen at run time), a literal, else 64.
   int64_t dotDimension(const std::string& kernel, const Config& c, const std::string& text) const;
+  // The kernel's two dots in one loop (attention's forward), or none: the case the two
+  // estimates below change.
+  std::vector<const DotFact*> chainedDots(const std::string& kernel) const;
   std::optional<int64_t> chainedDotsSharedBytes(const std::string& kernel, const Config& c, int64_t stages,
                                                 int64_t elem_bytes) const;
   // Configurations one step away in one dimension (or in num_warps together with a tile).
