@@ -295,6 +295,12 @@ class RuleEngine final : public ReasoningEngine {
     if (!dots && callsExp(in, f.kernel) && loopsOf(in, f.kernel) >= 2) {
       addPass(in, out, f, PassName::kOnlineSoftmax, "the max and the sum of exponentials in one loop: one read of the row");
     }
+    // Without a dot, tl.exp(x - row_max) as exp2 of one fused multiply-add: an instruction
+    // less per element where the exponentials share the SM with the loads (measured on the
+    // H200, softmax 8192 x 32000 fp16, online form: 0.336 -> 0.323 ms, 75% -> 78% of DRAM).
+    if (!dots && callsExp(in, f.kernel)) {
+      addPass(in, out, f, PassName::kExp2, "exp2 of one fused multiply-add for each exp(x - max): an instruction less per element");
+    }
     // A dot two or more loops deep (an implicit-GEMM convolution over filter taps and channel
     // blocks): the pipeliner overlaps loads with dots only within the innermost loop, and
     // drains at every outer step. One loop over the whole nest pipelines across it. Not yet

@@ -306,6 +306,8 @@ CASES = {
     "exp2/causal_lse": (causal_lse, (1, 2, 80, 64)),
     "exp2/scale_in_place": (attention_lse, (1, 2, 80, 64)),
     "exp2/softmax_temperature": (softmax_t, (5, 300)),
+    "exp2/difference_row_max": (softmax, (5, 300)),
+    "exp2/online_cross_entropy": (cross_entropy, (3, 3000)),
     "column-loop/softmax_masked_head": (softmax_masked, (3, 9000)),
     "online-softmax/cross_entropy": (cross_entropy, (3, 3000)),
     "online-softmax/softmax_three_loops": (softmax_half_masked, (3, 3000)),

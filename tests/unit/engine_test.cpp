@@ -240,9 +240,10 @@ TEST_F(RuleEngineTest, NestedDotLoopsTryFlattenLoops) {
   for (const auto& p : rules_->propose(in).proposals) EXPECT_NE(p.pass, "flatten-loops");
 }
 
-// Attention (dots and tl.exp): the exp2 fold is tried whatever bounds the kernel; a GEMM
-// without an exp never gets it.
-TEST_F(RuleEngineTest, DotKernelsWithExpTryTheExp2Fold) {
+// Attention (dots and tl.exp): the exp2 fold is tried whatever bounds the kernel; a row
+// kernel's exp (softmax, no dot) too, for the fused multiply-add; a GEMM without an exp never
+// gets it.
+TEST_F(RuleEngineTest, KernelsWithExpTryTheExp2Fold) {
   auto proposesExp2 = [&](FindingKind kind) {
     EngineOutput out = rules_->propose(input({finding(kind)}));
     for (const auto& p : out.proposals) {
@@ -256,7 +257,10 @@ TEST_F(RuleEngineTest, DotKernelsWithExpTryTheExp2Fold) {
   EXPECT_TRUE(proposesExp2(FindingKind::kLatencyBound));
   EXPECT_TRUE(proposesExp2(FindingKind::kRegisterSpills));
   set_.facts["mm"].dots.clear();
-  EXPECT_FALSE(proposesExp2(FindingKind::kComputeBound));
+  EXPECT_TRUE(proposesExp2(FindingKind::kMemoryBound));
+  EXPECT_TRUE(proposesExp2(FindingKind::kComputeBound));
+  set_.facts["mm"].calls_exp = false;
+  EXPECT_FALSE(proposesExp2(FindingKind::kMemoryBound));
 }
 
 // A row kernel with two loops and an exp (cross-entropy): one read through online-softmax.

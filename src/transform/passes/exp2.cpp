@@ -12,8 +12,15 @@
 //    and costs one multiplication where something else feeds them (a load). Where a scaled
 //    name is used for anything else (stored, compared with a constant, in an exp that
 //    cannot fold), that use reads (name * LN2): the kernel computes what it computed.
-// An exp is rewritten only when its rewrite folds LOG2E into at least one scale factor
-// (otherwise it would move the multiplication, not remove it).
+// An exp is rewritten that way only when its rewrite folds LOG2E into at least one scale
+// factor (otherwise it would move the multiplication, not remove it). One more shape needs no
+// scale factor:
+//  - a difference: tl.exp(A - B) becomes tl.exp2(A * LOG2E - B * LOG2E). Per element that is
+//    one fused multiply-add where Triton's lowering does a subtraction and a multiplication;
+//    with B a scalar (a row's maximum, in softmax and cross-entropy) B * LOG2E is computed
+//    once. Measured on the H200 (softmax, 8192 x 32000 fp16, online form): 0.336 -> 0.323 ms.
+//    The rounding differs by an ulp or so of the exponent (A * LOG2E is exact inside the FMA;
+//    B * LOG2E is rounded once); the verification judges it with the task's tolerance.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -467,13 +474,16 @@ class Exp2Pass : public Pass {
  public:
   Exp2Pass() {
     info_.name = "exp2";
-    info_.summary = "tl.exp -> tl.exp2 with log2(e) folded into a scale the kernel already applies (softmax scores)";
+    info_.summary = "tl.exp -> tl.exp2 with log2(e) folded into a scale the kernel already applies (softmax scores), "
+                    "or into a fused multiply-add (tl.exp(x - max))";
     info_.preconditions = {
         "the kernel calls tl.exp, and at least one call folds: its argument is E * k or E / k with k a scalar "
         "(a constant, a non-pointer parameter, a local computed from those), or a sum / difference of names whose "
         "assignments reach such a scale through max, min, where, broadcasting, +, - (online softmax: "
         "s = tl.dot(q, k) * scale; m = tl.maximum(m, tl.max(s, 1)); tl.exp(s - m))",
         "the names followed are assigned plainly in the kernel (not parameters, loop variables or tuple targets)",
+        "otherwise (or besides): a tl.exp(A - B) reading no name the folds scale becomes tl.exp2(A * LOG2E - B * LOG2E), "
+        "one fused multiply-add per element (softmax's tl.exp(x - row_max))",
     };
   }
   const PassInfo& info() const override { return info_; }
@@ -503,11 +513,31 @@ class Exp2Pass : public Pass {
       }
       chosen.push_back(e);
     }
-    if (chosen.empty()) return refuse(fmt::format("no tl.exp of {} folds: {}", ctx.kernel->name, why_not));
     Plan plan;
     for (const Node* e : chosen) folder.addExp(*e, plan);
     if (plan.failure.empty()) plan.failure = folder.check(plan);
-    if (!plan.failure.empty()) return refuse(plan.failure);
+    if (!plan.failure.empty()) {
+      if (chosen.empty()) return refuse(plan.failure);
+      // The folds together conflict: keep none of them, the differences may still apply.
+      why_not = plan.failure;
+      chosen.clear();
+      plan = Plan();
+    }
+    // The other exps of a difference that reads no scaled name: A * LOG2E - B * LOG2E.
+    std::vector<const Node*> differences;
+    for (const Node* e : exps) {
+      if (plan.exps.count(e)) continue;
+      const Node& arg = e->at("args")[0];
+      if (!isType(arg, "BinOp") || opType(arg) != "Sub") continue;
+      bool reads_scaled = false;
+      forEachName(arg, [&](const Node& x) {
+        if (plan.scaled.count(x["id"].get<std::string>())) reads_scaled = true;
+      });
+      if (!reads_scaled) differences.push_back(e);
+    }
+    if (chosen.empty() && differences.empty()) {
+      return refuse(fmt::format("no tl.exp of {} folds and none is of a difference: {}", ctx.kernel->name, why_not));
+    }
 
     SourceEditor ed(ctx.text().text());
     // Reads of scaled names elsewhere first: at a shared end position their ")" must come
@@ -530,10 +560,22 @@ class Exp2Pass : public Pass {
     };
     for (const Node* k : plan.folds_mul) fold(k, kLog2E);
     for (const Node* k : plan.folds_div) fold(k, kLn2);
-    for (const Node* e : plan.exps) {
+    auto toExp2 = [&](const Node* e) {
       const Node& f = e->at("func");
       std::string callee = ctx.slice(f);
       ed.replace(ctx.range(f), callee.substr(0, callee.size() - 3) + "exp2");
+    };
+    for (const Node* e : plan.exps) toExp2(e);
+    for (const Node* e : differences) {
+      const Node& arg = e->at("args")[0];
+      for (const char* side : {"left", "right"}) {
+        const Node& operand = arg[side];
+        bool atom = isAtom(operand);
+        Range r = ctx.range(operand);
+        if (!atom) ed.insert(r.begin, "(");
+        ed.insert(r.end, fmt::format("{} * {}", atom ? "" : ")", kLog2E));
+      }
+      toExp2(e);
     }
     PassOutcome out;
     try {
@@ -545,9 +587,17 @@ class Exp2Pass : public Pass {
     std::vector<std::string> names(plan.scaled.begin(), plan.scaled.end());
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    out.notes.push_back(fmt::format("{} tl.exp -> tl.exp2; log2(e) folded into {} scale factor(s){}{}", plan.exps.size(),
-                                    plan.folds(), names.empty() ? "" : "; values kept in base 2: " + list,
-                                    escapes.empty() ? "" : fmt::format("; {} read(s) converted back", escapes.size())));
+    if (!plan.exps.empty()) {
+      out.notes.push_back(fmt::format("{} tl.exp -> tl.exp2; log2(e) folded into {} scale factor(s){}{}",
+                                      plan.exps.size(), plan.folds(),
+                                      names.empty() ? "" : "; values kept in base 2: " + list,
+                                      escapes.empty() ? "" : fmt::format("; {} read(s) converted back", escapes.size())));
+    }
+    if (!differences.empty()) {
+      out.notes.push_back(fmt::format("{} tl.exp(a - b) -> tl.exp2(a * LOG2E - b * LOG2E): the subtraction and the "
+                                      "multiplication by log2(e) become one fused multiply-add per element",
+                                      differences.size()));
+    }
     return out;
   }
 

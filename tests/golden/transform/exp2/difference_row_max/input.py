@@ -1,4 +1,5 @@
-"""Row softmax: the exponent's values come straight from a load (nothing to fold into)."""
+"""Row softmax: the exponent is a difference with the row maximum and no scale to fold into:
+one fused multiply-add feeds exp2."""
 
 import torch
 import triton
