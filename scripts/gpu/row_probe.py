@@ -1,6 +1,8 @@
 """Probe (issue 13): softmax over long rows read once (the row kept in registers) against the
 online-softmax form (two reads), at the suite's shape, with the measured copy bandwidth as the
 roofline. Prints one line per variant."""
+import sys
+
 import torch
 import triton
 import triton.language as tl
@@ -31,9 +33,10 @@ def online_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK_SIZE: tl.constexpr):
 
 @triton.jit
 def online_variant_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK_SIZE: tl.constexpr, RECIP: tl.constexpr,
-                          EXP2: tl.constexpr):
+                          EXP2: tl.constexpr, EVICT: tl.constexpr = 0):
     # online_kernel, with the normalization as a multiply by the reciprocal (RECIP) and/or the
-    # exponent as one fused multiply-add feeding exp2 (EXP2).
+    # exponent as one fused multiply-add feeding exp2 (EXP2); EVICT: the first read asks L2 to keep
+    # the row (evict_last) for the second, which reads it evict_first (1: also the stores; 2: loads only).
     row = tl.program_id(0)
     x_row = x_ptr + row * xs
     y_row = y_ptr + row * ys
@@ -41,7 +44,10 @@ def online_variant_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK_SIZE: tl.constexpr
     total = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
     for start in range(0, n_cols, BLOCK_SIZE):
         cols = start + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        if EVICT:
+            x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"), eviction_policy="evict_last").to(tl.float32)
+        else:
+            x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         if EXP2:
@@ -54,7 +60,10 @@ def online_variant_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK_SIZE: tl.constexpr
     ml = m * 1.4426950408889634
     for start in range(0, n_cols, BLOCK_SIZE):
         cols = start + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        if EVICT:
+            x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"), eviction_policy="evict_first").to(tl.float32)
+        else:
+            x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
         if EXP2:
             e = tl.exp2(x * 1.4426950408889634 - ml)
         else:
@@ -63,7 +72,10 @@ def online_variant_kernel(x_ptr, y_ptr, n_cols, xs, ys, BLOCK_SIZE: tl.constexpr
             y = e * inv
         else:
             y = e / denom
-        tl.store(y_row + cols, y.to(tl.float16), mask=cols < n_cols)
+        if EVICT == 1:
+            tl.store(y_row + cols, y.to(tl.float16), mask=cols < n_cols, eviction_policy="evict_first")
+        else:
+            tl.store(y_row + cols, y.to(tl.float16), mask=cols < n_cols)
 
 
 @triton.jit
@@ -145,8 +157,12 @@ def main():
     y = torch.empty_like(x)
     runs = [(online_kernel, b, w, s) for b, w, s in [(8192, 8, 3), (4096, 8, 3), (4096, 4, 2)]]
     runs = [(k, b, w, s, kw) for k, b, w, s in runs for kw in [{}]]
-    runs += [(online_variant_kernel, b, w, s, dict(RECIP=r, EXP2=e)) for b, w, s in [(8192, 8, 3), (8192, 16, 3), (4096, 4, 3), (16384, 16, 2)]
-             for r, e in [(0, 0), (1, 0), (0, 1), (1, 1)]]
+    if "--evict" in sys.argv:
+        runs = [(online_variant_kernel, b, w, s, dict(RECIP=0, EXP2=1, EVICT=ev))
+                for b, w, s in [(8192, 8, 1), (8192, 8, 3), (4096, 8, 2), (4096, 4, 3), (2048, 4, 3)] for ev in (0, 1, 2)]
+    else:
+        runs += [(online_variant_kernel, b, w, s, dict(RECIP=r, EXP2=e)) for b, w, s in [(8192, 8, 3), (8192, 16, 3), (4096, 4, 3), (16384, 16, 2)]
+                 for r, e in [(0, 0), (1, 0), (0, 1), (1, 1)]]
     for k, b, w, s, kw in runs:
         def f():
             k[(M,)](x, y, N, x.stride(0), y.stride(0), BLOCK_SIZE=b, num_warps=w, num_stages=s, **kw)

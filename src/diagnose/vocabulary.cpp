@@ -63,6 +63,7 @@ const char* toString(PassName p) {
     case PassName::kCausalSplit: return "causal-split";
     case PassName::kFlattenLoops: return "flatten-loops";
     case PassName::kRelayout: return "relayout";
+    case PassName::kEvictionHints: return "eviction-hints";
   }
   return "?";
 }
@@ -82,7 +83,7 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
       PassName::kOnlineSoftmax, PassName::kCausalSplit,
-      PassName::kFlattenLoops, PassName::kRelayout};
+      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints};
   return all;
 }
 

@@ -55,6 +55,7 @@ enum class PassName {
   kCausalSplit,
   kFlattenLoops,
   kRelayout,
+  kEvictionHints,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

@@ -118,6 +118,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeCausalSplitPass());
     v.push_back(makeFlattenLoopsPass());
     v.push_back(makeRelayoutPass());
+    v.push_back(makeEvictionHintsPass());
     return v;
   }();
   return passes;

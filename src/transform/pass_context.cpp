@@ -700,4 +700,46 @@ std::string smCountExpression(const PassContext& ctx) {
          ".runtime.driver.active.get_current_device())[\"multiprocessor_count\"]";
 }
 
+std::string assignedName(const Node& stmt) {
+  if (isType(stmt, "Assign") && stmt["targets"].size() == 1 && isType(stmt["targets"][0], "Name")) {
+    return stmt["targets"][0]["id"];
+  }
+  if ((isType(stmt, "AugAssign") || isType(stmt, "AnnAssign")) && isType(stmt["target"], "Name")) {
+    return stmt["target"]["id"];
+  }
+  return "";
+}
+
+bool isRangeCall(const PassContext& ctx, const Node& it) {
+  return isType(it, "Call") && (dottedName(it["func"]) == "range" || ctx.isTlCall(it, "range") ||
+                                ctx.isTlCall(it, "static_range"));
+}
+
+nlohmann::json canonicalValue(const Node& e, const Node& body, size_t before, int depth) {
+  if (depth > 32) return "?";
+  if (isType(e, "Name")) {
+    std::string id = e["id"];
+    for (size_t i = before; i-- > 0;) {
+      if (assignedName(body[i]) == id && isType(body[i], "Assign")) {
+        return canonicalValue(body[i]["value"], body, i, depth + 1);
+      }
+    }
+    return nlohmann::json{{"_t", "Name"}, {"id", id}};
+  }
+  if (e.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : e.items()) {
+      if (k == "_p" || k == "ctx") continue;
+      out[k] = canonicalValue(v, body, before, depth + 1);
+    }
+    return out;
+  }
+  if (e.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : e) out.push_back(canonicalValue(v, body, before, depth + 1));
+    return out;
+  }
+  return e;
+}
+
 }  // namespace tf

@@ -150,6 +150,17 @@ bool mentionsName(const Node& n, const std::string& name);
 // How often each name is bound (a Name in Store context) below `n`.
 std::map<std::string, int> storeCounts(const Node& n);
 
+// `target = ...` (or +=, or annotated) with one Name target: the name, else "".
+std::string assignedName(const Node& stmt);
+
+// `range(...)`, `tl.range(...)` or `tl.static_range(...)`: a loop's iterator over integers.
+bool isRangeCall(const PassContext& ctx, const Node& it);
+
+// `e` with positions dropped and the names assigned in `body` before statement `before`
+// replaced by what they were assigned (the last plain assignment), so that two loops' values
+// or addresses compare equal when they compute the same thing.
+nlohmann::json canonicalValue(const Node& e, const Node& body, size_t before, int depth = 0);
+
 }  // namespace tf
 
 #include "kernel/tunables.h"

@@ -285,6 +285,25 @@ TEST_F(RuleEngineTest, LoopedExpKernelsWithoutDotsTryOnlineSoftmax) {
   EXPECT_FALSE(proposes({mem}));
 }
 
+// A kernel without a dot that walks rows in two loops or more (softmax, layer norm) tries
+// the eviction hints, exp or not; one loop, or a dot, does not.
+TEST_F(RuleEngineTest, RowKernelsWithSeveralLoopsTryEvictionHints) {
+  auto proposes = [&](FindingKind kind) {
+    EngineOutput out = rules_->propose(input({finding(kind)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "eviction-hints") return true;
+    }
+    return false;
+  };
+  set_.facts["mm"].loops = 2;
+  EXPECT_FALSE(proposes(FindingKind::kMemoryBound));  // the GEMM's dot
+  set_.facts["mm"].dots.clear();
+  EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  set_.facts["mm"].loops = 1;
+  EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {

@@ -24,50 +24,6 @@ namespace {
 
 std::string opType(const Node& n) { return n.at("op").is_object() ? nodeType(n.at("op")) : std::string(); }
 
-// `target = ...` with one Name target: the name, else "".
-std::string assignedName(const Node& stmt) {
-  if (isType(stmt, "Assign") && stmt["targets"].size() == 1 && isType(stmt["targets"][0], "Name")) {
-    return stmt["targets"][0]["id"];
-  }
-  if ((isType(stmt, "AugAssign") || isType(stmt, "AnnAssign")) && isType(stmt["target"], "Name")) {
-    return stmt["target"]["id"];
-  }
-  return "";
-}
-
-bool isRange(const PassContext& ctx, const Node& it) {
-  return isType(it, "Call") && (dottedName(it["func"]) == "range" || ctx.isTlCall(it, "range") ||
-                                ctx.isTlCall(it, "static_range"));
-}
-
-// The expression with positions dropped and the loop's local names replaced by what they
-// were assigned (the last assignment before `before`), so two loops' values compare equal
-// when they compute the same thing.
-nlohmann::json canonical(const Node& e, const Node& body, size_t before, int depth = 0) {
-  if (depth > 32) return "?";
-  if (isType(e, "Name")) {
-    std::string id = e["id"];
-    for (size_t i = before; i-- > 0;) {
-      if (assignedName(body[i]) == id && isType(body[i], "Assign")) return canonical(body[i]["value"], body, i, depth + 1);
-    }
-    return nlohmann::json{{"_t", "Name"}, {"id", id}};
-  }
-  if (e.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [k, v] : e.items()) {
-      if (k == "_p" || k == "ctx") continue;
-      out[k] = canonical(v, body, before, depth + 1);
-    }
-    return out;
-  }
-  if (e.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& v : e) out.push_back(canonical(v, body, before, depth + 1));
-    return out;
-  }
-  return e;
-}
-
 bool mentions(const Node& n, const std::string& name) { return mentionsName(n, name); }
 
 struct Match {
@@ -188,7 +144,7 @@ class OnlineSoftmaxPass : public Pass {
       return std::nullopt;
     };
     const Node& a = stmts[i];
-    if (!isRange(ctx, a["iter"]) || !isType(a["target"], "Name") || !a["orelse"].empty()) return std::nullopt;
+    if (!isRangeCall(ctx, a["iter"]) || !isType(a["target"], "Name") || !a["orelse"].empty()) return std::nullopt;
     Match m;
     m.loop_a = &a;
     const Node& abody = a["body"];
@@ -235,7 +191,7 @@ class OnlineSoftmaxPass : public Pass {
     }
     if (k == stmts.size()) return fail("no loop follows the max");
     const Node& b = stmts[k];
-    if (!isRange(ctx, b["iter"]) || !isType(b["target"], "Name") || b["target"]["id"] != a["target"]["id"] ||
+    if (!isRangeCall(ctx, b["iter"]) || !isType(b["target"], "Name") || b["target"]["id"] != a["target"]["id"] ||
         ctx.slice(b["iter"]) != ctx.slice(a["iter"]) || !b["orelse"].empty()) {
       return fail(fmt::format("line {}: the loop after the max does not walk the same range with the same variable",
                               nodePos(b)->line));
@@ -280,7 +236,7 @@ class OnlineSoftmaxPass : public Pass {
       if (j != acc_at && assignedName(bbody[j]) == m.acc) return fail(fmt::format("'{}' is assigned twice in the loop", m.acc));
     }
     // The same values in both loops.
-    if (canonical(*values_a, abody, values_a_at) != canonical(*m.values, bbody, acc_at)) {
+    if (canonicalValue(*values_a, abody, values_a_at) != canonicalValue(*m.values, bbody, acc_at)) {
       return fail(fmt::format("line {}: the sum loop's exponent is not taken of the values the max loop compared",
                               nodePos(s)->line));
     }

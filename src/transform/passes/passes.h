@@ -23,5 +23,6 @@ std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
 std::unique_ptr<Pass> makeFlattenLoopsPass();
 std::unique_ptr<Pass> makeRelayoutPass();
+std::unique_ptr<Pass> makeEvictionHintsPass();
 
 }  // namespace tf

@@ -1,0 +1,40 @@
+"""Row-wise softmax over long rows (a vocabulary), written the straightforward way: one
+program per row, three passes over the row in blocks of 1024 (the maximum, the sum of
+exponentials, then the normalized output), fp32 arithmetic. x and y are (rows, cols) fp16."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, n_cols, x_row_stride, y_row_stride, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * y_row_stride
+    row_max = tl.full((BLOCK_SIZE,), float("-inf"), dtype=tl.float32)
+    # online-softmax: the maximum is kept running in the loop over the row below
+    m = tl.max(tl.full((1,), float("-inf"), dtype=tl.float32), axis=0)
+    total = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
+                    eviction_policy="evict_last").to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        total = total * tl.exp(m - m_safe) + tl.exp(x - m_safe)
+        m = m_new
+    denom = tl.sum(total, axis=0)
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
+                    eviction_policy="evict_first").to(tl.float32)
+        y = tl.exp(x - m) / denom
+        tl.store(y_row + cols, y.to(tl.float16), mask=cols < n_cols, eviction_policy="evict_first")
+
+
+def softmax(x):
+    n_rows, n_cols = x.shape
+    y = torch.empty_like(x)
+    softmax_kernel[(n_rows,)](x, y, n_cols, x.stride(0), y.stride(0), BLOCK_SIZE=1024)
+    return y
