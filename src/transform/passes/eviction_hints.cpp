@@ -34,7 +34,6 @@ namespace {
 struct Access {
   const Node* call = nullptr;
   size_t loop = 0;  // index among the sibling loops
-  std::string key;  // the loop's range and variable, and the canonical address
 };
 
 bool hasCacheChoice(const Node& call) {
@@ -136,17 +135,14 @@ class EvictionHintsPass : public Pass {
       }
     }
     if (loops.size() < 2) return;
+    // Keyed by the loop's range and variable and the canonical address.
     std::map<std::string, std::vector<Access>> groups;
     for (size_t i = 0; i < loops.size(); ++i) {
       for (const Node* call : callsIn(ctx, *loops[i], "load")) {
-        std::string key = addressKey(ctx, *loops[i], *call);
-        groups[key].push_back({call, i, key});
+        groups[addressKey(ctx, *loops[i], *call)].push_back({call, i});
       }
     }
-    std::set<size_t> last_loops;
-    std::set<std::string> loaded;
-    for (const auto& [key, accesses] : groups) loaded.insert(key);
-    std::set<size_t> hinted_loops;
+    std::set<size_t> last_loops, hinted_loops;
     for (const auto& [key, accesses] : groups) {
       size_t first = accesses.front().loop, last = accesses.back().loop;
       if (first == last) continue;  // read in one loop only
@@ -167,7 +163,7 @@ class EvictionHintsPass : public Pass {
     }
     for (size_t i : last_loops) {
       for (const Node* call : callsIn(ctx, *loops[i], "store")) {
-        if (hasCacheChoice(*call) || loaded.count(addressKey(ctx, *loops[i], *call))) continue;
+        if (hasCacheChoice(*call) || groups.count(addressKey(ctx, *loops[i], *call))) continue;
         addCallKeyword(ctx, ed, *call, "eviction_policy=\"evict_first\"");
         ++*stores;
       }
