@@ -15,9 +15,9 @@
 // Hints change where lines stay cached, never a value. Measured on the H200 (softmax 8192 x
 // 32000 fp16 in the online form with exp2, 8192-wide chunks, 8 warps; scripts/gpu/row_probe.py
 // --evict): 0.327 -> 0.279 ms, 77% -> 90% of the copy bandwidth (the loads' hints alone 89%).
-// Without them, the rows that the programs on the GPU hold between their two reads (8192
-// halves each, several programs per SM) outgrow the 50 MB L2 and the second read goes back
-// to DRAM.
+// The likely cause (not checked against Nsight Compute's DRAM byte counts): the rows that
+// the programs on the GPU hold between their two reads (8192 halves each, several programs
+// per SM) outgrow the 50 MB L2, and the second read goes back to DRAM.
 //
 // Two loads are "the same read" when they are in sibling loops over the same range with the
 // same loop variable and their addresses are the same expression once the loops' own
