@@ -39,11 +39,6 @@ std::string opType(const Node& binop) {
   return op.is_object() ? nodeType(op) : std::string();
 }
 
-bool isAtom(const Node& n) {
-  return isType(n, "Name") || isType(n, "Constant") || isType(n, "Call") || isType(n, "Attribute") ||
-         isType(n, "Subscript");
-}
-
 // `x[:, None]`, `x[None, :]`, `x[None]`: indexing that only broadcasts.
 bool broadcastOnly(const Node& sub) {
   auto one = [](const Node& s) {
@@ -554,9 +549,7 @@ class Exp2Pass : public Pass {
       ed.insert(r.end, fmt::format(") * {})", kLog2E));
     }
     auto fold = [&](const Node* k, const char* factor) {
-      std::string t = ctx.slice(*k);
-      if (!isAtom(*k)) t = "(" + t + ")";
-      ed.replace(ctx.range(*k), fmt::format("({} * {})", t, factor));
+      ed.replace(ctx.range(*k), fmt::format("({} * {})", atomText(ctx, *k, ctx.slice(*k)), factor));
     };
     for (const Node* k : plan.folds_mul) fold(k, kLog2E);
     for (const Node* k : plan.folds_div) fold(k, kLn2);
@@ -570,10 +563,7 @@ class Exp2Pass : public Pass {
       const Node& arg = e->at("args")[0];
       for (const char* side : {"left", "right"}) {
         const Node& operand = arg[side];
-        bool atom = isAtom(operand);
-        Range r = ctx.range(operand);
-        if (!atom) ed.insert(r.begin, "(");
-        ed.insert(r.end, fmt::format("{} * {}", atom ? "" : ")", kLog2E));
+        ed.replace(ctx.range(operand), fmt::format("{} * {}", atomText(ctx, operand, ctx.slice(operand)), kLog2E));
       }
       toExp2(e);
     }
