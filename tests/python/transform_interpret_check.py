@@ -205,6 +205,16 @@ def matmul_layouts(mod, M, N, K):
     return ok
 
 
+def sgemm_unit_stride(mod, M, N, K):
+    """fp32 matmul whose kernel takes B's column stride as 1: B contiguous, and B a view of
+    whole rows of a wider matrix (column stride 1, row stride 2N), both relaid K-major."""
+    a = torch.randn(M, K, generator=gen)
+    ok = True
+    for b in (torch.randn(K, N, generator=gen), torch.randn(K, 2 * N, generator=gen)[:, :N]):
+        ok = ok and close(mod.matmul(a, b), a @ b, 1e-4, 1e-4 * math.sqrt(K))
+    return ok
+
+
 def brgemm(mod, G, M, N, K):
     a, b = torch.randn(G, M, K, generator=gen).half(), torch.randn(G, K, N, generator=gen).half()
     out, ref = mod.brgemm(a, b), (a.float() @ b.float()).sum(0)
@@ -326,6 +336,7 @@ CASES = {
     "flatten-loops/pointer_advance": (brgemm, (2, 100, 72, 80)),
     "relayout/conv_nchw": (conv2d_nchw, (2, 7, 9, 40, 36, 3, 3)),
     "relayout/matmul_operand_b": (matmul_layouts, (100, 136, 72)),
+    "relayout/unit_stride_b": (sgemm_unit_stride, (100, 136, 72)),
 }
 
 if __name__ == "__main__":

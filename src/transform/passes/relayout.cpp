@@ -18,6 +18,16 @@
 // strides are passed too (`*T.stride()`, or `T.stride(i)` for every dimension); T appears in
 // the launch only as that pointer and through shape queries; the kernel never stores through
 // that pointer; and the stride parameter the K index multiplies is one of T's.
+//
+// A kernel that takes one stride of T as 1 (`b_ptr + k[:, None] * ldb + n[None, :]`, B
+// row-major: the fp32 GEMM whose tf32 wgmma wants a K-major B) gets that stride as a new
+// parameter, multiplying the operand's index terms on its other axis, when the launch passes
+// every other stride, the kernel is in this file and reads the pointer only there. The copy
+// is then made only where the kernel as written reads T right (that stride 1, T of the rank
+// the kernel indexes); elsewhere T is passed as it is and the new stride as 1:
+//   b_tf = b.movedim(0, -1).contiguous().movedim(-1, 0) if b.dim() == 2 and b.stride(1) == 1 and
+//          b.stride(0) != 1 else b
+//   kernel[grid](a, b_tf, ..., b_tf.stride(0), ..., b_stride1=1 if b_tf is b else b_tf.stride(1))
 #include <fmt/format.h>
 
 #include "transform/pass_context.h"
@@ -56,6 +66,16 @@ struct OperandLoad {
   int k_axis = 0;                      // the axis of the loaded tile that the dot reduces over
   std::set<std::string> deps;          // every name the pointer expression depends on
   std::vector<const Node*> exprs;      // the pointer expression and the assignments it follows
+};
+
+// A dot operand that qualifies: its pointer parameters, the parameters multiplying its K
+// index, and the index terms of its other axis whose stride the kernel takes as 1.
+struct Operand {
+  std::set<std::string> pointers;
+  std::set<std::string> strides;
+  std::vector<const Node*> unit_terms;
+  bool shared_unit_term = false;
+  OperandLoad load;
 };
 
 class Analysis {
@@ -122,6 +142,67 @@ class Analysis {
       });
     }
     return out;
+  }
+
+  // The index terms of the pointer expressions broadcast along the tile's other (non-K) axis
+  // that no runtime parameter multiplies: `base + k[:, None] * ldb + n[None, :]` has the term
+  // `n[None, :]`, whose stride the kernel takes as 1. Empty when such a term's expression is
+  // shared with other accesses (rewriting it would change those too): `*shared` says so.
+  std::vector<const Node*> unitTerms(const OperandLoad& load, bool* shared) const {
+    int axis = 1 - load.k_axis;
+    std::vector<const Node*> out;
+    std::set<const Node*> roots_with_terms;
+    auto strided = [&](const Node& side) {
+      std::vector<std::string> f;
+      productFactors(side["value"], &f);
+      for (const auto& nm : f) {
+        const Param* p = ctx_.kernel->param(nm);
+        if (p && !p->is_constexpr) return true;
+      }
+      return false;
+    };
+    for (const Node* e : load.exprs) {
+      walk(*e, [&](const Node& n) {
+        if (isType(n, "BinOp") && (isType(n["op"], "Add") || isType(n["op"], "Sub"))) {
+          for (const char* side : {"left", "right"}) {
+            const Node& t = n[side];
+            if (broadcastAxis(t) == axis && !strided(t) &&
+                std::find(out.begin(), out.end(), &t) == out.end()) {
+              out.push_back(&t);
+              roots_with_terms.insert(e);
+            }
+          }
+        }
+        return true;
+      });
+    }
+    // A name whose value holds a term may be read only by the operand's own pointer expressions.
+    std::set<const Node*> inside;
+    for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { inside.insert(&nm); });
+    *shared = false;
+    for (const auto& [name, values] : values_) {
+      bool holds = false;
+      for (const Node* v : values) holds = holds || roots_with_terms.count(v);
+      if (!holds) continue;
+      walk(ctx_.body(), [&](const Node& n) {
+        if (isType(n, "Name") && n["id"] == name && n.value("ctx", "") != "Store" && !inside.count(&n)) *shared = true;
+        return !*shared;
+      });
+    }
+    if (*shared) out.clear();
+    return out;
+  }
+
+  // Is every read of `param` in the kernel part of the operand's pointer expressions?
+  bool readOnlyBy(const std::string& param, const OperandLoad& load) const {
+    std::set<const Node*> inside;
+    for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { inside.insert(&nm); });
+    bool only = true;
+    walk(ctx_.body(), [&](const Node& n) {
+      if (isType(n, "Name") && n["id"] == param && !inside.count(&n)) only = false;
+      return only;
+    });
+    return only;
   }
 
   // Does some store or atomic write through a pointer derived from `param`?
@@ -302,6 +383,8 @@ class RelayoutPass : public Pass {
         "the first operand, [:, None] for the second)",
         "T appears in the launch only as that pointer and through shape / stride queries; the kernel never "
         "stores through it",
+        "a stride of T the launch does not pass (the kernel takes it as 1) becomes a kernel parameter when it is "
+        "the only one, the operand's index on its other axis is the only use of it and the kernel is in this file",
     };
     info_.params = {
         {"operands", PassParamKind::kChoice, "all", false, 0, 0, false, {"all", "a", "b"},
@@ -316,8 +399,7 @@ class RelayoutPass : public Pass {
     if (ctx.facts.dots.empty()) return refuse(fmt::format("{} has no tl.dot", ctx.kernel->name));
     std::string which = args.text("operands");
     Analysis an(ctx);
-    // (pointer parameter, K stride parameters) for each operand that qualifies.
-    std::vector<std::pair<std::set<std::string>, std::set<std::string>>> operands;
+    std::vector<Operand> operands;
     std::string why_not;
     for (const auto& d : ctx.facts.dots) {
       const Node& call = *d.call;
@@ -341,18 +423,26 @@ class RelayoutPass : public Pass {
                                 op == 0 ? "first" : "second");
           continue;
         }
-        operands.emplace_back(std::move(pointers), std::move(strides));
+        Operand o{std::move(pointers), std::move(strides), {}, false, *load};
+        o.unit_terms = an.unitTerms(*load, &o.shared_unit_term);
+        operands.push_back(std::move(o));
       }
     }
     if (operands.empty()) return refuse(why_not.empty() ? "no dot operand to relay out" : why_not);
 
     SourceEditor ed(ctx.text().text());
+    std::vector<std::string> unit_params(operands.size());            // the stride parameter added
+    std::vector<std::set<const LaunchSite*>> unit_sites(operands.size());  // the launches passing it
+    std::map<std::string, std::string> param_types;
     int relaid = 0;
     std::vector<std::string> notes;
     for (const LaunchSite* site : ctx.sites) {
       std::map<std::string, ArgView> argmap = mapArguments(ctx, *site);
       std::set<std::string> done;  // tensors of this launch already relaid
-      for (const auto& [pointers, strides] : operands) {
+      for (size_t oi = 0; oi < operands.size(); ++oi) {
+        const Operand& operand = operands[oi];
+        const auto& pointers = operand.pointers;
+        const auto& strides = operand.strides;
         // The tensor: a pointer parameter passed a plain name whose stride is passed for a K stride.
         std::string tensor, pointer_param;
         int dim = -1;
@@ -395,22 +485,52 @@ class RelayoutPass : public Pass {
           why_not = why;
           continue;
         }
-        // Every stride of the tensor is passed: otherwise the kernel takes some stride as 1.
-        if (!allStridesPassed(ctx, *site, tensor, &why)) {
-          why_not = why;
-          continue;
-        }
         std::string name = freshLocal(ctx, *site, tensor + "_tf");
         std::string copy = fmt::format("{t} if {t}.stride({d}) == 1 else {t}.movedim({d}, -1).contiguous()"
                                        ".movedim(-1, {d})",
                                        fmt::arg("t", tensor), fmt::arg("d", dim));
+        // Every stride of the tensor is passed; otherwise the kernel takes one as 1, and that
+        // one becomes a parameter of the kernel (a unit-stride term of the operand's other axis).
+        std::optional<UnitStride> unit;
+        if (!allStridesPassed(ctx, *site, tensor, &why)) {
+          unit = unitStride(ctx, an, *site, operand, tensor, pointer_param, dim, &why);
+          if (!unit) {
+            why_not = why;
+            continue;
+          }
+          if (unit_params[oi].empty()) {
+            unit_params[oi] = ctx.freshName(stripPtr(pointer_param) + "_stride" + std::to_string(unit->dim));
+            for (const Node* t : operand.unit_terms) {
+              ed.replace(ctx.range(*t), fmt::format("{} * {}", ctx.slice(*t), unit_params[oi]));
+            }
+            addKernelParam(ctx, ed, unit_params[oi], "");
+            param_types[unit_params[oi]] = "i32";
+          }
+          // Relaid only where the kernel as written reads the tensor right (that stride 1) and
+          // it has the rank the kernel indexes; otherwise passed as it is, the stride as 1.
+          copy = fmt::format("{t}.movedim({d}, -1).contiguous().movedim(-1, {d}) if {t}.dim() == {r} and "
+                             "{t}.stride({j}) == 1 and {t}.stride({d}) != 1 else {t}",
+                             fmt::arg("t", tensor), fmt::arg("d", dim), fmt::arg("r", unit->rank),
+                             fmt::arg("j", unit->dim));
+          addLaunchKeyword(ctx, ed, *site, unit_params[oi],
+                           fmt::format("1 if {n} is {t} else {n}.stride({j})", fmt::arg("n", name),
+                                       fmt::arg("t", tensor), fmt::arg("j", unit->dim)));
+          unit_sites[oi].insert(site);
+        }
         const Node* first = firstMention(*site->call, tensor);
         if (const Node* stmt = statementAround(ctx, *site)) {
           // `name = copy` on the line before the launch's statement.
           int line = nodePos(*stmt)->line;
           std::string indent = ctx.text().indentOf(line);
-          ed.insert(ctx.lineRange(line, line).begin,
-                    fmt::format("{}{} = {}  # relayout: dimension {} innermost\n", indent, name, copy, dim));
+          std::string comment = fmt::format("  # relayout: dimension {} innermost", dim);
+          std::string text = fmt::format("{}{} = {}{}\n", indent, name, copy, comment);
+          if (auto cut = copy.find(" if "); unit && text.size() > 101 && cut != std::string::npos) {
+            // `name = (copy  # comment` / `        if ... else T)`: the condition on a line of its own.
+            std::string pad(indent.size() + name.size() + 4, ' ');
+            text = fmt::format("{}{} = ({}{}\n{}{})\n", indent, name, copy.substr(0, cut), comment, pad,
+                               copy.substr(cut + 1));
+          }
+          ed.insert(ctx.lineRange(line, line).begin, text);
           first = nullptr;
         } else {
           // Inside an expression: the first mention evaluated binds the copy (`(name := copy)`).
@@ -426,10 +546,20 @@ class RelayoutPass : public Pass {
       }
     }
     if (relaid == 0) return refuse(why_not);
+    // A launch that did not relay an operand whose unit stride became a parameter passes 1.
+    for (size_t oi = 0; oi < operands.size(); ++oi) {
+      if (unit_params[oi].empty()) continue;
+      for (const LaunchSite* site : ctx.sites) {
+        if (!unit_sites[oi].count(site)) addLaunchKeyword(ctx, ed, *site, unit_params[oi], "1");
+      }
+      notes.push_back(fmt::format("{} takes the stride it took as 1 as a parameter, {}", ctx.kernel->name,
+                                  unit_params[oi]));
+    }
     PassOutcome out;
     out.applied = true;
     out.source = ed.apply();
     out.notes = std::move(notes);
+    out.param_types = std::move(param_types);
     return out;
   }
 
@@ -463,6 +593,61 @@ class RelayoutPass : public Pass {
       }
     }
     return true;
+  }
+
+  struct UnitStride {
+    int dim = -1;   // the tensor's dimension the kernel takes as unit-stride
+    int rank = 0;   // the rank the kernel indexes
+  };
+
+  // The one stride of `tensor` the launch does not pass, when the kernel reads it as the
+  // operand's unit-stride index terms and may take it as a parameter instead.
+  static std::optional<UnitStride> unitStride(const PassContext& ctx, const Analysis& an, const LaunchSite& site,
+                                              const Operand& operand, const std::string& tensor,
+                                              const std::string& pointer_param, int k_dim, std::string* why) {
+    if (operand.unit_terms.empty()) return std::nullopt;  // `why` names the stride not passed
+    if (ctx.kernel->home) {
+      *why = fmt::format("{} is imported: the stride it takes as 1 cannot become a parameter here", ctx.kernel->name);
+      return std::nullopt;
+    }
+    if (operand.shared_unit_term) {
+      *why = "the operand's unit-stride index is computed together with other accesses";
+      return std::nullopt;
+    }
+    if (!an.readOnlyBy(pointer_param, operand.load)) {
+      *why = fmt::format("{} is read outside the operand's load", pointer_param);
+      return std::nullopt;
+    }
+    std::set<int> passed;
+    auto note = [&](const Node& e) {
+      if (auto sc = strideCall(e); sc && sc->first == tensor && sc->second >= 0) passed.insert(sc->second);
+    };
+    for (const auto& a : site.call->at("args")) note(a);
+    for (const auto& kw : site.call->at("keywords")) note(kw["value"]);
+    const Node* fdef = nullptr;
+    if (auto it = ctx.ir->functions.find(site.function); it != ctx.ir->functions.end()) fdef = it->second.def;
+    std::optional<int> known = fdef ? rankOf(*fdef, tensor) : std::nullopt;
+    // Without a visible rank, the kernel's indexing gives it: the passed strides and the unit one.
+    int rank = known ? *known : static_cast<int>(passed.size()) + 1;
+    std::vector<int> missing;
+    for (int d = 0; d < rank; ++d) {
+      if (!passed.count(d)) missing.push_back(d);
+    }
+    if (missing.size() != 1 || !passed.count(k_dim) || (!passed.empty() && *passed.rbegin() >= rank)) {
+      *why = fmt::format("more than one stride of {} is not passed: the kernel takes them as given", tensor);
+      return std::nullopt;
+    }
+    return UnitStride{missing[0], rank};
+  }
+
+  static std::string stripPtr(const std::string& p) {
+    for (const char* suffix : {"_ptr", "_ptrs", "_p"}) {
+      std::string_view sv(suffix);
+      if (p.size() > sv.size() && p.compare(p.size() - sv.size(), sv.size(), sv) == 0) {
+        return p.substr(0, p.size() - sv.size());
+      }
+    }
+    return p;
   }
 
   // The statement the launch is part of, when it starts its line inside a function body (a new
