@@ -169,6 +169,7 @@ nlohmann::json Proposal::toJson() const {
     j["pass"] = pass;
     j["kernel"] = kernel;
     j["params"] = params;
+    if (retune) j["retune"] = true;
   }
   return j;
 }
@@ -211,6 +212,7 @@ Proposal Proposal::fromJson(const nlohmann::json& j, const std::string& what) {
     if (p.pass.empty()) throw UserError(fmt::format("{}: a pass proposal needs a 'pass' name", what));
     p.kernel = j.value("kernel", "");
     if (j.contains("params")) p.params = j["params"];
+    p.retune = j.value("retune", false);
   }
   return p;
 }

@@ -95,6 +95,10 @@ struct Proposal {
   std::string pass;
   std::string kernel;
   nlohmann::json params = nlohmann::json::object();
+  // kPass: the pass moves the best parameters (an operand's layout sets the tiles and warps
+  // that suit it), so a variant slower on the current best configuration by a bounded margin
+  // is tuned as a base on trial while the run is young, instead of being dropped.
+  bool retune = false;
   // kRewrite: the whole module (kernels and launcher) rewritten; guarded (the worker's
   // `guard` op), then compiled, verified and timed as a variant.
   std::string source;

@@ -161,6 +161,9 @@ class RuleEngine final : public ReasoningEngine {
     // example matmul failed verification that way).
     p.params = std::move(params);
     if (pass == PassName::kSplitK) p.params = {{"mode", "two-stage"}};
+    // A K-major operand suits other tiles and warps than the layout the search tuned for
+    // (the H200's tf32 GEMM: 64x128, 2 warps N-contiguous; 128x256, 8 warps K-major).
+    p.retune = pass == PassName::kRelayout;
     p.kernel = f.kernel;
     p.findings = {findingRef(f)};
     p.rationale = why;

@@ -336,10 +336,15 @@ class FakePasses final : public PassApplier {
   explicit FakePasses(std::set<std::string> switched_off = {}) : PassApplier(std::move(switched_off)) {}
 
  protected:
-  std::vector<std::string> known() const override { return {"fast-comment", "broken"}; }
+  std::vector<std::string> known() const override { return {"fast-comment", "broken", "relaid"}; }
   PassApplication rewrite(const PassRequest& r) override {
     PassApplication out;
     if (r.pass == "broken") out.message = "the kernel has no loop to split";
+    else if (r.pass == "relaid" && r.source.find("# relaid") != std::string::npos) out.message = "already applied";
+    else if (r.pass == "relaid") {
+      out.status = PassApplication::Status::kApplied;
+      out.source = r.source + "\n# relaid: operands K-major\n";
+    }
     else if (r.source.find("# fast") != std::string::npos) out.message = "already applied";
     else {
       out.status = PassApplication::Status::kApplied;
@@ -780,6 +785,62 @@ TEST(OptimizeLoop, ABaseOnTrialIsTunedUntilNoCaseIsSlower) {
   EXPECT_NE(r.best_source.find("num_warps=8"), std::string::npos);
   ASSERT_TRUE(best.objective);
   EXPECT_NEAR(*best.objective, 0.5, 1e-3);
+}
+
+// A pass that moves the best parameters (Proposal::retune), slower where it was applied (1.2x),
+// is tuned as a base on trial and wins with its own parameters (8 warps: twice as fast); the
+// same pass without the flag is dropped after its loss, and the kernel as written is the result.
+TEST(OptimizeLoop, ARetuneProposalAtALossIsTunedOnTrial) {
+  class RelaidEngine final : public ReasoningEngine {
+   public:
+    explicit RelaidEngine(bool retune) : retune_(retune) {}
+    std::string name() const override { return "test-relaid"; }
+    EngineOutput propose(const EngineInput&) override {
+      EngineOutput out;
+      Proposal p;
+      p.kind = Proposal::Kind::kPass;
+      p.pass = "relaid";
+      p.kernel = "add_kernel";
+      p.retune = retune_;
+      out.proposals.push_back(p);
+      return out;
+    }
+
+   private:
+    bool retune_;
+  };
+  for (bool retune : {true, false}) {
+    SCOPED_TRACE(retune ? "retune" : "no retune");
+    fs::path dir = writeTask(retune ? "retune" : "no_retune");
+    auto l = load(dir);
+    OptimizeOptions o = fakeOptions("");
+    o.evaluator.worker.env["TF_FAKE_RELAID_FIX"] = "num_warps=8";
+    o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
+    o.engine_impl = std::make_shared<RelaidEngine>(retune);
+    o.passes = std::make_shared<FakePasses>();
+    o.only = {{"add_kernel.num_warps", {2, 4, 8}}};
+    o.max_candidates = 30;
+    Quiet q;
+    OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+    auto results = events(r.trace, "pass-result");
+    ASSERT_GE(results.size(), 1u);
+    EXPECT_EQ(results[0]["won"], false);
+    ASSERT_TRUE(results[0]["variants"][0]["objective"].is_number()) << results[0].dump();
+    EXPECT_NEAR(results[0]["variants"][0]["objective"].get<double>(), 1.2, 1e-3);  // slower than as written
+    if (!retune) {
+      EXPECT_TRUE(events(r.trace, "base-on-trial").empty());
+      EXPECT_EQ(r.best_source.find("# relaid"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(events(r.trace, "base-on-trial").size(), 1u);
+    ASSERT_EQ(r.bases.size(), 2u);
+    // Slower than as written on both cases where it was applied: the base says so.
+    EXPECT_NE(r.bases[1].find("pass relaid (P1) on base 0, on trial: slower on"), std::string::npos) << r.bases[1];
+    ASSERT_GE(r.best, 0);
+    EXPECT_NE(r.best_source.find("# relaid"), std::string::npos);
+    EXPECT_NE(r.best_source.find("num_warps=8"), std::string::npos);
+    EXPECT_NEAR(*r.candidates[static_cast<size_t>(r.best)].objective, 0.5, 1e-3);
+  }
 }
 
 // The budget is a promise: compiles that would run past the search's end are stopped (here

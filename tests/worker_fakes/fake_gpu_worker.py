@@ -26,6 +26,9 @@ Environment:
                     slower than as written instead of 2x faster (a per-case regression)
   TF_FAKE_SLOW_CASE_FIX a regular expression: a "# fast" variant whose text matches it is fast
                     on the slow case too (a configuration that suits the pass's output)
+  TF_FAKE_RELAID_FIX a regular expression: a variant with a "# relaid" line is 1.2x slower
+                    unless its text matches it, then twice as fast (a layout whose own
+                    parameters differ)
   TF_FAKE_SLOWER    KEY=VALUE*FACTOR: on cases whose KEY is VALUE, every variant takes FACTOR
                     times as long (a planted slowdown, for `check`)
   TF_FAKE_NOISY     KEY=VALUE*SPREAD: on cases whose KEY is VALUE, every timing's quartiles are
@@ -186,6 +189,9 @@ def op_run(args):
         fixed = bool(fix) and re.search(fix, text.decode("utf-8", "replace")) is not None
         t *= 1.5 if _slow_case(case) and not fixed else 0.5
     t *= 0.25 ** text.count(b"# stacked")
+    if b"# relaid" in text:
+        fix = os.environ.get("TF_FAKE_RELAID_FIX")
+        t *= 0.5 if fix and re.search(fix, text.decode("utf-8", "replace")) else 1.2
     t *= _slower(case)
     t *= _lane_factor()
     if b"# combo" in text and b"# enabler" in text:  # two passes that pay only together
