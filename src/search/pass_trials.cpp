@@ -38,7 +38,13 @@ constexpr int kMaxProvisionalBases = 2;
 // 4096^3, B relaid K-major): 0.433 against 0.352 on the best N-contiguous configuration
 // (64x128x32, 2 warps), while the K-major layout's own best (128x256x32, 8 warps) took 0.515 ms
 // against that configuration's 0.79 (scripts/gpu/structure_probe.py --only tf32).
+// A loss under kRetuneMinLoss says the layout hardly matters to the kernel (the copy's cost):
+// its best parameters will not move far (fp16 GEMMs on the H200, whose wgmma takes either
+// layout: a K-major B tied as written, and tuning it as a base lost the search's time,
+// 0.381 -> 0.415 ms). Only a pass applied to a tuned configuration counts: as written, the
+// tiles are too small for the layout to show.
 constexpr double kRetuneLoss = 1.3;
+constexpr double kRetuneMinLoss = 1.1;
 
 std::string joinRegressed(const std::vector<std::string>& cases) {
   std::string out;
@@ -472,10 +478,13 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     // current best's parameters were tried: its own parameters are tuned while the run is young.
     if (!trial && ctx.clock.elapsed() < 0.6 * state.budget.searchEnd()) {
       for (auto& t : trials) {
-        if (!t.proposal.retune) continue;
+        if (!t.proposal.retune || t.anchor == "as written") continue;
         for (int id : t.candidates) {
           const CandidateRecord& c = state.result.candidates[static_cast<size_t>(id)];
-          if (c.status != CandidateStatus::kOk || !c.objective || *c.objective >= best_before * kRetuneLoss) continue;
+          if (c.status != CandidateStatus::kOk || !c.objective || *c.objective >= best_before * kRetuneLoss ||
+              *c.objective < best_before * kRetuneMinLoss) {
+            continue;
+          }
           if (!trial || *c.objective < *trial->objective) {
             trial = &c;
             trial_of = &t;
