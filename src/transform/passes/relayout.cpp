@@ -66,6 +66,7 @@ struct OperandLoad {
   int k_axis = 0;                      // the axis of the loaded tile that the dot reduces over
   std::set<std::string> deps;          // every name the pointer expression depends on
   std::vector<const Node*> exprs;      // the pointer expression and the assignments it follows
+  std::vector<const Node*> pointers;   // the loads' pointer expressions themselves
 };
 
 // A dot operand that qualifies: its pointer parameters, the parameters multiplying its K
@@ -105,6 +106,7 @@ class Analysis {
     for (const Node* c : candidates) {
       const Node* ptr = !(*c)["args"].empty() ? &(*c)["args"][0] : keywordArg(*c, "pointer");
       if (!ptr) return std::nullopt;
+      out.pointers.push_back(ptr);
       closure(*ptr, &out);
     }
     return out;
@@ -161,21 +163,24 @@ class Analysis {
       }
       return false;
     };
-    for (const Node* e : load.exprs) {
-      walk(*e, [&](const Node& n) {
-        if (isType(n, "BinOp") && (isType(n["op"], "Add") || isType(n["op"], "Sub"))) {
-          for (const char* side : {"left", "right"}) {
-            const Node& t = n[side];
-            if (broadcastAxis(t) == axis && !strided(t) &&
-                std::find(out.begin(), out.end(), &t) == out.end()) {
-              out.push_back(&t);
-              roots_with_terms.insert(e);
-            }
-          }
-        }
-        return true;
-      });
-    }
+    // The summands of the address: the pointer expression's terms, through the names it
+    // adds (`offs = k[:, None] * s + n[None, :]`, `b_ptr + offs`); a term inside a product
+    // (`(start + m[:, None]) * stride`) is scaled, not unit-stride.
+    std::set<std::string> followed;
+    std::function<void(const Node&, const Node*)> summands = [&](const Node& e, const Node* root) {
+      if (isType(e, "BinOp") && (isType(e["op"], "Add") || isType(e["op"], "Sub"))) {
+        summands(e["left"], root);
+        summands(e["right"], root);
+      } else if (broadcastAxis(e) == axis && !strided(e)) {
+        if (std::find(out.begin(), out.end(), &e) == out.end()) out.push_back(&e);
+        roots_with_terms.insert(root);
+      } else if (isType(e, "Name") && followed.insert(e["id"].get<std::string>()).second) {
+        auto it = values_.find(e["id"].get<std::string>());
+        if (it == values_.end()) return;
+        for (const Node* v : it->second) summands(*v, v);
+      }
+    };
+    for (const Node* p : load.pointers) summands(*p, p);
     // A name whose value holds a term may be read only by the operand's own pointer expressions.
     std::set<const Node*> inside;
     for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { inside.insert(&nm); });
