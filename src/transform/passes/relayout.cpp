@@ -182,8 +182,7 @@ class Analysis {
     };
     for (const Node* p : load.pointers) summands(*p, p);
     // A name whose value holds a term may be read only by the operand's own pointer expressions.
-    std::set<const Node*> inside;
-    for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { inside.insert(&nm); });
+    std::set<const Node*> inside = namesIn(load);
     *shared = false;
     for (const auto& [name, values] : values_) {
       bool holds = false;
@@ -200,8 +199,7 @@ class Analysis {
 
   // Is every read of `param` in the kernel part of the operand's pointer expressions?
   bool readOnlyBy(const std::string& param, const OperandLoad& load) const {
-    std::set<const Node*> inside;
-    for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { inside.insert(&nm); });
+    std::set<const Node*> inside = namesIn(load);
     bool only = true;
     walk(ctx_.body(), [&](const Node& n) {
       if (isType(n, "Name") && n["id"] == param && !inside.count(&n)) only = false;
@@ -231,6 +229,13 @@ class Analysis {
   }
 
  private:
+  // The Name nodes of the operand's pointer expressions and the assignments they follow.
+  static std::set<const Node*> namesIn(const OperandLoad& load) {
+    std::set<const Node*> out;
+    for (const Node* e : load.exprs) forEachName(*e, [&](const Node& nm) { out.insert(&nm); });
+    return out;
+  }
+
   // The tl.load calls a value comes from, through casts and names bound to casts of loads
   // (`x = tl.load(p)`, then `x = x.to(tl.float16)`); false when some binding is anything else.
   bool loadsOf(const Node& value, std::set<std::string>* seen, std::vector<const Node*>* out) const {
