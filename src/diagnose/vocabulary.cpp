@@ -64,6 +64,7 @@ const char* toString(PassName p) {
     case PassName::kFlattenLoops: return "flatten-loops";
     case PassName::kRelayout: return "relayout";
     case PassName::kEvictionHints: return "eviction-hints";
+    case PassName::kTailSplit: return "tail-split";
   }
   return "?";
 }
@@ -83,7 +84,7 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
       PassName::kOnlineSoftmax, PassName::kCausalSplit,
-      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints};
+      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints, PassName::kTailSplit};
   return all;
 }
 

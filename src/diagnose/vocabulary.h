@@ -56,6 +56,7 @@ enum class PassName {
   kFlattenLoops,
   kRelayout,
   kEvictionHints,
+  kTailSplit,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

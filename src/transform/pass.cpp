@@ -119,6 +119,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeFlattenLoopsPass());
     v.push_back(makeRelayoutPass());
     v.push_back(makeEvictionHintsPass());
+    v.push_back(makeTailSplitPass());
     return v;
   }();
   return passes;

@@ -215,6 +215,12 @@ def sgemm_unit_stride(mod, M, N, K):
     return ok
 
 
+def matmul_k_tails(mod, M, N, *Ks):
+    """One matmul per K: a multiple of the K tile (no partial block), one with a partial
+    block, one shorter than a tile (no whole block)."""
+    return all(matmul(mod, M, N, K) for K in Ks)
+
+
 def brgemm(mod, G, M, N, K):
     a, b = torch.randn(G, M, K, generator=gen).half(), torch.randn(G, K, N, generator=gen).half()
     out, ref = mod.brgemm(a, b), (a.float() @ b.float()).sum(0)
@@ -337,6 +343,9 @@ CASES = {
     "relayout/conv_nchw": (conv2d_nchw, (2, 7, 9, 40, 36, 3, 3)),
     "relayout/matmul_operand_b": (matmul_layouts, (100, 136, 72)),
     "relayout/unit_stride_b": (sgemm_unit_stride, (100, 136, 72)),
+    "tail-split/attention_exp2": (attention, (1, 2, 80, 64)),
+    "tail-split/softmax_two_loops": (softmax, (3, 9000)),
+    "tail-split/matmul_k_bounds": (matmul_k_tails, (100, 136, 64, 72, 20)),
 }
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "transform/pass_context.h"
+#include "transform/passes/loop_split.h"
 #include "transform/passes/passes.h"
 
 namespace tf {
@@ -66,31 +67,6 @@ int countOf(const std::map<std::string, int>& m, const std::string& k) {
 bool contains(const PassContext& ctx, const Node& outer, const Node& inner) {
   Range o = ctx.range(outer), i = ctx.range(inner);
   return o.begin <= i.begin && i.end <= o.end;
-}
-
-// `text` of the bytes in `whole` with `edits` (inside it, not overlapping) applied.
-std::string withEdits(const PassContext& ctx, Range whole, TextEdits edits) {
-  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
-  std::string out;
-  size_t at = whole.begin;
-  for (const auto& [r, text] : edits) {
-    if (r.begin < at || r.end > whole.end) throw std::logic_error("causal-split: overlapping edits");
-    out += ctx.text().slice(Range{at, r.begin});
-    out += text;
-    at = r.end;
-  }
-  out += ctx.text().slice(Range{at, whole.end});
-  return out;
-}
-
-// The leaves of a conjunction a & b & c (BitAnd BinOps), left to right.
-void conjunctsOf(const Node& e, std::vector<const Node*>* out) {
-  if (isType(e, "BinOp") && isType(e["op"], "BitAnd")) {
-    conjunctsOf(e["left"], out);
-    conjunctsOf(e["right"], out);
-    return;
-  }
-  out->push_back(&e);
 }
 
 // A comparison that reads like a causal one: greater side `A[:, None]`, smaller side
@@ -280,7 +256,7 @@ class CausalSplitPass : public Pass {
     if (std::string why = rowOffsets(ctx, rows_name, loop, stores, &pid, &block_m); !why.empty()) return refuse(why);
 
     // 4. Keys: start_n + tl.arange(0, BLOCK_N), BLOCK_N the loop's step.
-    if (!isStep(ctx, step)) return refuse("the loop's step is not a constexpr parameter or a positive literal");
+    if (!isConstantStep(ctx, step)) return refuse("the loop's step is not a constexpr parameter or a positive literal");
     if (std::string why = keyOffsets(ctx, *w.compare.keys, var, loop_body, loop_stores, cond_index, stores, step);
         !why.empty()) {
       return refuse(why);
@@ -408,13 +384,6 @@ class CausalSplitPass : public Pass {
   }
 
  private:
-  // A constexpr parameter or a positive int literal.
-  static bool isStep(const PassContext& ctx, const Node& n) {
-    if (auto v = intLiteral(n)) return *v > 0;
-    const Param* p = ctx.kernel->param(nameOf(n));
-    return p && p->is_constexpr;
-  }
-
   static bool sameValue(const PassContext& ctx, const Node& a, const Node& b) {
     if (auto x = intLiteral(a)) return intLiteral(b) == x;
     return !nameOf(a).empty() && nameOf(a) == nameOf(b) && ctx.kernel->param(nameOf(a));
@@ -464,7 +433,7 @@ class CausalSplitPass : public Pass {
         std::string pname = nameOf(p);
         bool is_pid = false;
         for (const auto& pv : ctx.pidVars()) is_pid = is_pid || pv.name == pname;
-        if (!is_pid || countOf(stores, pname) != 1 || !isStep(ctx, b)) continue;
+        if (!is_pid || countOf(stores, pname) != 1 || !isConstantStep(ctx, b)) continue;
         *pid = pname;
         *block_m = ctx.slice(b);
         return "";
@@ -547,32 +516,6 @@ class CausalSplitPass : public Pass {
     return (vt == "int" || vt == "float") && x["value"].get<double>() > 0;
   }
 
-  // Does `e` (read at loop-body statement `before`) come from a tl.dot of the loop, directly or
-  // through names bound earlier in the loop body?
-  static bool fromDot(const PassContext& ctx, const Node& loop_body, int before, const Node& e, int depth) {
-    if (depth > 8) return false;
-    bool found = false;
-    walk(e, [&](const Node& n) {
-      if (ctx.isTlCall(n, "dot")) found = true;
-      return !found;
-    });
-    if (found) return true;
-    forEachName(e, [&](const Node& n) {
-      if (found) return;
-      std::string name = nameOf(n);
-      for (int j = before - 1; j >= 0 && !found; --j) {
-        const Node& s = loop_body[j];
-        if (isType(s, "Assign") && s["targets"].size() == 1 && nameOf(s["targets"][0]) == name) {
-          found = fromDot(ctx, loop_body, j, s["value"], depth + 1);
-          break;
-        }
-        if (isType(s, "AugAssign") && nameOf(s["target"]) == name)
-          found = fromDot(ctx, loop_body, j, s["value"], depth + 1);
-      }
-    });
-    return found;
-  }
-
   // `s` bound at the top of the loop body, before statement `before`, to a 2-D tile of zeros
   // whose columns are the key step (`s = tl.zeros([BLOCK_M, BLOCK_N], ...)`, the dot added to
   // it after the select): dropping the select keeps its shape.
@@ -595,14 +538,6 @@ class CausalSplitPass : public Pass {
     return fmt::format("the masked value '{}' does not come from a tl.dot in the loop (without the select its shape "
                        "could change)",
                        ctx.slice(e));
-  }
-
-  // The whole lines of loop-body statement `i`; an empty range when another statement shares them.
-  static Range statementLines(const PassContext& ctx, const Node& loop_body, int i) {
-    auto p = nodePos(loop_body[i]);
-    if (i > 0 && nodePos(loop_body[i - 1])->end_line >= p->line) return {};
-    if (i + 1 < static_cast<int>(loop_body.size()) && nodePos(loop_body[i + 1])->line <= p->end_line) return {};
-    return ctx.lineRange(p->line, p->end_line);
   }
 
   // The node directly above `target` below `root` (arrays skipped), else nullptr.

@@ -1,4 +1,5 @@
-// Factories of the catalogue's passes, one per file in this folder.
+// Factories of the catalogue's passes, one per file in this folder (loop_split.h: what the two
+// loop splitters, causal-split and tail-split, share).
 #pragma once
 
 #include <memory>
@@ -21,6 +22,7 @@ std::unique_ptr<Pass> makeVectorizePass();
 std::unique_ptr<Pass> makeExp2Pass();
 std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
+std::unique_ptr<Pass> makeTailSplitPass();
 std::unique_ptr<Pass> makeFlattenLoopsPass();
 std::unique_ptr<Pass> makeRelayoutPass();
 std::unique_ptr<Pass> makeEvictionHintsPass();

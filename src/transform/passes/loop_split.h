@@ -1,0 +1,29 @@
+// What the passes that split one loop in two share (causal-split, tail-split): the text of a
+// loop with edits applied, the conjuncts of a mask, a statement's own lines, whether a value
+// comes from a tl.dot of the loop, and a loop step the split can rely on.
+#pragma once
+
+#include <vector>
+
+#include "transform/pass_context.h"
+
+namespace tf {
+
+// `text` of the bytes in `whole` with `edits` (inside it, not overlapping) applied; throws
+// std::logic_error on an overlap (a pass bug: callers catch it and refuse).
+std::string withEdits(const PassContext& ctx, Range whole, TextEdits edits);
+
+// The leaves of a conjunction a & b & c (BitAnd BinOps), left to right.
+void conjunctsOf(const Node& e, std::vector<const Node*>* out);
+
+// The whole lines of loop-body statement `i`; an empty range when another statement shares them.
+Range statementLines(const PassContext& ctx, const Node& loop_body, int i);
+
+// Does `e` (read at loop-body statement `before`) come from a tl.dot of the loop, directly or
+// through names bound earlier in the loop body?
+bool fromDot(const PassContext& ctx, const Node& loop_body, int before, const Node& e, int depth = 0);
+
+// A constexpr parameter of the kernel or a positive int literal: a step every program sees alike.
+bool isConstantStep(const PassContext& ctx, const Node& n);
+
+}  // namespace tf
