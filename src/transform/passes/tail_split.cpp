@@ -137,6 +137,7 @@ class TailSplitPass : public Pass {
     const Node& step = it["args"][2];
     if (!isConstantStep(ctx, step)) return no("the loop's step is not a constexpr parameter or a positive literal");
     const Node& body = loop["body"];
+    const int loop_at = ctx.bodyIndex(&loop);
     bool stop = false;
     walk(body, [&](const Node& n) {
       const std::string& t = nodeType(n);
@@ -168,25 +169,38 @@ class TailSplitPass : public Pass {
       for (const char* side : {"left", "right"}) {
         const Node& a = v[side];
         const Node& r = v[std::string(side) == "left" ? "right" : "left"];
-        if (nameOf(a) != var || !ctx.isTlCall(r, "arange") || r["args"].size() != 2 || intLiteral(r["args"][0]) != 0)
-          continue;
-        const Node& extent = r["args"][1];
-        auto e = intLiteral(extent), st = intLiteral(step);
-        bool within = ctx.slice(extent) == ctx.slice(step) || (e && st && *e <= *st);
-        if (within) offsets[name] = static_cast<int>(i);
+        const Node* extent = arangeExtent(ctx, r);
+        if (nameOf(a) == var && extent && within(ctx, *extent, step)) offsets[name] = static_cast<int>(i);
       }
-    }
-    if (offsets.empty()) {
-      return no(fmt::format("no offsets `o = {} + tl.arange(0, {})` at the top of the loop body", var,
-                            ctx.slice(step)));
     }
 
     // 3. The comparisons with the loop's end, and names bound to one alone.
     const std::string end_text = ctx.slice(end);
+    // Block ranges bound once anywhere in the kernel: A = tl.arange(0, X), X the step (or a
+    // literal no larger): V + A (either order, A broadcast or not) is an offsets form too.
+    std::set<std::string> aranges;
+    std::map<std::string, int> kernel_stores = storeCounts(ctx.body());
+    walk(ctx.body(), [&](const Node& n) {
+      std::string name = assignedName(n);
+      if (name.empty() || !isType(n, "Assign") || countOf(kernel_stores, name) != 1) return true;
+      if (const Node* x = arangeExtent(ctx, n["value"]); x && within(ctx, *x, step)) aranges.insert(name);
+      return true;
+    });
+    if (offsets.empty() && aranges.empty()) {
+      return no(fmt::format("no offsets `o = {} + tl.arange(0, {})` at the top of the loop body, nor a block "
+                            "range added to {} there",
+                            var, ctx.slice(step), var));
+    }
+    auto unbroadcast = [](const Node& e) { return broadcastAxis(e) >= 0 ? &e["value"] : &e; };
     auto offsetsOf = [&](const Node& e) -> std::string {
-      const Node* base = broadcastAxis(e) >= 0 ? &e["value"] : &e;
-      std::string n = nameOf(*base);
-      return offsets.count(n) ? n : "";
+      std::string n = nameOf(*unbroadcast(e));
+      if (offsets.count(n)) return n;
+      if (!isType(e, "BinOp") || !isType(e["op"], "Add")) return "";
+      for (const char* side : {"left", "right"}) {
+        std::string a = nameOf(*unbroadcast(e[side]));
+        if (nameOf(e[std::string(side) == "left" ? "right" : "left"]) == var && aranges.count(a)) return a;
+      }
+      return "";
     };
     auto boundsCompare = [&](const Node& c) -> std::string {
       if (!isType(c, "Compare") || c["ops"].size() != 1 || c["comparators"].size() != 1) return "";
@@ -221,7 +235,7 @@ class TailSplitPass : public Pass {
           if (&body[at.first]["value"] == &n) return true;  // the binding itself
         }
         o = c;
-        bound_at = offsets[c];
+        bound_at = offsets.count(c) ? offsets[c] : -1;
       } else if (isType(n, "Name") && n.value("ctx", "") != "Store" && mask_names.count(nameOf(n))) {
         o = mask_names[nameOf(n)].second;
         bound_at = mask_names[nameOf(n)].first;
@@ -297,11 +311,20 @@ class TailSplitPass : public Pass {
               found = true;
               return;
             }
-            for (int j = at - 1; j >= 0; --j) {
-              if (assignedName(body[j]) == name) {
-                found = reads(body[j]["value"], j, names, depth + 1);
-                break;
-              }
+            bool in_loop = false;
+            for (int j = at - 1; j >= 0 && !in_loop; --j) {
+              if (assignedName(body[j]) != name) continue;
+              in_loop = true;
+              found = isType(body[j], "AugAssign") ? reads(body[j]["value"], j, names, depth + 1) ||
+                                                         reads(body[j]["target"], j, names, depth + 1)
+                                                   : reads(body[j]["value"], j, names, depth + 1);
+            }
+            // Bound before the loop (a pointer block advanced in it: `a_ptrs += ...`).
+            const Node& top = ctx.body();
+            for (int j = loop_at - 1; j >= 0 && !in_loop && !found; --j) {
+              if (assignedName(top[j]) != name || !isType(top[j], "Assign")) continue;
+              found = reads(top[j]["value"], 0, names, depth + 1);
+              break;
             }
           });
           return found;
@@ -406,6 +429,18 @@ class TailSplitPass : public Pass {
     notes->push_back(fmt::format("{} runs over whole blocks up to {} without comparing with {}, then as written", var,
                                  whole, end_text));
     return text;
+  }
+
+  // X of `tl.arange(0, X)`, else nullptr.
+  static const Node* arangeExtent(const PassContext& ctx, const Node& e) {
+    if (!ctx.isTlCall(e, "arange") || e["args"].size() != 2 || intLiteral(e["args"][0]) != 0) return nullptr;
+    return &e["args"][1];
+  }
+
+  // A block of `extent` offsets stays inside a step: the same text, or literals no larger.
+  static bool within(const PassContext& ctx, const Node& extent, const Node& step) {
+    auto e = intLiteral(extent), st = intLiteral(step);
+    return ctx.slice(extent) == ctx.slice(step) || (e && st && *e <= *st);
   }
 
   // `edits` plus the removal of keywords `names` of `call` with the comma before each (after,
