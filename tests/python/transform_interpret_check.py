@@ -347,6 +347,7 @@ CASES = {
     "tail-split/softmax_two_loops": (softmax, (3, 9000)),
     "tail-split/matmul_k_bounds": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tail-split/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "tail-split/matmul_counted_blocks": (matmul_k_tails, (100, 136, 64, 72, 20)),
 }
 
 if __name__ == "__main__":

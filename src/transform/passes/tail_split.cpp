@@ -128,14 +128,21 @@ class TailSplitPass : public Pass {
     const Node& it = loop["iter"];
     bool builtin_range = isType(it, "Call") && dottedName(it["func"]) == "range";
     if (!builtin_range && !ctx.isTlCall(it, "range")) return no("the loop is not over range(...) or tl.range(...)");
-    if (it["args"].size() != 3) return no("the loop's range does not give start, end and step positionally");
+    const size_t nargs = it["args"].size();
+    if (nargs < 1 || nargs > 3) return no("the loop's range does not give its bounds positionally");
     if (!loop["orelse"].empty()) return no("the loop has an else clause");
     std::string var = nameOf(loop["target"]);
     if (var.empty()) return no("the loop's target is not a name");
-    const Node& lo = it["args"][0];
-    const Node& end = it["args"][1];
-    const Node& step = it["args"][2];
-    if (!isConstantStep(ctx, step)) return no("the loop's step is not a constexpr parameter or a positive literal");
+    const Node* lo = nargs >= 2 ? &it["args"][0] : nullptr;
+    const Node& end = it["args"][nargs == 1 ? 0 : 1];
+    const Node* step_p = nargs == 3 ? &it["args"][2] : nullptr;
+    // Counted: the loop counts blocks one by one, the masks compare a block range with what is
+    // left (`offs_k < K - k * BLOCK_K`, Triton's matmul tutorial). Stepped: it steps over the
+    // offsets themselves (`for k in range(0, K, BLOCK_K)`).
+    const bool counted = !step_p || intLiteral(*step_p) == 1;
+    if (!counted && !isConstantStep(ctx, *step_p))
+      return no("the loop's step is not a constexpr parameter or a positive literal");
+    const Node& step = counted ? end : *step_p;  // (unused when counted)
     const Node& body = loop["body"];
     const int loop_at = ctx.bodyIndex(&loop);
     bool stop = false;
@@ -165,7 +172,7 @@ class TailSplitPass : public Pass {
       std::string name = assignedName(s);
       if (name.empty() || !isType(s, "Assign") || countOf(stores, name) != 1) continue;
       const Node& v = s["value"];
-      if (!isType(v, "BinOp") || !isType(v["op"], "Add")) continue;
+      if (counted || !isType(v, "BinOp") || !isType(v["op"], "Add")) continue;
       for (const char* side : {"left", "right"}) {
         const Node& a = v[side];
         const Node& r = v[std::string(side) == "left" ? "right" : "left"];
@@ -178,15 +185,18 @@ class TailSplitPass : public Pass {
     const std::string end_text = ctx.slice(end);
     // Block ranges bound once anywhere in the kernel: A = tl.arange(0, X), X the step (or a
     // literal no larger): V + A (either order, A broadcast or not) is an offsets form too.
-    std::set<std::string> aranges;
+    // Counted, any block range: A < B - V * X, X its extent.
+    std::map<std::string, std::string> aranges;  // name -> extent text
     std::map<std::string, int> kernel_stores = storeCounts(ctx.body());
     walk(ctx.body(), [&](const Node& n) {
       std::string name = assignedName(n);
       if (name.empty() || !isType(n, "Assign") || countOf(kernel_stores, name) != 1) return true;
-      if (const Node* x = arangeExtent(ctx, n["value"]); x && within(ctx, *x, step)) aranges.insert(name);
+      const Node* x = arangeExtent(ctx, n["value"]);
+      if (x && (counted ? isConstantStep(ctx, *x) : within(ctx, *x, step))) aranges[name] = ctx.slice(*x);
       return true;
     });
     if (offsets.empty() && aranges.empty()) {
+      if (counted) return no("no block range `tl.arange(0, X)` (X a constexpr) for the loop's masks");
       return no(fmt::format("no offsets `o = {} + tl.arange(0, {})` at the top of the loop body, nor a block "
                             "range added to {} there",
                             var, ctx.slice(step), var));
@@ -202,12 +212,36 @@ class TailSplitPass : public Pass {
       }
       return "";
     };
+    // Counted: `B - V * X` (or X * V) with X the block range's extent; the first comparison
+    // fixes B and X, which the others must repeat (one split point for all).
+    std::string limit, extent;
+    auto rest = [&](const Node& e, const std::string& a) -> bool {
+      if (!isType(e, "BinOp") || !isType(e["op"], "Sub")) return false;
+      const Node& m = e["right"];
+      if (!isType(m, "BinOp") || !isType(m["op"], "Mult")) return false;
+      bool times = (nameOf(m["left"]) == var && ctx.slice(m["right"]) == aranges[a]) ||
+                   (nameOf(m["right"]) == var && ctx.slice(m["left"]) == aranges[a]);
+      if (!times) return false;
+      bool rebound = false;
+      forEachName(e["left"], [&](const Node& n) { rebound = rebound || countOf(stores, nameOf(n)) > 0; });
+      if (rebound || mentionsName(e["left"], var)) return false;
+      if (limit.empty()) {
+        limit = ctx.slice(e["left"]);
+        extent = aranges[a];
+      }
+      return limit == ctx.slice(e["left"]) && extent == aranges[a];
+    };
     auto boundsCompare = [&](const Node& c) -> std::string {
       if (!isType(c, "Compare") || c["ops"].size() != 1 || c["comparators"].size() != 1) return "";
       const std::string& op = nodeType(c["ops"][0]);
-      if (op == "Lt" && ctx.slice(c["comparators"][0]) == end_text) return offsetsOf(c["left"]);
-      if (op == "Gt" && ctx.slice(c["left"]) == end_text) return offsetsOf(c["comparators"][0]);
-      return "";
+      const Node* small = op == "Lt" ? &c["left"] : op == "Gt" ? &c["comparators"][0] : nullptr;
+      const Node* large = op == "Lt" ? &c["comparators"][0] : op == "Gt" ? &c["left"] : nullptr;
+      if (!small) return "";
+      if (counted) {
+        std::string a = nameOf(*unbroadcast(*small));
+        return aranges.count(a) && rest(*large, a) ? a : "";
+      }
+      return ctx.slice(*large) == end_text ? offsetsOf(*small) : "";
     };
     auto topIndex = [&](const Node& n) -> int {
       Range r = ctx.range(n);
@@ -246,6 +280,11 @@ class TailSplitPass : public Pass {
       if (topIndex(n) <= bound_at) late = ctx.slice(n);
       return true;
     });
+    if (occurrences == 0 && counted) {
+      return no(fmt::format("no comparison of a block range with what is left of a bound (`offs < B - {} * "
+                            "BLOCK`) in the loop",
+                            var));
+    }
     if (occurrences == 0) {
       return no(fmt::format("no comparison of the block's offsets with the loop's end '{}' in the loop", end_text));
     }
@@ -405,29 +444,41 @@ class TailSplitPass : public Pass {
       before += fmt::format("{}{} = {}\n", indent, name, ctx.slice(b));
       return name;
     };
-    bool lo_zero = intLiteral(lo) == 0;
-    std::string lo_text = lo_zero ? "0" : bound(lo, "blocks_start");
+    bool lo_zero = !lo || intLiteral(*lo) == 0;
+    std::string lo_text = lo_zero ? "0" : bound(*lo, "blocks_start");
     std::string end_name = isType(end, "Name") || intLiteral(end) ? end_text : bound(end, "blocks_end");
     std::string whole = fresh("whole_end");
-    std::string st = ctx.slice(step);
-    if (lo_zero) {
-      before += fmt::format("{}{} = {}.maximum({}, 0) // {} * {}\n", indent, whole, tl, end_name, st, st);
+    std::string point;
+    bool lo_atom = lo_zero || isType(*lo, "Name") || intLiteral(*lo) || lo_text != ctx.slice(*lo);
+    if (counted) {
+      // Block V is whole where V * X + X <= B, i.e. V < B // X (B >= 0).
+      point = fmt::format("{}.minimum({}, {}.maximum({}, 0) // {})", tl, end_name, tl, limit, extent);
+      if (!lo_zero) point = fmt::format("{}.maximum({}, {})", tl, lo_text, point);
     } else {
-      before += fmt::format("{}{} = {} + {}.maximum({} - {}, 0) // {} * {}\n", indent, whole, lo_text, tl, end_name,
-                            atomText(ctx, lo, lo_text), st, st);
+      std::string st = ctx.slice(step);
+      point = lo_zero ? fmt::format("{}.maximum({}, 0) // {} * {}", tl, end_name, st, st)
+                      : fmt::format("{} + {}.maximum({} - {}, 0) // {} * {}", lo_text, tl, end_name,
+                                    lo_atom ? lo_text : "(" + lo_text + ")", st, st);
     }
-    if (!lo_zero && lo_text != ctx.slice(lo)) loop1.emplace_back(ctx.range(lo), lo_text);
+    before += fmt::format("{}{} = {}\n", indent, whole, point);
+    if (lo && !lo_zero && lo_text != ctx.slice(*lo)) loop1.emplace_back(ctx.range(*lo), lo_text);
     loop1.emplace_back(ctx.range(end), whole);
-    TextEdits loop2 = {{ctx.range(lo), whole}};
-    if (end_name != end_text) loop2.emplace_back(ctx.range(end), end_name);
+    TextEdits loop2;
+    if (lo) {
+      loop2.emplace_back(ctx.range(*lo), whole);
+      if (end_name != end_text) loop2.emplace_back(ctx.range(end), end_name);
+    } else {
+      loop2.emplace_back(ctx.range(end), fmt::format("{}, {}", whole, end_name));
+    }
     Range lines = ctx.lineRange(loop);
+    std::string compared = counted ? fmt::format("{} - {} * {}", limit, var, extent) : end_text;
     std::string text = fmt::format("{}# tail-split: whole blocks of {} need no comparison with {}\n", indent, var,
-                                   end_text);
+                                   compared);
     text += before;
     text += withEdits(ctx, lines, loop1);
     text += withEdits(ctx, lines, loop2);
     notes->push_back(fmt::format("{} runs over whole blocks up to {} without comparing with {}, then as written", var,
-                                 whole, end_text));
+                                 whole, compared));
     return text;
   }
 

@@ -1,5 +1,5 @@
-"""Matrix multiply in the tutorial's form: the K loop counts blocks, and the masks compare the
-offsets with what is left of K, not with the loop's end (the pass does not recognize it)."""
+"""Matrix multiply in the form of Triton's matmul tutorial: the K loop counts blocks, and the
+masks compare a block range with what is left of K (`offs_k < K - k0 * BLOCK_K`)."""
 import torch
 import triton
 import triton.language as tl
@@ -14,7 +14,17 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in tl.range(0, tl.cdiv(K, BLOCK_K), 1):
+    # tail-split: whole blocks of k0 need no comparison with K - k0 * BLOCK_K
+    blocks_end = tl.cdiv(K, BLOCK_K)
+    whole_end = tl.minimum(blocks_end, tl.maximum(K, 0) // BLOCK_K)
+    for k0 in tl.range(0, whole_end, 1):
+        offs_k = tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k0 * BLOCK_K + offs_k[None, :]) * stride_ak,
+                    mask=offs_m[:, None] < M, other=0.0)
+        b = tl.load(b_ptr + (k0 * BLOCK_K + offs_k[:, None]) * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=offs_n[None, :] < N, other=0.0)
+        acc += tl.dot(a, b)
+    for k0 in tl.range(whole_end, blocks_end, 1):
         offs_k = tl.arange(0, BLOCK_K)
         a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k0 * BLOCK_K + offs_k[None, :]) * stride_ak,
                     mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k0 * BLOCK_K), other=0.0)
