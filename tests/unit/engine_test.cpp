@@ -304,6 +304,25 @@ TEST_F(RuleEngineTest, RowKernelsWithSeveralLoopsTryEvictionHints) {
   EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
 }
 
+// tail-split finds its masks itself: every kernel with a loop, dot or not, whatever the
+// finding, may try it; a kernel without a loop may not.
+TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
+  auto proposes = [&](FindingKind kind) {
+    EngineOutput out = rules_->propose(input({finding(kind)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "tail-split") return true;
+    }
+    return false;
+  };
+  set_.facts["mm"].loops = 1;
+  EXPECT_TRUE(proposes(FindingKind::kComputeBound));
+  EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
+  set_.facts["mm"].dots.clear();
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  set_.facts["mm"].loops = 0;
+  EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {
