@@ -176,12 +176,14 @@ class RuleEngine final : public ReasoningEngine {
   void rules(const EngineInput& in, const EngineFinding& f, EngineOutput* out) const {
     Current cur = currentOf(in, f.kernel);
     bool dots = false, loop_dots = false, nested_dots = false;
+    int dots_in_loops = 0;
     for (const auto& [k, facts] : in.tunables->facts) {
       if (!f.kernel.empty() && k != f.kernel) continue;
       dots = dots || !facts.dots.empty();
       for (const auto& d : facts.dots) {
         loop_dots = loop_dots || d.in_loop;
         nested_dots = nested_dots || d.loop_depth >= 2;
+        dots_in_loops += d.in_loop ? 1 : 0;
       }
     }
     // Measured on the H200 (causal attention, B=4 H=32 S=2048 D=128 fp16): splitting the key
@@ -310,8 +312,10 @@ class RuleEngine final : public ReasoningEngine {
     // key loop of attention, a row kernel's loops over the columns): the whole blocks without
     // the comparison, the last one as written. Measured on the H200 (the suite's attention as
     // tritonforge hands it back, 128x64 tiles): 0.642 -> 0.594 ms. The pass refuses without a
-    // measurement where no loop compares with its own end.
-    if (loopsOf(in, f.kernel) >= 1) {
+    // measurement where no loop compares with its own end. Not for a GEMM's single dot: TMA
+    // descriptor loads (tensor-cores) take the K tail's bounds into the copy engine, and they
+    // need the one K loop the split would make two of.
+    if (loopsOf(in, f.kernel) >= 1 && (!dots || dots_in_loops >= 2)) {
       addPass(in, out, f, PassName::kTailSplit, "masks of the last block only: the whole blocks load and select "
               "without comparing");
     }

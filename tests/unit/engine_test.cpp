@@ -304,8 +304,9 @@ TEST_F(RuleEngineTest, RowKernelsWithSeveralLoopsTryEvictionHints) {
   EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
 }
 
-// tail-split finds its masks itself: every kernel with a loop, dot or not, whatever the
-// finding, may try it; a kernel without a loop may not.
+// tail-split finds its masks itself: every kernel with a loop and no dot, or two dots in
+// loops (attention), whatever the finding, may try it; a GEMM's one dot keeps its K loop for
+// the TMA descriptor loads; a kernel without a loop may not.
 TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
   auto proposes = [&](FindingKind kind) {
     EngineOutput out = rules_->propose(input({finding(kind)}));
@@ -315,7 +316,12 @@ TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
     return false;
   };
   set_.facts["mm"].loops = 1;
-  EXPECT_TRUE(proposes(FindingKind::kComputeBound));
+  ASSERT_FALSE(set_.facts["mm"].dots.empty());
+  for (auto& d : set_.facts["mm"].dots) d.in_loop = true;
+  set_.facts["mm"].dots.resize(1);
+  EXPECT_FALSE(proposes(FindingKind::kComputeBound));  // a GEMM
+  set_.facts["mm"].dots.push_back(set_.facts["mm"].dots[0]);
+  EXPECT_TRUE(proposes(FindingKind::kComputeBound));  // attention's two dots
   EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
   set_.facts["mm"].dots.clear();
   EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
