@@ -10,7 +10,7 @@
 //       s = tl.where(keep, s, float("-inf"))
 // becomes
 //   unmasked_end = tl.minimum((pid_m * BLOCK_M) // BLOCK_N * BLOCK_N, END)
-//   for start_n in range(LO, unmasked_end, BLOCK_N):  ... keep = offs_n[None, :] < seq_len
+//   for start_n in range(LO, unmasked_end, BLOCK_N):  ... (no select when END is seq_len)
 //   for start_n in range(unmasked_end, END, BLOCK_N): ... as written
 //
 // Why it is exact: in the first loop start_n steps from LO (a multiple of BLOCK_N) and stays
@@ -19,6 +19,8 @@
 // comparison (>= or >) is true everywhere. The second loop starts on the first one's step
 // sequence, so together they visit the original start_n values; the minimum with END keeps
 // the first loop from passing the original end (a nonzero LO also takes a maximum with LO).
+// A bounds conjunct `offs_n[None, :] < E` goes too, E the range's END or, for `end =
+// tl.minimum(X, seq_len)`, seq_len: every key of the first loop is below unmasked_end <= END <= E.
 // Measured on the H200 (Triton 3.6, B=4 H=32 S=2048 D=128 fp16, BLOCK_M=128 BLOCK_N=64,
 // 8 warps, 3 stages): 0.4699 ms as written, 0.4257 ms split (1.10x): only the diagonal
 // blocks compute the comparison and the select.
@@ -36,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -283,7 +286,23 @@ class CausalSplitPass : public Pass {
     const Node& fill = (*w.call)["args"][2];
     if (!isNegativeFill(fill)) return refuse("the causal tl.where does not fill with -inf or a negative constant");
     const Node& kept = (*w.call)["args"][1];
-    bool all_dropped = w.conjuncts.size() == 1;
+    // Loop 1 drops the causal conjunct, and a bounds conjunct `keys < E` with E one of END's
+    // bounds (END itself, or seq_len of `end = tl.minimum(..., seq_len)`): its keys stay below
+    // unmasked_end <= END <= E there.
+    std::vector<bool> dropped(w.conjuncts.size(), false);
+    dropped[w.causal] = true;
+    const std::string keys_text = ctx.slice(*w.compare.keys);
+    const std::set<std::string> bounds = endBounds(ctx, end);
+    for (size_t i = 0; i < w.conjuncts.size(); ++i) {
+      const Node& c = *w.conjuncts[i];
+      if (!isType(c, "Compare") || c["ops"].size() != 1 || c["comparators"].size() != 1) continue;
+      const std::string& op = nodeType(c["ops"][0]);
+      if ((op == "Lt" && ctx.slice(c["left"]) == keys_text && bounds.count(ctx.slice(c["comparators"][0]))) ||
+          (op == "Gt" && ctx.slice(c["comparators"][0]) == keys_text && bounds.count(ctx.slice(c["left"])))) {
+        dropped[i] = true;
+      }
+    }
+    bool all_dropped = std::find(dropped.begin(), dropped.end(), false) == dropped.end();
     TextEdits loop1;
     bool shares_line = false;
     auto removeStatement = [&](int i) {
@@ -335,10 +354,11 @@ class CausalSplitPass : public Pass {
     if (shares_line) return refuse("the causal tl.where or its mask shares a line with another statement");
     if (!all_dropped) {
       std::vector<std::string> rest;
+      size_t kept_count = std::count(dropped.begin(), dropped.end(), false);
       for (size_t i = 0; i < w.conjuncts.size(); ++i) {
-        if (i == w.causal) continue;
+        if (dropped[i]) continue;
         std::string c = ctx.slice(*w.conjuncts[i]);
-        rest.push_back(w.conjuncts.size() > 2 ? atomText(ctx, *w.conjuncts[i], c) : c);
+        rest.push_back(kept_count > 1 ? atomText(ctx, *w.conjuncts[i], c) : c);
       }
       std::string joined;
       for (const auto& r : rest) joined += (joined.empty() ? "" : " & ") + r;

@@ -1,6 +1,7 @@
 #include "transform/passes/loop_split.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace tf {
@@ -63,6 +64,25 @@ bool isConstantStep(const PassContext& ctx, const Node& n) {
   if (!isType(n, "Name")) return false;
   const Param* p = ctx.kernel->param(n["id"].get<std::string>());
   return p && p->is_constexpr;
+}
+
+std::set<std::string> endBounds(const PassContext& ctx, const Node& end) {
+  std::set<std::string> out = {ctx.slice(end)};
+  if (!isType(end, "Name")) return out;
+  const std::string name = end["id"].get<std::string>();
+  std::map<std::string, int> stores = storeCounts(ctx.body());
+  auto it = stores.find(name);
+  if (it == stores.end() || it->second != 1) return out;
+  for (const auto& st : ctx.body()) {
+    if (!isType(st, "Assign") || assignedName(st) != name) continue;
+    const Node& v = st["value"];
+    if (!ctx.isTlCall(v, "minimum") || v["args"].size() != 2) break;
+    for (const auto& a : v["args"]) {
+      bool param = isType(a, "Name") && !stores.count(a["id"].get<std::string>());
+      if (param || intLiteral(a)) out.insert(ctx.slice(a));
+    }
+  }
+  return out;
 }
 
 }  // namespace tf

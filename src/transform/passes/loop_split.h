@@ -3,6 +3,8 @@
 // comes from a tl.dot of the loop, and a loop step the split can rely on.
 #pragma once
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "transform/pass_context.h"
@@ -25,5 +27,11 @@ bool fromDot(const PassContext& ctx, const Node& loop_body, int before, const No
 
 // A constexpr parameter of the kernel or a positive int literal: a step every program sees alike.
 bool isConstantStep(const PassContext& ctx, const Node& n);
+
+// Texts that bound a loop's end from above: END as the range writes it, and when END is a name
+// bound once, at the top level of the kernel body, to tl.minimum(A, B), each of A and B that is
+// an int literal or a name the kernel never binds (a parameter). Offsets below END are below
+// each of them.
+std::set<std::string> endBounds(const PassContext& ctx, const Node& end);
 
 }  // namespace tf

@@ -183,6 +183,7 @@ class TailSplitPass : public Pass {
 
     // 3. The comparisons with the loop's end, and names bound to one alone.
     const std::string end_text = ctx.slice(end);
+    const std::set<std::string> end_bounds = endBounds(ctx, end);
     // Block ranges bound once anywhere in the kernel: A = tl.arange(0, X), X the step (or a
     // literal no larger): V + A (either order, A broadcast or not) is an offsets form too.
     // Counted, any block range: A < B - V * X, X its extent.
@@ -241,7 +242,7 @@ class TailSplitPass : public Pass {
         std::string a = nameOf(*unbroadcast(*small));
         return aranges.count(a) && rest(*large, a) ? a : "";
       }
-      return ctx.slice(*large) == end_text ? offsetsOf(*small) : "";
+      return end_bounds.count(ctx.slice(*large)) ? offsetsOf(*small) : "";
     };
     auto topIndex = [&](const Node& n) -> int {
       Range r = ctx.range(n);

@@ -33,8 +33,6 @@ def causal_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale,
         kt = tl.load(k_ptr + base + offs_n[None, :] * stride_seq + offs_d[:, None],
                      mask=offs_n[None, :] < seq_len, other=0.0)
         s = tl.dot(q, kt) * sm_scale
-        keep = offs_n[None, :] < seq_len
-        s = tl.where(keep, s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m_i - m_new)

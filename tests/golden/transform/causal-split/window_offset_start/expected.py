@@ -34,7 +34,7 @@ def causal_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale,
         kt = tl.load(k_ptr + base + offs_n[None, :] * stride_seq + offs_d[:, None],
                      mask=offs_n[None, :] < seq_len, other=0.0)
         s = tl.dot(q, kt) * sm_scale
-        keep = (offs_m[:, None] - WINDOW < offs_n[None, :]) & (offs_n[None, :] < seq_len)
+        keep = offs_m[:, None] - WINDOW < offs_n[None, :]
         s = tl.where(keep, s, -1.0e6)  # finite: a block can lie wholly outside a row's window
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
