@@ -74,10 +74,13 @@ class TailSplitPass : public Pass {
         "a loop `for V in range(LO, END, STEP)` (or tl.range) at the top level of the kernel body, STEP a "
         "constexpr parameter or a positive literal, without break, continue or return, V not rebound (but "
         "for tl.multiple_of hints)",
-        "offsets O = V + tl.arange(0, STEP) bound once at the top level of its body",
-        "comparisons O < END (or O[None, :] / O[:, None], or END > O; END written as in the range), inline or "
-        "bound to a name just for them, used only as a load's or store's mask= or a tl.where's condition, whole "
-        "or as a conjunct (&)",
+        "offsets O = V + tl.arange(0, STEP) bound once at the top level of its body, or V + A with A = "
+        "tl.arange(0, STEP) bound once in the kernel",
+        "comparisons O < E (or O[None, :] / O[:, None], or E > O), E the range's END as written or, for END bound "
+        "to tl.minimum(X, Y), a parameter or literal X or Y; for a loop counting blocks one by one (step 1), "
+        "A < B - V * X with A = tl.arange(0, X), X constexpr, one B for all (Triton's matmul tutorial)",
+        "the comparisons, inline or bound to a name just for them, used only as a load's or store's mask= or a "
+        "tl.where's condition, whole or as a conjunct (&)",
         "the pointer of such a load or store, or the value such a tl.where keeps, reads O (or comes from a "
         "tl.dot of the loop), so that dropping the comparison keeps its shape",
     };
