@@ -345,6 +345,7 @@ CASES = {
     "relayout/unit_stride_b": (sgemm_unit_stride, (100, 136, 72)),
     "tail-split/attention_exp2": (attention, (1, 2, 80, 64)),
     "tail-split/softmax_two_loops": (softmax, (3, 9000)),
+    "tail-split/softmax_block_range_name": (softmax, (3, 9000)),
     "tail-split/matmul_k_bounds": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tail-split/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tail-split/matmul_counted_blocks": (matmul_k_tails, (100, 136, 64, 72, 20)),

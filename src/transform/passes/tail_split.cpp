@@ -168,25 +168,6 @@ class TailSplitPass : public Pass {
     forEachName(end, [&](const Node& n) { end_rebound = end_rebound || countOf(stores, nameOf(n)) > 0; });
     if (end_rebound) return no("the loop body rebinds a name of the loop's end");
 
-    // 2. Offsets: O = V + tl.arange(0, STEP), once, at the top level of the body.
-    std::map<std::string, int> offsets;  // name -> the statement that binds it
-    for (size_t i = 0; i < body.size(); ++i) {
-      const Node& s = body[i];
-      std::string name = assignedName(s);
-      if (name.empty() || !isType(s, "Assign") || countOf(stores, name) != 1) continue;
-      const Node& v = s["value"];
-      if (counted || !isType(v, "BinOp") || !isType(v["op"], "Add")) continue;
-      for (const char* side : {"left", "right"}) {
-        const Node& a = v[side];
-        const Node& r = v[std::string(side) == "left" ? "right" : "left"];
-        const Node* extent = arangeExtent(ctx, r);
-        if (nameOf(a) == var && extent && within(ctx, *extent, step)) offsets[name] = static_cast<int>(i);
-      }
-    }
-
-    // 3. The comparisons with the loop's end, and names bound to one alone.
-    const std::string end_text = ctx.slice(end);
-    const std::set<std::string> end_bounds = endBounds(ctx, end);
     // Block ranges bound once anywhere in the kernel: A = tl.arange(0, X), X the step (or a
     // literal no larger): V + A (either order, A broadcast or not) is an offsets form too.
     // Counted, any block range: A < B - V * X, X its extent.
@@ -199,6 +180,27 @@ class TailSplitPass : public Pass {
       if (x && (counted ? isConstantStep(ctx, *x) : within(ctx, *x, step))) aranges[name] = ctx.slice(*x);
       return true;
     });
+    // 2. Offsets: O = V + tl.arange(0, STEP) (or V + A, A such a range bound once in the
+    // kernel), once, at the top level of the body.
+    std::map<std::string, int> offsets;  // name -> the statement that binds it
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Node& s = body[i];
+      std::string name = assignedName(s);
+      if (name.empty() || !isType(s, "Assign") || countOf(stores, name) != 1) continue;
+      const Node& v = s["value"];
+      if (counted || !isType(v, "BinOp") || !isType(v["op"], "Add")) continue;
+      for (const char* side : {"left", "right"}) {
+        const Node& a = v[side];
+        const Node& r = v[std::string(side) == "left" ? "right" : "left"];
+        const Node* extent = arangeExtent(ctx, r);
+        bool block = (extent && within(ctx, *extent, step)) || aranges.count(nameOf(r));
+        if (nameOf(a) == var && block) offsets[name] = static_cast<int>(i);
+      }
+    }
+
+    // 3. The comparisons with the loop's end, and names bound to one alone.
+    const std::string end_text = ctx.slice(end);
+    const std::set<std::string> end_bounds = endBounds(ctx, end);
     if (offsets.empty() && aranges.empty()) {
       if (counted) return no("no block range `tl.arange(0, X)` (X a constexpr) for the loop's masks");
       return no(fmt::format("no offsets `o = {} + tl.arange(0, {})` at the top of the loop body, nor a block "
