@@ -311,7 +311,8 @@ class RuleEngine final : public ReasoningEngine {
     // A loop over blocks whose masks compare the block's offsets with the loop's end (the
     // key loop of attention, a row kernel's loops over the columns): the whole blocks without
     // the comparison, the last one as written. Measured on the H200 (the suite's attention as
-    // tritonforge hands it back, 128x64 tiles): 0.642 -> 0.594 ms. The pass refuses without a
+    // tritonforge hands it back, 128x64 tiles): 0.642 -> 0.594 ms; in the loop, 0.643 -> 0.623 ms
+    // at 45 s, 0.615 at 60 s (docs/measurements.md). The pass refuses without a
     // measurement where no loop compares with its own end. Not for a GEMM's single dot: TMA
     // descriptor loads (tensor-cores) take the K tail's bounds into the copy engine, and they
     // need the one K loop the split would make two of.

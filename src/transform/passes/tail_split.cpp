@@ -114,12 +114,6 @@ class TailSplitPass : public Pass {
   }
 
  private:
-  // One occurrence of the bounds comparison: a Compare node, or a read of a name bound to one.
-  struct Use {
-    const Node* call = nullptr;  // the tl.load / tl.store / tl.where that reads it
-    std::string offsets;         // O
-  };
-
   // The text that replaces `loop`'s lines, else nullopt and `why`.
   std::optional<std::string> plan(const PassContext& ctx, const Node& loop, std::set<std::string>* taken,
                                   std::string* why, std::vector<std::string>* notes) const {
