@@ -431,7 +431,7 @@ void addLaunchKeyword(const PassContext& ctx, SourceEditor& ed, const LaunchSite
   addCallKeyword(ctx, ed, *site.call, fmt::format("{}={}", name, value), true);
 }
 
-void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name) {
+Range keywordRemoval(const PassContext& ctx, const Node& call, const std::string& name) {
   // The keyword and the comma before it (or after it, when it comes first).
   struct Item {
     Range r;
@@ -445,11 +445,16 @@ void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, c
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.r.begin < b.r.begin; });
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].target) continue;
-    if (i > 0) ed.replace({items[i - 1].r.end, items[i].r.end}, "");
-    else if (items.size() > 1) ed.replace({items[i].r.begin, items[i + 1].r.begin}, "");
-    else ed.replace(items[i].r, "");
-    return;
+    if (i > 0) return {items[i - 1].r.end, items[i].r.end};
+    if (items.size() > 1) return {items[i].r.begin, items[i + 1].r.begin};
+    return items[i].r;
   }
+  return {};
+}
+
+void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name) {
+  Range r = keywordRemoval(ctx, call, name);
+  if (r.begin != r.end) ed.replace(r, "");
 }
 
 std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit) {

@@ -129,6 +129,10 @@ void addCallKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, 
 
 // Removes a keyword argument (with its comma) from a call.
 void removeKeyword(const PassContext& ctx, SourceEditor& ed, const Node& call, const std::string& name);
+// The bytes removeKeyword removes: the keyword and the comma before it (after it, when it comes
+// first); an empty range when the call has no such keyword. Removals of two keywords of one
+// call are adjacent, never overlapping.
+Range keywordRemoval(const PassContext& ctx, const Node& call, const std::string& name);
 
 // A call `head(arg, arg, ...)` that starts at output column `column`, its arguments
 // wrapped at `limit` columns and aligned after the opening parenthesis.

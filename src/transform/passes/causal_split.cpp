@@ -49,8 +49,6 @@
 namespace tf {
 namespace {
 
-std::string nameOf(const Node& n) { return isType(n, "Name") ? n["id"].get<std::string>() : ""; }
-
 // `x[:, None]` (column) or `x[None, :]` (row): the subscripted value, else nullptr.
 const Node* broadcastOf(const Node& e, bool column) {
   return broadcastAxis(e) == (column ? 0 : 1) ? &e["value"] : nullptr;
@@ -60,11 +58,6 @@ bool isZero(const Node& n) {
   if (!isType(n, "Constant")) return false;
   std::string vt = n.value("vt", "");
   return (vt == "int" || vt == "float") && n["value"].get<double>() == 0.0;
-}
-
-int countOf(const std::map<std::string, int>& m, const std::string& k) {
-  auto it = m.find(k);
-  return it == m.end() ? 0 : it->second;
 }
 
 bool contains(const PassContext& ctx, const Node& outer, const Node& inner) {

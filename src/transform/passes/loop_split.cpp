@@ -6,6 +6,13 @@
 
 namespace tf {
 
+std::string nameOf(const Node& n) { return isType(n, "Name") ? n["id"].get<std::string>() : ""; }
+
+int countOf(const std::map<std::string, int>& stores, const std::string& name) {
+  auto it = stores.find(name);
+  return it == stores.end() ? 0 : it->second;
+}
+
 std::string withEdits(const PassContext& ctx, Range whole, TextEdits edits) {
   std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
   std::string out;
@@ -71,8 +78,7 @@ std::set<std::string> endBounds(const PassContext& ctx, const Node& end) {
   if (!isType(end, "Name")) return out;
   const std::string name = end["id"].get<std::string>();
   std::map<std::string, int> stores = storeCounts(ctx.body());
-  auto it = stores.find(name);
-  if (it == stores.end() || it->second != 1) return out;
+  if (countOf(stores, name) != 1) return out;
   for (const auto& st : ctx.body()) {
     if (!isType(st, "Assign") || assignedName(st) != name) continue;
     const Node& v = st["value"];

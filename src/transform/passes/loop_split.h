@@ -3,6 +3,7 @@
 // comes from a tl.dot of the loop, and a loop step the split can rely on.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +11,11 @@
 #include "transform/pass_context.h"
 
 namespace tf {
+
+// The name a Name node reads or binds, "" for anything else.
+std::string nameOf(const Node& n);
+// How often `name` is bound, by a storeCounts map (0 when never).
+int countOf(const std::map<std::string, int>& stores, const std::string& name);
 
 // `text` of the bytes in `whole` with `edits` (inside it, not overlapping) applied; throws
 // std::logic_error on an overlap (a pass bug: callers catch it and refuse).

@@ -50,20 +50,6 @@
 namespace tf {
 namespace {
 
-std::string nameOf(const Node& n) { return isType(n, "Name") ? n["id"].get<std::string>() : ""; }
-
-int countOf(const std::map<std::string, int>& m, const std::string& k) {
-  auto it = m.find(k);
-  return it == m.end() ? 0 : it->second;
-}
-
-const Node* keyword(const Node& call, const std::string& name) {
-  for (const auto& kw : call["keywords"]) {
-    if (kw["arg"].is_string() && kw["arg"].get<std::string>() == name) return &kw;
-  }
-  return nullptr;
-}
-
 class TailSplitPass : public Pass {
  public:
   TailSplitPass() {
@@ -308,7 +294,7 @@ class TailSplitPass : public Pass {
     walk(body, [&](const Node& n) {
       const Node* cond = nullptr;
       if (ctx.isTlCall(n, "load") || ctx.isTlCall(n, "store")) {
-        if (const Node* kw = keyword(n, "mask")) cond = &(*kw)["value"];
+        cond = keywordArg(n, "mask");
       } else if (ctx.isTlCall(n, "where") && n["args"].size() == 3) {
         cond = &n["args"][0];
       }
@@ -403,9 +389,8 @@ class TailSplitPass : public Pass {
                                 ctx.slice(pointer)));
         }
         if (all) {
-          std::vector<std::string> gone = {"mask"};
-          if (ctx.isTlCall(call, "load")) gone.push_back("other");
-          loop1 = keywordRemovals(ctx, call, gone, std::move(loop1));
+          loop1.emplace_back(keywordRemoval(ctx, call, "mask"), "");
+          if (Range other = keywordRemoval(ctx, call, "other"); other.begin != other.end) loop1.emplace_back(other, "");
           continue;
         }
       }
@@ -492,25 +477,6 @@ class TailSplitPass : public Pass {
   static bool within(const PassContext& ctx, const Node& extent, const Node& step) {
     auto e = intLiteral(extent), st = intLiteral(step);
     return ctx.slice(extent) == ctx.slice(step) || (e && st && *e <= *st);
-  }
-
-  // `edits` plus the removal of keywords `names` of `call` with the comma before each (after,
-  // for one that comes first).
-  static TextEdits keywordRemovals(const PassContext& ctx, const Node& call, const std::vector<std::string>& names,
-                                   TextEdits edits) {
-    std::vector<std::pair<Range, bool>> items;
-    for (const auto& a : call["args"]) items.push_back({ctx.range(a), false});
-    for (const auto& kw : call["keywords"]) {
-      bool gone = kw["arg"].is_string() && std::find(names.begin(), names.end(), kw["arg"].get<std::string>()) != names.end();
-      items.push_back({ctx.range(kw), gone});
-    }
-    std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].second) continue;
-      if (i > 0) edits.emplace_back(Range{items[i - 1].first.end, items[i].first.end}, "");
-      else edits.emplace_back(Range{items[i].first.begin, items[i + 1].first.begin}, "");
-    }
-    return edits;
   }
 
   PassInfo info_;
