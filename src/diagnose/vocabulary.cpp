@@ -65,6 +65,7 @@ const char* toString(PassName p) {
     case PassName::kRelayout: return "relayout";
     case PassName::kEvictionHints: return "eviction-hints";
     case PassName::kTailSplit: return "tail-split";
+    case PassName::kImplicitGemm: return "implicit-gemm";
   }
   return "?";
 }
@@ -84,7 +85,8 @@ const std::vector<PassName>& allPassNames() {
       PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
       PassName::kOnlineSoftmax, PassName::kCausalSplit,
-      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints, PassName::kTailSplit};
+      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints, PassName::kTailSplit,
+      PassName::kImplicitGemm};
   return all;
 }
 

@@ -57,6 +57,7 @@ enum class PassName {
   kRelayout,
   kEvictionHints,
   kTailSplit,
+  kImplicitGemm,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

@@ -308,6 +308,13 @@ class RuleEngine final : public ReasoningEngine {
     if (!dots && loopsOf(in, f.kernel) >= 2) {
       addPass(in, out, f, PassName::kEvictionHints, "a row read again by a later loop: keep it in L2 until then");
     }
+    // Without a dot, a loop of rank-1 updates acc += a[:, None] * b[None, :] (a direct
+    // convolution's channel loop, a GEMM written as outer products) runs its multiply-adds on
+    // the CUDA cores: one tl.dot per block of the loop's variable puts them on the tensor cores.
+    // The pass refuses without a measurement where no loop accumulates so.
+    if (!dots && loopsOf(in, f.kernel) >= 1) {
+      addPass(in, out, f, PassName::kImplicitGemm, "a loop of outer products: one tl.dot per block of its variable");
+    }
     // A loop over blocks whose masks compare the block's offsets with the loop's end (the
     // key loop of attention, a row kernel's loops over the columns): the whole blocks without
     // the comparison, the last one as written. Measured on the H200 (the suite's attention as

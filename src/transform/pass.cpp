@@ -120,6 +120,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeRelayoutPass());
     v.push_back(makeEvictionHintsPass());
     v.push_back(makeTailSplitPass());
+    v.push_back(makeImplicitGemmPass());
     return v;
   }();
   return passes;

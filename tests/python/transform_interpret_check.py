@@ -173,11 +173,11 @@ def add(mod, n):
     return close(mod.add(x, y), x + y, 0, 0)
 
 
-def conv2d(mod, N, H, W, C, K, R, S):
+def conv2d(mod, N, H, W, C, K, R, S, launcher="conv2d_nhwc"):
     """NHWC convolution, stride 1, padding 1 (the launcher's defaults), against torch's NCHW one."""
     x = torch.randn(N, H, W, C, generator=gen).half()
     w = torch.randn(K, R, S, C, generator=gen).half()
-    out = mod.conv2d_nhwc(x, w)
+    out = getattr(mod, launcher)(x, w)
     ref = torch.nn.functional.conv2d(x.float().permute(0, 3, 1, 2), w.float().permute(0, 3, 1, 2), padding=1)
     ref = ref.permute(0, 2, 3, 1)
     return out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * R * S) + 2e-3 * ref.abs().max().item())
@@ -212,6 +212,20 @@ def sgemm_unit_stride(mod, M, N, K):
     ok = True
     for b in (torch.randn(K, N, generator=gen), torch.randn(K, 2 * N, generator=gen)[:, :N]):
         ok = ok and close(mod.matmul(a, b), a @ b, 1e-4, 1e-4 * math.sqrt(K))
+    return ok
+
+
+def conv2d_direct(mod, N, H, W, C, K, R, S):
+    return conv2d(mod, N, H, W, C, K, R, S, launcher="conv2d_direct")
+
+
+def sgemm_k_tails(mod, M, N, *Ks):
+    """fp32 matmul (fp32 products, no tf32) per K, B row-major and a transposed view."""
+    ok = True
+    for K in Ks:
+        a = torch.randn(M, K, generator=gen)
+        for b in (torch.randn(K, N, generator=gen), torch.randn(N, K, generator=gen).t()):
+            ok = ok and close(mod.matmul(a, b), a @ b, 1e-5, 1e-5 * math.sqrt(K))
     return ok
 
 
@@ -349,6 +363,9 @@ CASES = {
     "tail-split/matmul_k_bounds": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tail-split/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tail-split/matmul_counted_blocks": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "implicit-gemm/conv_nhwc_channels_inner": (conv2d_direct, (2, 7, 9, 40, 36, 3, 3)),
+    "implicit-gemm/conv_nchw_channels_outer": (conv2d_nchw, (2, 7, 9, 40, 36, 3, 3)),
+    "implicit-gemm/matmul_outer_inline": (sgemm_k_tails, (100, 136, 64, 72, 20)),
 }
 
 if __name__ == "__main__":

@@ -329,6 +329,26 @@ TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
   EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
 }
 
+// implicit-gemm finds its outer products itself: a kernel with a loop and no dot may try it,
+// whatever the finding; a kernel with a dot, or without a loop, may not.
+TEST_F(RuleEngineTest, LoopsWithoutADotTryImplicitGemm) {
+  auto proposes = [&](FindingKind kind) {
+    EngineOutput out = rules_->propose(input({finding(kind)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "implicit-gemm") return true;
+    }
+    return false;
+  };
+  set_.facts["mm"].loops = 1;
+  ASSERT_FALSE(set_.facts["mm"].dots.empty());
+  EXPECT_FALSE(proposes(FindingKind::kComputeBound));  // already a GEMM
+  set_.facts["mm"].dots.clear();
+  EXPECT_TRUE(proposes(FindingKind::kComputeBound));
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  set_.facts["mm"].loops = 0;
+  EXPECT_FALSE(proposes(FindingKind::kComputeBound));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {

@@ -23,6 +23,7 @@ std::unique_ptr<Pass> makeExp2Pass();
 std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
 std::unique_ptr<Pass> makeTailSplitPass();
+std::unique_ptr<Pass> makeImplicitGemmPass();
 std::unique_ptr<Pass> makeFlattenLoopsPass();
 std::unique_ptr<Pass> makeRelayoutPass();
 std::unique_ptr<Pass> makeEvictionHintsPass();

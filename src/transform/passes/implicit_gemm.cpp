@@ -1,0 +1,571 @@
+// implicit-gemm: a loop that accumulates rank-1 updates into a 2-D tile, one scalar step at a
+// time (a direct convolution's loop over input channels, a GEMM written as outer products),
+// becomes a loop over blocks of that variable whose update is one tl.dot on the tensor cores:
+//
+//   acc = tl.zeros((BM, BN), tl.float32)          acc = tl.zeros((BM, BN), tl.float32)
+//   for c in range(C):                            for c in range(0, C, BLOCK_C):
+//       for r in range(R):                            c_offs = c + tl.arange(0, BLOCK_C)
+//           ...                            ->         for r in range(R):
+//           a = tl.load(x + base + c * sc,                ...
+//                       mask=ok, other=0.0)                a = tl.load((x + base)[:, None] + (c_offs * sc)[None, :],
+//           b = tl.load(w + offs_n * sk + c,                           mask=ok[:, None] & (c_offs < C)[None, :], ...)
+//                       mask=n_ok, other=0.0)              b = tl.load((w + offs_n * sk)[None, :] + c_offs[:, None], ...)
+//           acc += a[:, None] * b[None, :]                 acc += tl.dot(a, b, input_precision="ieee")
+//
+// Why it is exact (up to the order of the floating-point sum): the loop variable V enters the
+// kernel only through the two operands' addresses, each REST + V * COEFF with COEFF the same
+// for every element (a scalar), so lane j of a block reads what step V + j read; the masks do
+// not depend on V, so they mask lane j as they masked step V + j; lanes past the loop's end are
+// masked off with 0 for one operand and a finite constant for the other, so they add nothing.
+// Everything else the loop runs (inner loops, the names they bind) does not depend on V and has
+// no side effect, so running it once per block instead of once per step changes nothing but
+// the time. The dot sums the block's products in fp32 like the loop did; fp32 operands keep
+// fp32 (input_precision="ieee"): tf32 is a precision choice tensor-cores makes from the task's
+// tolerance, never this pass. `.to(tl.float32)` on both operands is dropped: the tensor cores
+// multiply fp16, bf16 and 8-bit values exactly into the fp32 accumulator.
+//
+// Which loop: the innermost loop around the update whose variable qualifies (a direct NCHW
+// convolution's outer channel loop qualifies where the filter loops inside, read by the masks,
+// do not).
+//
+// Entry point: makeImplicitGemmPass(). Recognition in ImplicitGemmPass::plan.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "transform/pass_context.h"
+#include "transform/passes/loop_split.h"
+#include "transform/passes/passes.h"
+
+namespace tf {
+namespace {
+
+// One factor of the rank-1 update and the load it comes from.
+struct Operand {
+  int axis = -1;                 // 0: the column factor (the dot's A), 1: the row factor (B)
+  const Node* factor = nullptr;  // the factor as the update writes it
+  const Node* load = nullptr;    // the tl.load call
+  const Node* stmt = nullptr;    // `u = tl.load(...)[.to(T)]` in the update's loop body, or null (inline)
+  const Node* bind_cast = nullptr;  // the .to(T) call on the binding's value
+  const Node* factor_cast = nullptr;  // a .to(T) call in the factor
+  const Node* pointer = nullptr;  // the address expression (the load's first argument, or what its name is bound to)
+  std::string cast;               // T of the outer cast, "" when none
+};
+
+// Casts `.to(T)` peeled off `e`: returns the node below and the first cast's call.
+const Node& peelCast(const Node& e, const Node** cast) {
+  const Node* n = &e;
+  while (isType(*n, "Call") && isType((*n)["func"], "Attribute") && (*n)["func"].value("attr", "") == "to" &&
+         (*n)["args"].size() == 1) {
+    if (cast && !*cast) *cast = n;
+    n = &(*n)["func"]["value"];
+  }
+  return *n;
+}
+
+bool simpleText(const std::string& t) {
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
+}
+std::string paren(const std::string& t) { return simpleText(t) ? t : "(" + t + ")"; }
+
+// An address as REST + V * COEFF ("" for zero).
+struct Affine {
+  std::string rest, coeff;
+};
+
+class ImplicitGemmPass : public Pass {
+ public:
+  ImplicitGemmPass() {
+    info_.name = "implicit-gemm";
+    info_.summary = "A loop of rank-1 updates acc += a[:, None] * b[None, :] (a direct convolution, a GEMM "
+                    "written as outer products) -> a loop over blocks of its variable with one tl.dot per block.";
+    info_.preconditions = {
+        "acc += a[:, None] * b[None, :] (either order, or acc = acc + ...), acc a 2-D tl.zeros/tl.full of "
+        "tl.float32 bound once before the loops, a and b loads bound once in the same loop body (or inline), "
+        "each with at most a .to(T) cast, read only by the update",
+        "a loop around it, `for V in range(END)` or range(LO, END) (or tl.range, step 1), without break, "
+        "continue, return or else, whose variable is read only in the two loads' addresses (directly or "
+        "through a name bound for that address alone), additively: REST + V * COEFF with COEFF a scalar",
+        "the loads' masks do not read V; their other= is a number, 0 for at least one of them (0 is added "
+        "where there is none)",
+        "everything else in that loop binds names no one else binds or reads outside it, without side "
+        "effects (no store, atomic, print or user function), or is a loop over a range; no if or while",
+    };
+    info_.params = {
+        {"block", PassParamKind::kInt, "32", false, 16, 256, true, {}, "the block of the loop variable per dot (K)",
+         {"16", "32", "64"}},
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
+    std::vector<std::pair<const Node*, std::vector<const Node*>>> updates;  // update, enclosing loops
+    std::function<void(const Node&, std::vector<const Node*>&)> scan = [&](const Node& list,
+                                                                            std::vector<const Node*>& loops) {
+      for (const auto& st : list) {
+        if (isType(st, "For")) {
+          loops.push_back(&st);
+          scan(st["body"], loops);
+          loops.pop_back();
+        } else if (!loops.empty() && rankOneProduct(ctx, st)) {
+          updates.emplace_back(&st, loops);
+        }
+      }
+    };
+    std::vector<const Node*> loops;
+    scan(ctx.body(), loops);
+    if (updates.empty()) {
+      return refuse("no rank-1 update `acc += a[:, None] * b[None, :]` directly in a loop of the kernel");
+    }
+    std::string first_why;
+    for (const auto& [update, chain] : updates) {
+      std::string why;
+      PassOutcome out;
+      if (plan(ctx, *update, chain, args.integer("block"), &out, &why)) return out;
+      if (first_why.empty()) first_why = why;
+    }
+    return refuse(first_why);
+  }
+
+ private:
+  PassInfo info_;
+
+  // The product X * Y of `acc += X * Y` / `acc = acc + X * Y`, else nullptr.
+  static const Node* productOf(const Node& st, std::string* acc) {
+    const Node* value = nullptr;
+    *acc = assignedName(st);
+    if (acc->empty()) return nullptr;
+    if (isType(st, "AugAssign") && isType(st["op"], "Add")) {
+      value = &st["value"];
+    } else if (isType(st, "Assign") && isType(st["value"], "BinOp") && isType(st["value"]["op"], "Add")) {
+      const Node& v = st["value"];
+      if (nameOf(v["left"]) == *acc) value = &v["right"];
+      else if (nameOf(v["right"]) == *acc) value = &v["left"];
+    }
+    if (!value || !isType(*value, "BinOp") || !isType((*value)["op"], "Mult")) return nullptr;
+    return value;
+  }
+
+  static bool rankOneProduct(const PassContext&, const Node& st) {
+    std::string acc;
+    const Node* p = productOf(st, &acc);
+    if (!p) return false;
+    int a = broadcastAxis(peelCast((*p)["left"], nullptr));
+    int b = broadcastAxis(peelCast((*p)["right"], nullptr));
+    return (a == 0 && b == 1) || (a == 1 && b == 0);
+  }
+
+  // Is `e` the same value for every element (no tensor)? Parameters, literals, loop variables
+  // over ranges, program ids, and arithmetic and casts of those, through names bound only so.
+  static bool isScalar(const PassContext& ctx, const Node& e, std::set<std::string>& visiting) {
+    const std::string& t = nodeType(e);
+    if (t == "Constant") return true;
+    if (t == "BinOp") return isScalar(ctx, e["left"], visiting) && isScalar(ctx, e["right"], visiting);
+    if (t == "UnaryOp") return isScalar(ctx, e["operand"], visiting);
+    if (t == "Call") {
+      std::string fn = ctx.tlFunction(e);
+      if (fn == "program_id" || fn == "num_programs") return true;
+      bool known = fn == "cdiv" || fn == "minimum" || fn == "maximum" || dottedName(e["func"]) == "min" ||
+                   dottedName(e["func"]) == "max";
+      if (isType(e["func"], "Attribute") && e["func"].value("attr", "") == "to") {
+        return isScalar(ctx, e["func"]["value"], visiting);
+      }
+      if (!known) return false;
+      for (const auto& a : e["args"]) {
+        if (!isScalar(ctx, a, visiting)) return false;
+      }
+      return true;
+    }
+    if (t != "Name") return false;
+    std::string name = nameOf(e);
+    if (visiting.count(name)) return true;  // a name bound from itself: its other bindings decide
+    visiting.insert(name);
+    bool param = ctx.kernel->param(name) != nullptr;
+    bool bound = false, scalar = true;
+    walk(ctx.body(), [&](const Node& n) {
+      if (!scalar) return false;
+      if (isType(n, "For") && nameOf(n["target"]) == name) {
+        bound = true;
+        scalar = isRangeCall(ctx, n["iter"]);
+      } else if ((isType(n, "Assign") || isType(n, "AugAssign") || isType(n, "AnnAssign")) &&
+                 assignedName(n) == name) {
+        bound = true;
+        scalar = !n["value"].is_null() && isScalar(ctx, n["value"], visiting);
+      }
+      return true;
+    });
+    visiting.erase(name);
+    return scalar && (bound || param);
+  }
+
+  // `e` as REST + var * COEFF, nullopt when it is not of that form.
+  static std::optional<Affine> affine(const PassContext& ctx, const Node& e, const std::string& var) {
+    if (!mentionsName(e, var)) return Affine{ctx.slice(e), ""};
+    if (nameOf(e) == var) return Affine{"", "1"};
+    auto add = [](const std::string& p, const std::string& q) { return p.empty() ? q : q.empty() ? p : p + " + " + q; };
+    auto neg = [](const std::string& p) { return p.empty() ? p : "-" + paren(p); };
+    auto sub = [&](const std::string& p, const std::string& q) {
+      return q.empty() ? p : p.empty() ? neg(q) : p + " - " + paren(q);
+    };
+    auto mul = [](const std::string& p, const std::string& s) {
+      return p.empty() ? p : p == "1" ? s : paren(p) + " * " + paren(s);
+    };
+    if (isType(e, "UnaryOp") && isType(e["op"], "USub")) {
+      auto a = affine(ctx, e["operand"], var);
+      if (!a) return std::nullopt;
+      return Affine{neg(a->rest), neg(a->coeff)};
+    }
+    if (!isType(e, "BinOp")) return std::nullopt;
+    const std::string& op = nodeType(e["op"]);
+    if (op == "Add" || op == "Sub") {
+      auto a = affine(ctx, e["left"], var), b = affine(ctx, e["right"], var);
+      if (!a || !b) return std::nullopt;
+      if (op == "Add") return Affine{add(a->rest, b->rest), add(a->coeff, b->coeff)};
+      return Affine{sub(a->rest, b->rest), sub(a->coeff, b->coeff)};
+    }
+    if (op != "Mult") return std::nullopt;
+    bool l = mentionsName(e["left"], var), r = mentionsName(e["right"], var);
+    if (l && r) return std::nullopt;
+    const Node& x = l ? e["left"] : e["right"];
+    const Node& s = l ? e["right"] : e["left"];
+    std::set<std::string> visiting;
+    if (!isScalar(ctx, s, visiting)) return std::nullopt;
+    auto a = affine(ctx, x, var);
+    if (!a) return std::nullopt;
+    std::string st = paren(ctx.slice(s));
+    return Affine{mul(a->rest, st), mul(a->coeff, st)};
+  }
+
+  // Fills the operand's load, binding and casts from its factor; false (and why) otherwise.
+  static bool operandOf(const PassContext& ctx, const Node& body, size_t update_at, const Node& factor, Operand* o,
+                        std::string* why) {
+    o->factor = &factor;
+    const Node& sub = peelCast(factor, &o->factor_cast);
+    o->axis = broadcastAxis(sub);
+    const Node& inner = peelCast(sub["value"], &o->factor_cast);
+    if (ctx.isTlCall(inner, "load")) {
+      o->load = &inner;
+    } else {
+      std::string u = nameOf(inner);
+      if (u.empty()) {
+        *why = fmt::format("the factor '{}' is neither a load nor a name", ctx.slice(factor));
+        return false;
+      }
+      std::map<std::string, int> stores = storeCounts(ctx.body());
+      for (size_t i = 0; i < update_at; ++i) {
+        if (isType(body[i], "Assign") && assignedName(body[i]) == u) o->stmt = &body[i];
+      }
+      if (!o->stmt || countOf(stores, u) != 1) {
+        *why = fmt::format("'{}' is not bound once, to a load, in the update's loop body", u);
+        return false;
+      }
+      const Node& v = peelCast((*o->stmt)["value"], &o->bind_cast);
+      if (!ctx.isTlCall(v, "load")) {
+        *why = fmt::format("'{}' is not bound to a tl.load", u);
+        return false;
+      }
+      o->load = &v;
+      int reads = 0;
+      walk(ctx.body(), [&](const Node& n) {
+        reads += isType(n, "Name") && nameOf(n) == u && n.value("ctx", "") != "Store";
+        return true;
+      });
+      if (reads != 1) {
+        *why = fmt::format("'{}' is read elsewhere than in the update (its shape becomes 2-D)", u);
+        return false;
+      }
+    }
+    const Node& load = *o->load;
+    if (load["args"].size() != 1) {
+      *why = "a load passes its mask or other= positionally, or its pointer by keyword";
+      return false;
+    }
+    const Node* cast = o->factor_cast ? o->factor_cast : o->bind_cast;
+    if (cast) o->cast = ctx.slice(cast->at("args")[0]);
+    o->pointer = &load["args"][0];
+    return true;
+  }
+
+  bool plan(const PassContext& ctx, const Node& update, const std::vector<const Node*>& chain, int64_t block,
+            PassOutcome* out, std::string* why) const {
+    auto no = [&](std::string reason) {
+      *why = std::move(reason);
+      return false;
+    };
+    std::string acc;
+    const Node& product = *productOf(update, &acc);
+    const Node& body = (*chain.back())["body"];
+    size_t update_at = 0;
+    while (update_at < body.size() && &body[update_at] != &update) ++update_at;
+
+    // The accumulator: a 2-D fp32 zeros (or full) bound once before the outermost loop.
+    const Node& outer = *chain.front();
+    std::map<std::string, int> kernel_stores = storeCounts(ctx.body());
+    const Node* init = nullptr;
+    for (const auto& st : ctx.body()) {
+      if (&st == &outer) break;
+      if (isType(st, "Assign") && assignedName(st) == acc) init = &st;
+    }
+    if (!init) return no(fmt::format("the accumulator '{}' is not bound at the top of the kernel before its loops", acc));
+    const Node& iv = (*init)["value"];
+    bool zeros = ctx.isTlCall(iv, "zeros"), full = ctx.isTlCall(iv, "full");
+    if (!zeros && !full) return no(fmt::format("'{}' does not start as tl.zeros or tl.full", acc));
+    const Node* dtype = keywordArg(iv, "dtype");
+    size_t dtype_at = zeros ? 1 : 2;
+    if (!dtype && iv["args"].size() > dtype_at) dtype = &iv["args"][dtype_at];
+    if (!dtype || dottedName(*dtype) != ctx.tl() + ".float32") {
+      return no(fmt::format("the accumulator '{}' is not tl.float32", acc));
+    }
+    const Node& shape = iv["args"].empty() ? iv : iv["args"][0];
+    if (!(isType(shape, "Tuple") || isType(shape, "List")) || shape["elts"].size() != 2) {
+      return no(fmt::format("the accumulator '{}' is not a 2-D tile", acc));
+    }
+
+    // The operands.
+    Operand ops[2];
+    {
+      Operand l, r;
+      if (!operandOf(ctx, body, update_at, product["left"], &l, why)) return false;
+      if (!operandOf(ctx, body, update_at, product["right"], &r, why)) return false;
+      ops[l.axis] = l;
+      ops[r.axis] = r;
+    }
+    // A pointer given by name: the name's binding in the update's loop body, for that load alone.
+    for (Operand& o : ops) {
+      std::string p = nameOf(*o.pointer);
+      if (p.empty()) continue;
+      const Node* bind = nullptr;
+      for (size_t i = 0; i < update_at; ++i) {
+        if (isType(body[i], "Assign") && assignedName(body[i]) == p) bind = &body[i];
+      }
+      int reads = 0;
+      walk(ctx.body(), [&](const Node& n) {
+        reads += isType(n, "Name") && nameOf(n) == p && n.value("ctx", "") != "Store";
+        return true;
+      });
+      if (bind && countOf(kernel_stores, p) == 1 && reads == 1) o.pointer = &(*bind)["value"];
+    }
+
+    // The loop: the innermost one around the update whose variable qualifies.
+    std::string loop_why;
+    for (auto li = chain.rbegin(); li != chain.rend(); ++li) {
+      std::string w;
+      if (emit(ctx, **li, update, product, acc, ops, block, out, &w)) return true;
+      if (loop_why.empty()) loop_why = w;
+    }
+    return no(loop_why);
+  }
+
+  bool emit(const PassContext& ctx, const Node& loop, const Node& update, const Node& product, const std::string& acc,
+            Operand (&ops)[2], int64_t block, PassOutcome* out, std::string* why) const {
+    std::string var = nameOf(loop["target"]);
+    auto no = [&](std::string reason) {
+      *why = fmt::format("loop over '{}': {}", var.empty() ? "?" : var, reason);
+      return false;
+    };
+    if (var.empty()) return no("its target is not a name");
+    const Node& it = loop["iter"];
+    bool builtin_range = isType(it, "Call") && dottedName(it["func"]) == "range";
+    if (!builtin_range && !ctx.isTlCall(it, "range")) return no("it is not over range(...) or tl.range(...)");
+    const size_t nargs = it["args"].size();
+    if (nargs < 1 || nargs > 3) return no("its range does not give its bounds positionally");
+    if (nargs == 3 && intLiteral(it["args"][2]) != 1) return no("it does not step by 1");
+    if (!loop["orelse"].empty()) return no("it has an else clause");
+    const Node& end = it["args"][nargs == 1 ? 0 : 1];
+    const Node& lbody = loop["body"];
+    std::map<std::string, int> inner = storeCounts(lbody);
+    std::map<std::string, int> all = storeCounts(ctx.body());
+    if (countOf(inner, var)) return no("its body rebinds the variable");
+    bool rebound = false;
+    for (size_t i = 0; i + 1 < nargs; ++i) {
+      forEachName(it["args"][i], [&](const Node& n) { rebound = rebound || countOf(inner, nameOf(n)) > 0; });
+    }
+    if (rebound) return no("its body rebinds a name of its bounds");
+    if (nodePos(lbody[0])->line == nodePos(loop)->line) return no("its body starts on the line of the `for`");
+
+    // Its body: loops over ranges, the update, and pure bindings of names local to it.
+    std::string impure;
+    std::function<void(const Node&)> check = [&](const Node& list) {
+      for (const auto& st : list) {
+        if (!impure.empty()) return;
+        if (&st == &update) continue;
+        if (isType(st, "For")) {
+          if (!isRangeCall(ctx, st["iter"]) || !st["orelse"].empty()) impure = "a loop not over a range";
+          check(st["body"]);
+          continue;
+        }
+        std::string name = assignedName(st);
+        if (!isType(st, "Assign") || name.empty()) {
+          bool call = isType(st, "Expr") && isType(st["value"], "Call");
+          impure = call ? fmt::format("a call '{}'", ctx.slice(st["value"]["func"]))
+                        : fmt::format("a statement '{}'", nodeType(st));
+          return;
+        }
+        if (name == acc || countOf(all, name) != countOf(inner, name) || countOf(inner, name) != 1) {
+          impure = fmt::format("'{}' (a name bound elsewhere too)", name);
+          return;
+        }
+        walk(st["value"], [&](const Node& n) {
+          if (!isType(n, "Call") || !impure.empty()) return impure.empty();
+          std::string fn = ctx.tlFunction(n);
+          bool method = isType(n["func"], "Attribute") && n["func"].value("attr", "") == "to";
+          bool builtin = dottedName(n["func"]) == "min" || dottedName(n["func"]) == "max";
+          bool effect = fn == "store" || fn.rfind("atomic_", 0) == 0 || fn == "device_print" || fn == "debug_barrier" ||
+                        fn == "device_assert" || fn == "static_print";
+          if ((fn.empty() && !method && !builtin) || effect) impure = fmt::format("a call '{}'", ctx.slice(n["func"]));
+          return true;
+        });
+      }
+    };
+    check(lbody);
+    if (!impure.empty()) return no(fmt::format("its body holds {}, not only loops and pure bindings", impure));
+    walk(lbody, [&](const Node& n) {
+      const std::string& t = nodeType(n);
+      if (t == "Break" || t == "Continue" || t == "Return") impure = t;
+      return impure.empty();
+    });
+    if (!impure.empty()) return no("it has a break, continue or return");
+    // Names it binds are read only inside it.
+    Range lr = ctx.range(loop);
+    std::string escapes;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Name") && n.value("ctx", "") != "Store" && countOf(inner, nameOf(n)) && nameOf(n) != acc) {
+        Range r = ctx.range(n);
+        if (r.begin < lr.begin || r.end > lr.end) escapes = nameOf(n);
+      }
+      return true;
+    });
+    if (!escapes.empty()) return no(fmt::format("'{}', bound in it, is read after it", escapes));
+
+    // The variable: read only in the two addresses, additively.
+    std::vector<Range> allowed;
+    for (const Operand& o : ops) allowed.push_back(ctx.range(*o.pointer));
+    std::string stray;
+    walk(lbody, [&](const Node& n) {
+      if (isType(n, "Name") && nameOf(n) == var) {
+        Range r = ctx.range(n);
+        bool in = std::any_of(allowed.begin(), allowed.end(), [&](Range a) { return a.begin <= r.begin && r.end <= a.end; });
+        if (!in) stray = "x";
+      }
+      return true;
+    });
+    if (!stray.empty()) return no("its variable is read elsewhere than in the two loads' addresses");
+    std::optional<Affine> aff[2];
+    for (int k = 0; k < 2; ++k) {
+      if (!mentionsName(*ops[k].pointer, var)) return no("its variable is not in both loads' addresses");
+      aff[k] = affine(ctx, *ops[k].pointer, var);
+      if (!aff[k] || aff[k]->rest.empty() || aff[k]->coeff.empty()) {
+        return no(fmt::format("the address '{}' is not REST + {} * COEFF with COEFF a scalar",
+                              ctx.slice(*ops[k].pointer), var));
+      }
+    }
+    // Masks without the variable, others a number, one of them 0.
+    bool some_zero = false;
+    for (const Operand& o : ops) {
+      const Node* mask = keywordArg(*o.load, "mask");
+      if (mask && mentionsName(*mask, var)) return no("a load's mask reads its variable");
+      const Node* other = keywordArg(*o.load, "other");
+      if (!other) {
+        some_zero = true;
+        continue;
+      }
+      const Node& ov = isType(*other, "UnaryOp") && isType((*other)["op"], "USub") ? (*other)["operand"] : *other;
+      std::string vt = ov.value("vt", "");
+      if (!isType(ov, "Constant") || (vt != "int" && vt != "float")) {
+        return no(fmt::format("a load's other= '{}' is not a number", ctx.slice(*other)));
+      }
+      if (ov["value"].get<double>() == 0.0) some_zero = true;
+    }
+    if (!some_zero) return no("neither load's other= is 0 (the lanes past the end would add)");
+
+    // Emission.
+    std::string tl = ctx.tl();
+    std::string up;
+    for (char c : var) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string bk = ctx.freshName("BLOCK_" + up);
+    std::string offs = ctx.freshName(var + "_offs");
+    SourceEditor ed(ctx.text().text());
+    const Node& lo_end = it["args"][nargs - (nargs == 3 ? 2 : 1)];
+    if (nargs == 1) {
+      ed.replace(ctx.range(end), fmt::format("0, {}, {}", ctx.slice(end), bk));
+    } else if (nargs == 2) {
+      ed.insert(ctx.range(lo_end).end, ", " + bk);
+    } else {
+      ed.replace(ctx.range(it["args"][2]), bk);
+    }
+    std::string body_indent(static_cast<size_t>(nodePos(lbody[0])->col), ' ');
+    ed.insert(ctx.lineRange(lbody[0]).begin,
+              fmt::format("{}{} = {} + {}.arange(0, {})\n", body_indent, offs, var, tl, bk));
+    std::string end_text = ctx.slice(end);
+    bool drop_casts = ops[0].cast == ops[1].cast && (ops[0].cast == tl + ".float32");
+    const std::string dot_head = tl + ".dot";
+    const size_t dot_column = static_cast<size_t>(nodePos(product)->col);
+    std::string dot_args[2];
+    for (int k = 0; k < 2; ++k) {
+      const Operand& o = ops[k];
+      const char* own = k == 0 ? "[:, None]" : "[None, :]";
+      const char* cross = k == 0 ? "[None, :]" : "[:, None]";
+      std::string term = aff[k]->coeff == "1" ? offs : fmt::format("({} * {})", offs, paren(aff[k]->coeff));
+      std::string address = fmt::format("{}{} + {}{}", paren(aff[k]->rest), own, term, cross);
+      const Node& load = *o.load;
+      // The load written anew: the block's address, the mask widened by the range check, other=.
+      std::vector<std::string> largs;
+      if (o.pointer == &load["args"][0]) {
+        largs.push_back(address);
+      } else {
+        ed.replace(ctx.range(*o.pointer), address);  // a name bound for this address alone
+        largs.push_back(ctx.slice(load["args"][0]));
+      }
+      std::string in_range = fmt::format("({} < {}){}", offs, paren(end_text), cross);
+      for (const auto& kw : load["keywords"]) {
+        std::string name = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "";
+        if (name.empty()) return no("a load passes **keywords");
+        std::string value = name == "mask" ? fmt::format("{}{} & {}", paren(ctx.slice(kw["value"])), own, in_range)
+                                           : ctx.slice(kw["value"]);
+        largs.push_back(name + "=" + value);
+      }
+      if (!keywordArg(load, "mask")) largs.push_back("mask=" + in_range);
+      if (!keywordArg(load, "other")) largs.push_back("other=0.0");
+      std::string head = ctx.slice(load["func"]);
+      if (o.stmt) {
+        // `u = tl.load(...)[.to(T)]`: the load rewritten in place, its cast dropped when both go.
+        const Node& value = (*o.stmt)["value"];
+        std::string text = wrapCall(head, largs, static_cast<size_t>(nodePos(load)->col));
+        if (o.bind_cast && !drop_casts) {
+          ed.replace(ctx.range(load), text);
+        } else {
+          ed.replace(ctx.range(value), text);
+        }
+        dot_args[k] = nameOf(peelCast(peelCast(*o.factor, nullptr)["value"], nullptr));
+        if (!drop_casts && o.factor_cast) dot_args[k] += fmt::format(".to({})", o.cast);
+      } else {
+        dot_args[k] = wrapCall(head, largs, dot_column + dot_head.size() + 1);
+        if (!drop_casts && !o.cast.empty()) dot_args[k] += fmt::format(".to({})", o.cast);
+      }
+    }
+    ed.replace(ctx.range(product),
+               wrapCall(dot_head, {dot_args[0], dot_args[1], "input_precision=\"ieee\""}, dot_column));
+    addKernelParam(ctx, ed, bk, ctx.constexprAnnotation(), std::to_string(block));
+    out->applied = true;
+    out->source = ed.apply();
+    out->notes.push_back(fmt::format("{} runs in blocks of {} ({} = {}): {} gathers one tl.dot per block", var, bk,
+                                     bk, block, acc));
+    if (drop_casts) out->notes.push_back("the operands' .to(tl.float32) dropped: the dot takes them as loaded");
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeImplicitGemmPass() { return std::make_unique<ImplicitGemmPass>(); }
+
+}  // namespace tf
