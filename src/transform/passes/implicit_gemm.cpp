@@ -386,18 +386,58 @@ class ImplicitGemmPass : public Pass {
     std::map<std::string, int> all = storeCounts(ctx.body());
     if (countOf(inner, var)) return no("its body rebinds the variable");
     bool rebound = false;
-    for (size_t i = 0; i + 1 < nargs; ++i) {
+    for (size_t i = 0; i < std::min<size_t>(nargs, 2); ++i) {
       forEachName(it["args"][i], [&](const Node& n) { rebound = rebound || countOf(inner, nameOf(n)) > 0; });
     }
     if (rebound) return no("its body rebinds a name of its bounds");
     if (nodePos(lbody[0])->line == nodePos(loop)->line) return no("its body starts on the line of the `for`");
+
+    // Pointers advanced by a fixed step at every step of the loop (`p += D` in its body, after
+    // the statement that loads through p): block by block, lane j reads p + j * D, and p
+    // advances by BLOCK * D.
+    const Node* advance[2] = {nullptr, nullptr};
+    Range lr = ctx.range(loop);
+    for (int k = 0; k < 2; ++k) {
+      const Node& ptr = *ops[k].pointer;
+      std::string p = nameOf(ptr);
+      if (p.empty() || &ptr != &(*ops[k].load)["args"][0]) continue;
+      Range load_r = ctx.range(*ops[k].load);
+      int load_at = -1;
+      for (size_t i = 0; i < lbody.size(); ++i) {
+        Range r = ctx.range(lbody[i]);
+        if (r.begin <= load_r.begin && load_r.end <= r.end) load_at = static_cast<int>(i);
+        const Node& st = lbody[i];
+        if (!isType(st, "AugAssign") || !isType(st["op"], "Add") || assignedName(st) != p) continue;
+        std::set<std::string> visiting;
+        if (countOf(inner, p) != 1 || load_at < 0 || mentionsName(st["value"], var) ||
+            mentionsName(st["value"], p) || !isScalar(ctx, st["value"], visiting)) {
+          return no(fmt::format("'{}' is not advanced once, after its load, by a step that does not change", p));
+        }
+        bool step_rebound = false;
+        forEachName(st["value"], [&](const Node& n) { step_rebound = step_rebound || countOf(inner, nameOf(n)) > 0; });
+        if (step_rebound) return no(fmt::format("the step of '{}' is rebound in the loop", p));
+        advance[k] = &st;
+      }
+      if (!advance[k]) continue;
+      int reads = 0;
+      bool after = false;
+      walk(ctx.body(), [&](const Node& n) {
+        if (!isType(n, "Name") || nameOf(n) != p || n.value("ctx", "") == "Store") return true;
+        Range r = ctx.range(n);
+        if (r.begin >= lr.end) after = true;
+        if (r.begin >= lr.begin && r.end <= lr.end) ++reads;
+        return true;
+      });
+      if (after || reads != 1) return no(fmt::format("'{}' is read besides its load in the loop, or after it", p));
+    }
+    auto isAdvance = [&](const Node& st) { return &st == advance[0] || &st == advance[1]; };
 
     // Its body: loops over ranges, the update, and pure bindings of names local to it.
     std::string impure;
     std::function<void(const Node&)> check = [&](const Node& list) {
       for (const auto& st : list) {
         if (!impure.empty()) return;
-        if (&st == &update) continue;
+        if (&st == &update || isAdvance(st)) continue;
         if (isType(st, "For")) {
           if (!isRangeCall(ctx, st["iter"]) || !st["orelse"].empty()) impure = "a loop not over a range";
           check(st["body"]);
@@ -434,11 +474,13 @@ class ImplicitGemmPass : public Pass {
       return impure.empty();
     });
     if (!impure.empty()) return no("it has a break, continue or return");
-    // Names it binds are read only inside it.
-    Range lr = ctx.range(loop);
+    // Names it binds are read only inside it (an advanced pointer: checked above).
     std::string escapes;
     walk(ctx.body(), [&](const Node& n) {
-      if (isType(n, "Name") && n.value("ctx", "") != "Store" && countOf(inner, nameOf(n)) && nameOf(n) != acc) {
+      bool advanced = (advance[0] && nameOf(n) == assignedName(*advance[0])) ||
+                      (advance[1] && nameOf(n) == assignedName(*advance[1]));
+      if (isType(n, "Name") && n.value("ctx", "") != "Store" && countOf(inner, nameOf(n)) && nameOf(n) != acc &&
+          !advanced) {
         Range r = ctx.range(n);
         if (r.begin < lr.begin || r.end > lr.end) escapes = nameOf(n);
       }
@@ -461,7 +503,10 @@ class ImplicitGemmPass : public Pass {
     if (!stray.empty()) return no("its variable is read elsewhere than in the two loads' addresses");
     std::optional<Affine> aff[2];
     for (int k = 0; k < 2; ++k) {
-      if (!mentionsName(*ops[k].pointer, var)) return no("its variable is not in both loads' addresses");
+      if (advance[k]) continue;
+      if (!mentionsName(*ops[k].pointer, var)) {
+        return no("its variable is not in both loads' addresses (nor are they advanced at every step)");
+      }
       aff[k] = affine(ctx, *ops[k].pointer, var);
       if (!aff[k] || aff[k]->rest.empty() || aff[k]->coeff.empty()) {
         return no(fmt::format("the address '{}' is not REST + {} * COEFF with COEFF a scalar",
@@ -514,8 +559,15 @@ class ImplicitGemmPass : public Pass {
       const Operand& o = ops[k];
       const char* own = k == 0 ? "[:, None]" : "[None, :]";
       const char* cross = k == 0 ? "[None, :]" : "[:, None]";
-      std::string term = aff[k]->coeff == "1" ? offs : fmt::format("({} * {})", offs, paren(aff[k]->coeff));
-      std::string address = fmt::format("{}{} + {}{}", paren(aff[k]->rest), own, term, cross);
+      std::string address;
+      if (advance[k]) {
+        std::string step = paren(ctx.slice((*advance[k])["value"]));
+        address = fmt::format("{}{} + ({}.arange(0, {}) * {}){}", ctx.slice(*o.pointer), own, tl, bk, step, cross);
+        ed.replace(ctx.range((*advance[k])["value"]), fmt::format("{} * {}", bk, step));
+      } else {
+        std::string term = aff[k]->coeff == "1" ? offs : fmt::format("({} * {})", offs, paren(aff[k]->coeff));
+        address = fmt::format("{}{} + {}{}", paren(aff[k]->rest), own, term, cross);
+      }
       const Node& load = *o.load;
       // The load written anew: the block's address, the mask widened by the range check, other=.
       std::vector<std::string> largs;
