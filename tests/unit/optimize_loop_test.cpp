@@ -410,6 +410,37 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   EXPECT_GT(r.speedup, 1.9);
 }
 
+// A pass's variant measured at least twice as fast as anything the base's configurations
+// reached makes the batch's remaining configurations of that base moot: they are left
+// unmeasured (the budget goes to the new base), marked as such; pass variants are measured
+// before configurations when both are ready.
+TEST(OptimizeLoop, ADecisivePassLeavesTheBasesConfigurationsUnmeasured) {
+  fs::path dir = writeTask("decisive");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";  // configurations as fast as the original, the pass 2x
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.batch = 8;
+  o.max_candidates = 12;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto moot = events(r.trace, "configurations-moot");
+  ASSERT_EQ(moot.size(), 1u);
+  int dropped = 0;
+  for (const auto& c : r.candidates) {
+    if (c.message.rfind("not measured: candidate #", 0) != 0) continue;
+    ++dropped;
+    EXPECT_EQ(c.kind, CandidateKind::kSearch) << c.config_text;
+    EXPECT_EQ(c.status, CandidateStatus::kNotRun) << c.config_text;
+    EXPECT_EQ(c.base, 0) << c.config_text;
+  }
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(moot[0]["dropped"], dropped);
+  ASSERT_GE(r.best, 0);
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);
+}
+
 // A kernel with nothing to tune at its launch (autotuned through configs the loop does not
 // read, its block not passed): the passes still run, and a winning one is handed back.
 TEST(OptimizeLoop, PassesRunWhenNothingIsTunable) {
