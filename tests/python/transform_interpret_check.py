@@ -367,6 +367,7 @@ CASES = {
     "implicit-gemm/conv_nchw_channels_outer": (conv2d_nchw, (2, 7, 9, 40, 36, 3, 3)),
     "implicit-gemm/matmul_outer_inline": (sgemm_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "implicit-gemm/matmul_2d_pointers": (matmul_k_tails, (100, 136, 64, 72, 20)),
 }
 
 if __name__ == "__main__":

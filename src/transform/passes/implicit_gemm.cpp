@@ -50,6 +50,7 @@ namespace {
 // One factor of the rank-1 update and the load it comes from.
 struct Operand {
   int axis = -1;                 // 0: the column factor (the dot's A), 1: the row factor (B)
+  bool wrapped = false;          // broadcast by the update (u[:, None]); else loaded 2-D already
   const Node* factor = nullptr;  // the factor as the update writes it
   const Node* load = nullptr;    // the tl.load call
   const Node* stmt = nullptr;    // `u = tl.load(...)[.to(T)]` in the update's loop body, or null (inline)
@@ -155,13 +156,46 @@ class ImplicitGemmPass : public Pass {
     return value;
   }
 
+  // acc += X * Y with X and Y broadcast by the update (u[:, None], v[None, :]) or not broadcast
+  // at all (names or loads: their pointers decide, operandAxis); the rest is checked by plan.
   static bool rankOneProduct(const PassContext&, const Node& st) {
     std::string acc;
     const Node* p = productOf(st, &acc);
     if (!p) return false;
     int a = broadcastAxis(peelCast((*p)["left"], nullptr));
     int b = broadcastAxis(peelCast((*p)["right"], nullptr));
-    return (a == 0 && b == 1) || (a == 1 && b == 0);
+    return (a == 0 && b == 1) || (a == 1 && b == 0) || (a < 0 && b < 0);
+  }
+
+  // The axis a value spans: -2 a scalar, 0 a column (only x[:, None] broadcasts around
+  // scalars), 1 a row, -1 anything else (2-D, 1-D, unknown).
+  static int axisOf(const PassContext& ctx, const Node& e, int depth = 0) {
+    if (int b = broadcastAxis(e); b >= 0) return b;
+    std::set<std::string> visiting;
+    if (isScalar(ctx, e, visiting)) return -2;
+    auto both = [](int a, int b) { return a == -1 || b == -1 ? -1 : a == -2 ? b : b == -2 ? a : a == b ? a : -1; };
+    const std::string& t = nodeType(e);
+    if (t == "BinOp") return both(axisOf(ctx, e["left"], depth), axisOf(ctx, e["right"], depth));
+    if (t == "Compare" && e["comparators"].size() == 1) {
+      return both(axisOf(ctx, e["left"], depth), axisOf(ctx, e["comparators"][0], depth));
+    }
+    if (t == "UnaryOp") return axisOf(ctx, e["operand"], depth);
+    if (t == "Name" && depth < 8) {
+      // Every binding of the name (a pointer set once, advanced by scalar steps) spans the axis.
+      int axis = -2;
+      bool bound = false;
+      walk(ctx.body(), [&](const Node& n) {
+        if ((isType(n, "Assign") || isType(n, "AugAssign")) && assignedName(n) == nameOf(e)) {
+          bound = true;
+          axis = both(axis, axisOf(ctx, n["value"], depth + 1));
+        } else if (isType(n, "For") && nameOf(n["target"]) == nameOf(e)) {
+          axis = -1;
+        }
+        return true;
+      });
+      return bound ? axis : -1;
+    }
+    return -1;
   }
 
   // Is `e` the same value for every element (no tensor)? Parameters, literals, loop variables
@@ -251,7 +285,8 @@ class ImplicitGemmPass : public Pass {
     o->factor = &factor;
     const Node& sub = peelCast(factor, &o->factor_cast);
     o->axis = broadcastAxis(sub);
-    const Node& inner = peelCast(sub["value"], &o->factor_cast);
+    o->wrapped = o->axis >= 0;
+    const Node& inner = o->wrapped ? peelCast(sub["value"], &o->factor_cast) : sub;
     if (ctx.isTlCall(inner, "load")) {
       o->load = &inner;
     } else {
@@ -336,8 +371,8 @@ class ImplicitGemmPass : public Pass {
       Operand l, r;
       if (!operandOf(ctx, body, update_at, product["left"], &l, why)) return false;
       if (!operandOf(ctx, body, update_at, product["right"], &r, why)) return false;
-      ops[l.axis] = l;
-      ops[r.axis] = r;
+      if (!l.wrapped) ops[0] = l, ops[1] = r;  // axes from the pointers, below
+      else ops[l.axis] = l, ops[r.axis] = r;
     }
     // A pointer given by name: the name's binding in the update's loop body, for that load alone.
     for (Operand& o : ops) {
@@ -353,6 +388,23 @@ class ImplicitGemmPass : public Pass {
         return true;
       });
       if (bind && countOf(kernel_stores, p) == 1 && reads == 1) o.pointer = &(*bind)["value"];
+    }
+
+    // Loaded 2-D already: a column of pointers (broadcast x[:, None] around scalars) times a row.
+    if (!ops[0].wrapped) {
+      for (Operand& o : ops) {
+        o.axis = axisOf(ctx, *o.pointer);
+        if (o.axis < 0) {
+          return no(fmt::format("'{}' * '{}' is not a rank-1 update: the address '{}' is not a column "
+                                "(x[:, None] and scalars) or a row (x[None, :] and scalars)",
+                                ctx.slice(product["left"]), ctx.slice(product["right"]), ctx.slice(*o.pointer)));
+        }
+        if (const Node* mask = keywordArg(*o.load, "mask"); mask && axisOf(ctx, *mask) != o.axis && axisOf(ctx, *mask) != -2) {
+          return no(fmt::format("the mask '{}' does not span the address's axis alone", ctx.slice(*mask)));
+        }
+      }
+      if (ops[0].axis == ops[1].axis) return no("both factors span the same axis: not a rank-1 update");
+      if (ops[0].axis == 1) std::swap(ops[0], ops[1]);
     }
 
     // The loop: the innermost one around the update whose variable qualifies.
@@ -557,7 +609,7 @@ class ImplicitGemmPass : public Pass {
     std::string dot_args[2];
     for (int k = 0; k < 2; ++k) {
       const Operand& o = ops[k];
-      const char* own = k == 0 ? "[:, None]" : "[None, :]";
+      const char* own = !o.wrapped ? "" : k == 0 ? "[:, None]" : "[None, :]";
       const char* cross = k == 0 ? "[None, :]" : "[:, None]";
       std::string address;
       if (advance[k]) {
@@ -566,7 +618,7 @@ class ImplicitGemmPass : public Pass {
         ed.replace(ctx.range((*advance[k])["value"]), fmt::format("{} * {}", bk, step));
       } else {
         std::string term = aff[k]->coeff == "1" ? offs : fmt::format("({} * {})", offs, paren(aff[k]->coeff));
-        address = fmt::format("{}{} + {}{}", paren(aff[k]->rest), own, term, cross);
+        address = fmt::format("{}{} + {}{}", o.wrapped ? paren(aff[k]->rest) : aff[k]->rest, own, term, cross);
       }
       const Node& load = *o.load;
       // The load written anew: the block's address, the mask widened by the range check, other=.
@@ -597,7 +649,8 @@ class ImplicitGemmPass : public Pass {
         } else {
           ed.replace(ctx.range(value), text);
         }
-        dot_args[k] = nameOf(peelCast(peelCast(*o.factor, nullptr)["value"], nullptr));
+        const Node& sub = peelCast(*o.factor, nullptr);
+        dot_args[k] = nameOf(o.wrapped ? peelCast(sub["value"], nullptr) : sub);
         if (!drop_casts && o.factor_cast) dot_args[k] += fmt::format(".to({})", o.cast);
       } else {
         dot_args[k] = wrapCall(head, largs, dot_column + dot_head.size() + 1);
