@@ -55,6 +55,14 @@ class RuleEngineTest : public ::testing::Test {
     f.suggestions = std::move(suggestions);
     return EngineDiagnosis{"mm", Bottleneck::kBalanced, {f}};
   }
+  // Does the rule engine propose `pass` for a diagnosis of one finding of `kind`?
+  bool proposesPass(FindingKind kind, const std::string& pass) {
+    EngineOutput out = rules_->propose(input({finding(kind)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == pass) return true;
+    }
+    return false;
+  }
   TunableSet set_ = matmulTunables();
   Space space_{set_, SpaceHints{}};
   std::unique_ptr<ReasoningEngine> rules_ = makeRuleEngine();
@@ -308,13 +316,7 @@ TEST_F(RuleEngineTest, RowKernelsWithSeveralLoopsTryEvictionHints) {
 // loops (attention), whatever the finding, may try it; a GEMM's one dot keeps its K loop for
 // the TMA descriptor loads; a kernel without a loop may not.
 TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
-  auto proposes = [&](FindingKind kind) {
-    EngineOutput out = rules_->propose(input({finding(kind)}));
-    for (const auto& p : out.proposals) {
-      if (p.kind == Proposal::Kind::kPass && p.pass == "tail-split") return true;
-    }
-    return false;
-  };
+  auto proposes = [&](FindingKind kind) { return proposesPass(kind, "tail-split"); };
   set_.facts["mm"].loops = 1;
   ASSERT_FALSE(set_.facts["mm"].dots.empty());
   for (auto& d : set_.facts["mm"].dots) d.in_loop = true;
@@ -332,13 +334,7 @@ TEST_F(RuleEngineTest, KernelsWithALoopTryTailSplit) {
 // implicit-gemm finds its outer products itself: a kernel with a loop and no dot may try it,
 // whatever the finding; a kernel with a dot, or without a loop, may not.
 TEST_F(RuleEngineTest, LoopsWithoutADotTryImplicitGemm) {
-  auto proposes = [&](FindingKind kind) {
-    EngineOutput out = rules_->propose(input({finding(kind)}));
-    for (const auto& p : out.proposals) {
-      if (p.kind == Proposal::Kind::kPass && p.pass == "implicit-gemm") return true;
-    }
-    return false;
-  };
+  auto proposes = [&](FindingKind kind) { return proposesPass(kind, "implicit-gemm"); };
   set_.facts["mm"].loops = 1;
   ASSERT_FALSE(set_.facts["mm"].dots.empty());
   EXPECT_FALSE(proposes(FindingKind::kComputeBound));  // already a GEMM
