@@ -526,6 +526,18 @@ class ImplicitGemmPass : public Pass {
       return impure.empty();
     });
     if (!impure.empty()) return no("it has a break, continue or return");
+    // The accumulator is read in it by the update alone (its value between two steps of a block
+    // is not the loop's).
+    Range ur = ctx.range(update);
+    bool acc_read = false;
+    walk(lbody, [&](const Node& n) {
+      if (isType(n, "Name") && nameOf(n) == acc) {
+        Range r = ctx.range(n);
+        if (r.begin < ur.begin || r.end > ur.end) acc_read = true;
+      }
+      return true;
+    });
+    if (acc_read) return no(fmt::format("'{}' is read in it besides the update", acc));
     // Names it binds are read only inside it (an advanced pointer: checked above).
     std::string escapes;
     walk(ctx.body(), [&](const Node& n) {
