@@ -99,7 +99,8 @@ class ImplicitGemmPass : public Pass {
         "the loads' masks do not read V; their other= is a number, 0 for at least one of them (0 is added "
         "where there is none)",
         "everything else in that loop binds names no one else binds or reads outside it, without side "
-        "effects (no store, atomic, print or user function), or is a loop over a range; no if or while",
+        "effects (no store, atomic, print, inline assembly or user function), or is a loop over a range; no if "
+        "or while; the accumulator is read there by the update alone",
     };
     info_.params = {
         {"block", PassParamKind::kInt, "32", false, 16, 256, true, {}, "the block of the loop variable per dot (K)",
@@ -512,7 +513,7 @@ class ImplicitGemmPass : public Pass {
           bool method = isType(n["func"], "Attribute") && n["func"].value("attr", "") == "to";
           bool builtin = dottedName(n["func"]) == "min" || dottedName(n["func"]) == "max";
           bool effect = fn == "store" || fn.rfind("atomic_", 0) == 0 || fn == "device_print" || fn == "debug_barrier" ||
-                        fn == "device_assert" || fn == "static_print";
+                        fn == "device_assert" || fn == "static_print" || fn == "inline_asm_elementwise";
           if ((fn.empty() && !method && !builtin) || effect) impure = fmt::format("a call '{}'", ctx.slice(n["func"]));
           return true;
         });
