@@ -37,6 +37,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,11 @@ class ImplicitGemmPass : public Pass {
     for (const auto& [update, chain] : updates) {
       std::string why;
       PassOutcome out;
-      if (plan(ctx, *update, chain, args.integer("block"), &out, &why)) return out;
+      try {
+        if (plan(ctx, *update, chain, args.integer("block"), &out, &why)) return out;
+      } catch (const std::logic_error&) {
+        why = "the rewrite's edits overlap";
+      }
       if (first_why.empty()) first_why = why;
     }
     return refuse(first_why);
