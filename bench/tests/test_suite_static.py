@@ -25,6 +25,7 @@ EXPECTED_TUNED = {
     "matmul_bias_gelu": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "conv2d_nhwc": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "conv2d_direct": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
+    "matmul_outer": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention_causal": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "softmax": {"BLOCK_SIZE", "num_warps", "num_stages"},

@@ -368,6 +368,8 @@ CASES = {
     "implicit-gemm/matmul_outer_inline": (sgemm_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_pointers": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "implicit-gemm/matmul_2d_direct": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }
 
 if __name__ == "__main__":

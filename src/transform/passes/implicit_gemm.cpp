@@ -632,11 +632,12 @@ class ImplicitGemmPass : public Pass {
       std::string address;
       if (advance[k]) {
         std::string step = paren(ctx.slice((*advance[k])["value"]));
-        address = fmt::format("{}{} + ({}.arange(0, {}) * {}){}", ctx.slice(*o.pointer), own, tl, bk, step, cross);
+        address = fmt::format("{}{} + {}.arange(0, {}){} * {}", ctx.slice(*o.pointer), own, tl, bk, cross, step);
         ed.replace(ctx.range((*advance[k])["value"]), fmt::format("{} * {}", bk, step));
       } else {
-        std::string term = aff[k]->coeff == "1" ? offs : fmt::format("({} * {})", offs, paren(aff[k]->coeff));
-        address = fmt::format("{}{} + {}{}", o.wrapped ? paren(aff[k]->rest) : aff[k]->rest, own, term, cross);
+        // `offs[None, :] * COEFF`: the form tensor-cores' descriptor loads read as a column index.
+        std::string term = offs + cross + (aff[k]->coeff == "1" ? "" : " * " + paren(aff[k]->coeff));
+        address = fmt::format("{}{} + {}", o.wrapped ? paren(aff[k]->rest) : aff[k]->rest, own, term);
       }
       const Node& load = *o.load;
       // The load written anew: the block's address, the mask widened by the range check, other=.
@@ -647,7 +648,7 @@ class ImplicitGemmPass : public Pass {
         ed.replace(ctx.range(*o.pointer), address);  // a name bound for this address alone
         largs.push_back(ctx.slice(load["args"][0]));
       }
-      std::string in_range = fmt::format("({} < {}){}", offs, paren(end_text), cross);
+      std::string in_range = fmt::format("({}{} < {})", offs, cross, paren(end_text));
       for (const auto& kw : load["keywords"]) {
         std::string name = kw["arg"].is_string() ? kw["arg"].get<std::string>() : "";
         if (name.empty()) return no("a load passes **keywords");

@@ -25,10 +25,10 @@ def conv2d_nchw_kernel(x_ptr, w_ptr, y_ptr, N, C, H, W, K, P, Q,
             for s in range(S):
                 iw = ow - PAD + s
                 ok = p_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                x_ptrs = (x_ptr + nb * sxn + ih * sxh + iw * sxw)[:, None] + (c_offs * sxc)[None, :]
-                xv = tl.load(x_ptrs, mask=ok[:, None] & (c_offs < C)[None, :], other=0.0)
-                wv = tl.load((w_ptr + offs_k * swk + r * swr + s * sws)[None, :] + (c_offs * swc)[:, None],
-                             mask=k_ok[None, :] & (c_offs < C)[:, None], other=0.0)
+                x_ptrs = (x_ptr + nb * sxn + ih * sxh + iw * sxw)[:, None] + c_offs[None, :] * sxc
+                xv = tl.load(x_ptrs, mask=ok[:, None] & (c_offs[None, :] < C), other=0.0)
+                wv = tl.load((w_ptr + offs_k * swk + r * swr + s * sws)[None, :] + c_offs[:, None] * swc,
+                             mask=k_ok[None, :] & (c_offs[:, None] < C), other=0.0)
                 acc += tl.dot(xv, wv, input_precision="ieee")
     y_ptrs = y_ptr + nb * K * P * Q + offs_k[None, :] * (P * Q) + offs_p[:, None]
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=p_ok[:, None] & k_ok[None, :])

@@ -37,9 +37,9 @@ def conv2d_direct_kernel(x_ptr, w_ptr, y_ptr,
             for c in range(0, C, BLOCK_C):
                 c_offs = c + tl.arange(0, BLOCK_C)
                 a = tl.load((x_ptr + x_base)[:, None] + c_offs[None, :],
-                            mask=pix_ok[:, None] & (c_offs < C)[None, :], other=0.0)
+                            mask=pix_ok[:, None] & (c_offs[None, :] < C), other=0.0)
                 b = tl.load((w_ptr + w_base)[None, :] + c_offs[:, None],
-                            mask=n_ok[None, :] & (c_offs < C)[:, None], other=0.0)
+                            mask=n_ok[None, :] & (c_offs[:, None] < C), other=0.0)
                 acc += tl.dot(a, b, input_precision="ieee")
     tl.store(y_ptr + offs_m[:, None] * K + offs_n[None, :], acc.to(tl.float16),
              mask=m_ok[:, None] & n_ok[None, :])

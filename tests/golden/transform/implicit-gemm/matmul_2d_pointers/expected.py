@@ -15,10 +15,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     b_ptrs = b_ptr + offs_n[None, :] * stride_bn
     for k in range(0, K, BLOCK_K):
         k_offs = k + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k_offs * stride_ak)[None, :],
-                    mask=(offs_m[:, None] < M) & (k_offs < K)[None, :], other=0.0)
-        b = tl.load(b_ptrs + (tl.arange(0, BLOCK_K) * stride_bk)[:, None],
-                    mask=(offs_n[None, :] < N) & (k_offs < K)[:, None], other=0.0)
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + k_offs[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (k_offs[None, :] < K), other=0.0)
+        b = tl.load(b_ptrs + tl.arange(0, BLOCK_K)[:, None] * stride_bk,
+                    mask=(offs_n[None, :] < N) & (k_offs[:, None] < K), other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn

@@ -14,10 +14,10 @@ def matmul_outer_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
     for k in tl.range(0, K, BLOCK_K, num_stages=2):
         k_offs = k + tl.arange(0, BLOCK_K)
-        acc = acc + tl.dot(tl.load((a_ptr + rm * stride_am)[:, None] + (k_offs * stride_ak)[None, :],
-                                   mask=(rm < M)[:, None] & (k_offs < K)[None, :], other=0.0),
-                           tl.load((b_ptr + rn * stride_bn)[None, :] + (k_offs * stride_bk)[:, None],
-                                   mask=(rn < N)[None, :] & (k_offs < K)[:, None], other=0.0),
+        acc = acc + tl.dot(tl.load((a_ptr + rm * stride_am)[:, None] + k_offs[None, :] * stride_ak,
+                                   mask=(rm < M)[:, None] & (k_offs[None, :] < K), other=0.0),
+                           tl.load((b_ptr + rn * stride_bn)[None, :] + k_offs[:, None] * stride_bk,
+                                   mask=(rn < N)[None, :] & (k_offs[:, None] < K), other=0.0),
                            input_precision="ieee")
     c = acc.to(c_ptr.dtype.element_ty)
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, c, mask=(rm[:, None] < M) & (rn[None, :] < N))

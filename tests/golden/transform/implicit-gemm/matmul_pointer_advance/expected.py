@@ -16,10 +16,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         k_offs = k + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptrs[:, None] + (tl.arange(0, BLOCK_K) * stride_ak)[None, :],
-                    mask=(offs_m < M)[:, None] & (k_offs < K)[None, :], other=0.0)
-        b = tl.load(b_ptrs[None, :] + (tl.arange(0, BLOCK_K) * stride_bk)[:, None],
-                    mask=(offs_n < N)[None, :] & (k_offs < K)[:, None], other=0.0)
+        a = tl.load(a_ptrs[:, None] + tl.arange(0, BLOCK_K)[None, :] * stride_ak,
+                    mask=(offs_m < M)[:, None] & (k_offs[None, :] < K), other=0.0)
+        b = tl.load(b_ptrs[None, :] + tl.arange(0, BLOCK_K)[:, None] * stride_bk,
+                    mask=(offs_n < N)[None, :] & (k_offs[:, None] < K), other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
