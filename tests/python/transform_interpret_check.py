@@ -370,6 +370,7 @@ CASES = {
     "implicit-gemm/matmul_2d_pointers": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_direct": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
+    "tensor-cores/descriptor_loads_after_relayout": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }
 
 if __name__ == "__main__":

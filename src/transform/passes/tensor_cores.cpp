@@ -32,6 +32,7 @@
 #include <fmt/ranges.h>
 
 #include <cassert>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 
@@ -1026,9 +1027,28 @@ class TensorCoresPass : public Pass {
         if (!check) return false;
         checks.push_back(*check);
       }
-      int line = nodePos(*site->call)->line;
+      // Above the grid's assignment, unless a line between it and the launch binds a tensor the
+      // checks read (relayout's `a_tf = ...` copy, bound just before the launch).
+      const int launch_line = nodePos(*site->call)->line;
+      int line = launch_line;
       std::string gwhy;
       if (auto g = gridOf(ctx, *site, &gwhy); g && g->assign_stmt) line = std::min(line, nodePos(*g->assign_stmt)->line);
+      for (int l = line; l < launch_line; ++l) {
+        std::string_view text = ctx.text().line(l);
+        size_t b = text.find_first_not_of(" \t");
+        if (b == std::string_view::npos) continue;
+        size_t e = b;
+        while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+        size_t eq = text.find_first_not_of(' ', e);
+        bool binds = e > b && eq != std::string_view::npos && text[eq] == '=' &&
+                     (eq + 1 >= text.size() || text[eq + 1] != '=');
+        if (!binds) continue;
+        std::string name(text.substr(b, e - b));
+        for (const TileAccess* t : accesses) {
+          const Node* arg = launchArg(*site, t->base);
+          if (arg && mentionsName(*arg, name)) line = launch_line;
+        }
+      }
       std::string indent = ctx.text().indentOf(line);
       std::string text = indent + "# TMA descriptors need contiguous rows, 16-byte aligned\n";
       for (const auto& c : checks) text += indent + c + "\n";
