@@ -79,6 +79,16 @@ bool simpleText(const std::string& t) {
 }
 std::string paren(const std::string& t) { return simpleText(t) ? t : "(" + t + ")"; }
 
+// Where `name` is read (not bound) below `scope`.
+std::vector<Range> readsOf(const PassContext& ctx, const Node& scope, const std::string& name) {
+  std::vector<Range> out;
+  walk(scope, [&](const Node& n) {
+    if (isType(n, "Name") && nameOf(n) == name && n.value("ctx", "") != "Store") out.push_back(ctx.range(n));
+    return true;
+  });
+  return out;
+}
+
 // An address as REST + V * COEFF ("" for zero).
 struct Affine {
   std::string rest, coeff;
@@ -315,12 +325,7 @@ class ImplicitGemmPass : public Pass {
         return false;
       }
       o->load = &v;
-      int reads = 0;
-      walk(ctx.body(), [&](const Node& n) {
-        reads += isType(n, "Name") && nameOf(n) == u && n.value("ctx", "") != "Store";
-        return true;
-      });
-      if (reads != 1) {
+      if (readsOf(ctx, ctx.body(), u).size() != 1) {
         *why = fmt::format("'{}' is read elsewhere than in the update (its shape becomes 2-D)", u);
         return false;
       }
@@ -388,12 +393,9 @@ class ImplicitGemmPass : public Pass {
       for (size_t i = 0; i < update_at; ++i) {
         if (isType(body[i], "Assign") && assignedName(body[i]) == p) bind = &body[i];
       }
-      int reads = 0;
-      walk(ctx.body(), [&](const Node& n) {
-        reads += isType(n, "Name") && nameOf(n) == p && n.value("ctx", "") != "Store";
-        return true;
-      });
-      if (bind && countOf(kernel_stores, p) == 1 && reads == 1) o.pointer = &(*bind)["value"];
+      if (bind && countOf(kernel_stores, p) == 1 && readsOf(ctx, ctx.body(), p).size() == 1) {
+        o.pointer = &(*bind)["value"];
+      }
     }
 
     // Loaded 2-D already: a column of pointers (broadcast x[:, None] around scalars) times a row.
@@ -479,13 +481,10 @@ class ImplicitGemmPass : public Pass {
       if (!advance[k]) continue;
       int reads = 0;
       bool after = false;
-      walk(ctx.body(), [&](const Node& n) {
-        if (!isType(n, "Name") || nameOf(n) != p || n.value("ctx", "") == "Store") return true;
-        Range r = ctx.range(n);
+      for (Range r : readsOf(ctx, ctx.body(), p)) {
         if (r.begin >= lr.end) after = true;
         if (r.begin >= lr.begin && r.end <= lr.end) ++reads;
-        return true;
-      });
+      }
       if (after || reads != 1) return no(fmt::format("'{}' is read besides its load in the loop, or after it", p));
     }
     auto isAdvance = [&](const Node& st) { return &st == advance[0] || &st == advance[1]; };
@@ -536,13 +535,7 @@ class ImplicitGemmPass : public Pass {
     // is not the loop's).
     Range ur = ctx.range(update);
     bool acc_read = false;
-    walk(lbody, [&](const Node& n) {
-      if (isType(n, "Name") && nameOf(n) == acc) {
-        Range r = ctx.range(n);
-        if (r.begin < ur.begin || r.end > ur.end) acc_read = true;
-      }
-      return true;
-    });
+    for (Range r : readsOf(ctx, lbody, acc)) acc_read = acc_read || r.begin < ur.begin || r.end > ur.end;
     if (acc_read) return no(fmt::format("'{}' is read in it besides the update", acc));
     // Names it binds are read only inside it (an advanced pointer: checked above).
     std::string escapes;

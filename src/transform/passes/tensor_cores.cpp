@@ -32,7 +32,6 @@
 #include <fmt/ranges.h>
 
 #include <cassert>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 
@@ -1033,21 +1032,18 @@ class TensorCoresPass : public Pass {
       int line = launch_line;
       std::string gwhy;
       if (auto g = gridOf(ctx, *site, &gwhy); g && g->assign_stmt) line = std::min(line, nodePos(*g->assign_stmt)->line);
-      for (int l = line; l < launch_line; ++l) {
-        std::string_view text = ctx.text().line(l);
-        size_t b = text.find_first_not_of(" \t");
-        if (b == std::string_view::npos) continue;
-        size_t e = b;
-        while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
-        size_t eq = text.find_first_not_of(' ', e);
-        bool binds = e > b && eq != std::string_view::npos && text[eq] == '=' &&
-                     (eq + 1 >= text.size() || text[eq + 1] != '=');
-        if (!binds) continue;
-        std::string name(text.substr(b, e - b));
-        for (const TileAccess* t : accesses) {
-          const Node* arg = launchArg(*site, t->base);
-          if (arg && mentionsName(*arg, name)) line = launch_line;
-        }
+      auto fn = ctx.ir->functions.find(site->function);
+      for (const TileAccess* t : accesses) {
+        const Node* arg = launchArg(*site, t->base);
+        if (!arg || fn == ctx.ir->functions.end()) continue;
+        forEachName(*arg, [&](const Node& n) {
+          auto as = fn->second.assignments.find(dottedName(n));
+          if (as == fn->second.assignments.end()) return;
+          for (const Assignment& a : as->second) {
+            int at = nodePos(*a.stmt)->line;
+            if (at >= line && at < launch_line) line = launch_line;
+          }
+        });
       }
       std::string indent = ctx.text().indentOf(line);
       std::string text = indent + "# TMA descriptors need contiguous rows, 16-byte aligned\n";
