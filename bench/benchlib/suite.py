@@ -22,7 +22,7 @@ KERNELS_DIR = os.path.join(BENCH_DIR, "kernels")
 # The order of a full run: compute-bound kernels first, then attention, then memory-bound.
 ORDER = [
     "matmul_fp16", "matmul_bf16", "matmul_tf32", "bmm_fp16", "matmul_bias_gelu", "matmul_outer",
-    "conv2d_nhwc", "conv2d_direct",
+    "conv2d_nhwc", "conv2d_direct", "patch_embed",
     "attention", "attention_causal",
     "softmax", "layernorm", "rmsnorm", "cross_entropy", "swiglu", "argmax", "transpose",
 ]

@@ -26,6 +26,7 @@ EXPECTED_TUNED = {
     "conv2d_nhwc": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "conv2d_direct": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "matmul_outer": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
+    "patch_embed": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention_causal": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "softmax": {"BLOCK_SIZE", "num_warps", "num_stages"},
@@ -40,6 +41,7 @@ EXPECTED_TUNED = {
 EXPECTED_LEFT_ALONE = {
     "attention": {"HEAD_DIM"},
     "attention_causal": {"HEAD_DIM"},
+    "patch_embed": {"PATCH"},
     "layernorm": {"BLOCK_N", "num_stages"},
     "swiglu": {"num_stages"},
     "transpose": {"num_stages"},

@@ -219,6 +219,29 @@ def conv2d_direct(mod, N, H, W, C, K, R, S):
     return conv2d(mod, N, H, W, C, K, R, S, launcher="conv2d_direct")
 
 
+def patch_embed_nchw(mod, B, C, H, W, D, P):
+    """Patch embedding (stride = filter = P, + bias) of NCHW images, contiguous and a strided
+    view (every other column of wider images), against torch's convolution."""
+    w = torch.randn(D, C, P, P, generator=gen).half()
+    bias = torch.randn(D, generator=gen).half()
+    ok = True
+    for x in (torch.randn(B, C, H, W, generator=gen).half(), torch.randn(B, C, H, 2 * W, generator=gen).half()[..., ::2]):
+        ref = torch.nn.functional.conv2d(x.float(), w.float(), bias.float(), stride=P).flatten(2).transpose(1, 2)
+        out = mod.patch_embed(x, w, bias)
+        ok = ok and out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * P * P) + 2e-3 * ref.abs().max().item())
+    return ok
+
+
+def patchify_nhwc(mod, N, H, W, C, K, R, S):
+    """NHWC convolution with stride = filter (R x S), no padding, against torch's NCHW one."""
+    x = torch.randn(N, H, W, C, generator=gen).half()
+    w = torch.randn(K, R, S, C, generator=gen).half()
+    out = mod.patchify(x, w)
+    ref = torch.nn.functional.conv2d(x.float().permute(0, 3, 1, 2), w.float().permute(0, 3, 1, 2), stride=(R, S))
+    ref = ref.permute(0, 2, 3, 1)
+    return out.shape == ref.shape and close(out, ref, 2e-3, 2e-3 * math.sqrt(C * R * S) + 2e-3 * ref.abs().max().item())
+
+
 def sgemm_k_tails(mod, M, N, *Ks):
     """fp32 matmul (fp32 products, no tf32) per K, B row-major and a transposed view."""
     ok = True
@@ -369,6 +392,9 @@ CASES = {
     "implicit-gemm/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_pointers": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_direct": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "implicit-gemm/patch_embed_nchw_nest": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
+    "implicit-gemm/nest_tensor_binding_falls_back": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
+    "implicit-gemm/patch_nhwc_filter_nest": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),
     "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
     "tensor-cores/descriptor_loads_after_relayout": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }

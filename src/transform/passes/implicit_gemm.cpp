@@ -94,6 +94,18 @@ struct Affine {
   std::string rest, coeff;
 };
 
+// What an address reads of the loops' variables: `depends` tells whether an expression reads
+// them; `inlined` maps a name bound in the loop for one address alone (read there once) to its
+// value, which the address reads in its place.
+struct Reads {
+  std::function<bool(const Node&)> depends;
+  std::map<std::string, const Node*> inlined;
+  const Node* through(const Node& e) const {
+    auto it = inlined.find(nameOf(e));
+    return isType(e, "Name") && it != inlined.end() ? it->second : nullptr;
+  }
+};
+
 class ImplicitGemmPass : public Pass {
  public:
   ImplicitGemmPass() {
@@ -112,10 +124,18 @@ class ImplicitGemmPass : public Pass {
         "everything else in that loop binds names no one else binds or reads outside it, without side "
         "effects (no store, atomic, print, inline assembly or user function), or is a loop over a range; no if "
         "or while; the accumulator is read there by the update alone",
+        "loops=nest (the default): two or more loops nested around the update, each directly in the one "
+        "before, over ranges whose bounds the nest does not bind, collapse into one when their variables (and "
+        "names bound from them alone) are read only in the addresses, as REST + OFFSET with OFFSET the same "
+        "for every element; else one loop as above",
     };
     info_.params = {
         {"block", PassParamKind::kInt, "32", false, 16, 256, true, {}, "the block of the loop variable per dot (K)",
          {"16", "32", "64"}},
+        {"loops", PassParamKind::kChoice, "nest", false, 0, 0, false, {"nest", "one"},
+         "nest: collapse the loops nested around the update into one loop over their flattened steps where they "
+         "qualify together (a patch embedding's channel, row and column loops: one K = C*P*P); one: block one loop",
+         {"nest", "one"}},
     };
   }
   const PassInfo& info() const override { return info_; }
@@ -144,7 +164,7 @@ class ImplicitGemmPass : public Pass {
       std::string why;
       PassOutcome out;
       try {
-        if (plan(ctx, *update, chain, args.integer("block"), &out, &why)) return out;
+        if (plan(ctx, *update, chain, args.integer("block"), args.text("loops") == "nest", &out, &why)) return out;
       } catch (const std::logic_error&) {
         why = "the rewrite's edits overlap";
       }
@@ -258,8 +278,10 @@ class ImplicitGemmPass : public Pass {
   }
 
   // `e` as REST + var * COEFF, nullopt when it is not of that form.
-  static std::optional<Affine> affine(const PassContext& ctx, const Node& e, const std::string& var) {
-    if (!mentionsName(e, var)) return Affine{ctx.slice(e), ""};
+  static std::optional<Affine> affine(const PassContext& ctx, const Node& e, const std::string& var,
+                                      const Reads& reads) {
+    if (!reads.depends(e)) return Affine{ctx.slice(e), ""};
+    if (const Node* v = reads.through(e)) return affine(ctx, *v, var, reads);
     if (nameOf(e) == var) return Affine{"", "1"};
     auto add = [](const std::string& p, const std::string& q) { return p.empty() ? q : q.empty() ? p : p + " + " + q; };
     auto neg = [](const std::string& p) { return p.empty() ? p : "-" + paren(p); };
@@ -270,29 +292,69 @@ class ImplicitGemmPass : public Pass {
       return p.empty() ? p : p == "1" ? s : paren(p) + " * " + paren(s);
     };
     if (isType(e, "UnaryOp") && isType(e["op"], "USub")) {
-      auto a = affine(ctx, e["operand"], var);
+      auto a = affine(ctx, e["operand"], var, reads);
       if (!a) return std::nullopt;
       return Affine{neg(a->rest), neg(a->coeff)};
     }
     if (!isType(e, "BinOp")) return std::nullopt;
     const std::string& op = nodeType(e["op"]);
     if (op == "Add" || op == "Sub") {
-      auto a = affine(ctx, e["left"], var), b = affine(ctx, e["right"], var);
+      auto a = affine(ctx, e["left"], var, reads), b = affine(ctx, e["right"], var, reads);
       if (!a || !b) return std::nullopt;
       if (op == "Add") return Affine{add(a->rest, b->rest), add(a->coeff, b->coeff)};
       return Affine{sub(a->rest, b->rest), sub(a->coeff, b->coeff)};
     }
     if (op != "Mult") return std::nullopt;
-    bool l = mentionsName(e["left"], var), r = mentionsName(e["right"], var);
+    bool l = reads.depends(e["left"]), r = reads.depends(e["right"]);
     if (l && r) return std::nullopt;
     const Node& x = l ? e["left"] : e["right"];
     const Node& s = l ? e["right"] : e["left"];
     std::set<std::string> visiting;
     if (!isScalar(ctx, s, visiting)) return std::nullopt;
-    auto a = affine(ctx, x, var);
+    auto a = affine(ctx, x, var, reads);
     if (!a) return std::nullopt;
     std::string st = paren(ctx.slice(s));
     return Affine{mul(a->rest, st), mul(a->coeff, st)};
+  }
+
+  // `e` as REST + OFFSET: OFFSET the terms that read the nest's variables (`depends`), each the
+  // same for every element; REST the others. In `coeff` (OFFSET), nullopt when it is not so.
+  static std::optional<Affine> splitOff(const PassContext& ctx, const Node& e, const Reads& reads) {
+    const auto& depends = reads.depends;
+    if (!depends(e)) return Affine{ctx.slice(e), ""};
+    if (const Node* v = reads.through(e)) return splitOff(ctx, *v, reads);
+    std::set<std::string> visiting;
+    if (isScalar(ctx, e, visiting)) return Affine{"", ctx.slice(e)};
+    auto add = [](const std::string& p, const std::string& q) { return p.empty() ? q : q.empty() ? p : p + " + " + q; };
+    auto sub = [](const std::string& p, const std::string& q) {
+      return q.empty() ? p : p.empty() ? "-" + paren(q) : p + " - " + paren(q);
+    };
+    if (isType(e, "UnaryOp") && isType(e["op"], "USub")) {
+      auto a = splitOff(ctx, e["operand"], reads);
+      if (!a) return std::nullopt;
+      return Affine{sub("", a->rest), sub("", a->coeff)};
+    }
+    if (!isType(e, "BinOp")) return std::nullopt;
+    const std::string& op = nodeType(e["op"]);
+    if (op == "Add" || op == "Sub") {
+      auto a = splitOff(ctx, e["left"], reads), b = splitOff(ctx, e["right"], reads);
+      if (!a || !b) return std::nullopt;
+      if (op == "Add") return Affine{add(a->rest, b->rest), add(a->coeff, b->coeff)};
+      return Affine{sub(a->rest, b->rest), sub(a->coeff, b->coeff)};
+    }
+    if (op != "Mult") return std::nullopt;
+    // (REST + OFFSET) * s with s a scalar that reads no variable: REST * s + OFFSET * s.
+    bool l = depends(e["left"]), r = depends(e["right"]);
+    if (l && r) return std::nullopt;
+    const Node& x = l ? e["left"] : e["right"];
+    const Node& s = l ? e["right"] : e["left"];
+    std::set<std::string> seen;
+    if (!isScalar(ctx, s, seen)) return std::nullopt;
+    auto a = splitOff(ctx, x, reads);
+    if (!a) return std::nullopt;
+    std::string st = paren(ctx.slice(s));
+    auto mul = [&](const std::string& p) { return p.empty() ? p : paren(p) + " * " + st; };
+    return Affine{mul(a->rest), mul(a->coeff)};
   }
 
   // Fills the operand's load, binding and casts from its factor; false (and why) otherwise.
@@ -342,7 +404,7 @@ class ImplicitGemmPass : public Pass {
   }
 
   bool plan(const PassContext& ctx, const Node& update, const std::vector<const Node*>& chain, int64_t block,
-            PassOutcome* out, std::string* why) const {
+            bool nests, PassOutcome* out, std::string* why) const {
     auto no = [&](std::string reason) {
       *why = std::move(reason);
       return false;
@@ -415,49 +477,87 @@ class ImplicitGemmPass : public Pass {
       if (ops[0].axis == 1) std::swap(ops[0], ops[1]);
     }
 
-    // The loop: the innermost one around the update whose variable qualifies.
+    // The loops: the most loops nested around the update (innermost ones, two or more) that
+    // qualify together, collapsed into one; else the innermost one whose variable qualifies.
+    if (nests) {
+      for (size_t n = chain.size(); n >= 2; --n) {
+        std::vector<const Node*> nest(chain.end() - static_cast<std::ptrdiff_t>(n), chain.end());
+        std::string w;
+        if (emit(ctx, nest, update, product, acc, ops, block, out, &w)) return true;
+      }
+    }
     std::string loop_why;
     for (auto li = chain.rbegin(); li != chain.rend(); ++li) {
       std::string w;
-      if (emit(ctx, **li, update, product, acc, ops, block, out, &w)) return true;
+      if (emit(ctx, {*li}, update, product, acc, ops, block, out, &w)) return true;
       if (loop_why.empty()) loop_why = w;
     }
     return no(loop_why);
   }
 
-  bool emit(const PassContext& ctx, const Node& loop, const Node& update, const Node& product, const std::string& acc,
-            Operand (&ops)[2], int64_t block, PassOutcome* out, std::string* why) const {
-    std::string var = nameOf(loop["target"]);
+  // One loop (`nest` of one) blocked by its variable, or a nest of loops (outermost first, each
+  // directly in the one before) collapsed into one loop over their flattened steps, blocked.
+  bool emit(const PassContext& ctx, const std::vector<const Node*>& nest, const Node& update, const Node& product,
+            const std::string& acc, Operand (&ops)[2], int64_t block, PassOutcome* out, std::string* why) const {
+    const Node& loop = *nest.front();
+    const bool nested = nest.size() > 1;
+    std::vector<std::string> vars;
+    for (const Node* l : nest) vars.push_back(nameOf((*l)["target"]));
+    std::string var = vars.front();
+    std::string listed;
+    for (const auto& v : vars) listed += (listed.empty() ? "'" : ", '") + (v.empty() ? "?" : v) + "'";
     auto no = [&](std::string reason) {
-      *why = fmt::format("loop over '{}': {}", var.empty() ? "?" : var, reason);
+      *why = fmt::format("{} {}: {}", nested ? "loops over" : "loop over", listed, reason);
       return false;
     };
-    if (var.empty()) return no("its target is not a name");
-    const Node& it = loop["iter"];
-    bool builtin_range = isType(it, "Call") && dottedName(it["func"]) == "range";
-    if (!builtin_range && !ctx.isTlCall(it, "range")) return no("it is not over range(...) or tl.range(...)");
-    const size_t nargs = it["args"].size();
-    if (nargs < 1 || nargs > 3) return no("its range does not give its bounds positionally");
-    if (nargs == 3 && intLiteral(it["args"][2]) != 1) return no("it does not step by 1");
-    if (!loop["orelse"].empty()) return no("it has an else clause");
-    const Node& end = it["args"][nargs == 1 ? 0 : 1];
     const Node& lbody = loop["body"];
     std::map<std::string, int> inner = storeCounts(lbody);
     std::map<std::string, int> all = storeCounts(ctx.body());
-    if (countOf(inner, var)) return no("its body rebinds the variable");
-    bool rebound = false;
-    for (size_t i = 0; i < std::min<size_t>(nargs, 2); ++i) {
-      forEachName(it["args"][i], [&](const Node& n) { rebound = rebound || countOf(inner, nameOf(n)) > 0; });
+    // Each loop: over range(END) / range(LO, END) / tl.range(...), step 1, no else, one-line
+    // header, its bounds bound outside the nest and reading none of its variables.
+    std::vector<std::string> extents, starts;
+    for (size_t k = 0; k < nest.size(); ++k) {
+      const Node& l = *nest[k];
+      if (vars[k].empty()) return no("a target is not a name");
+      const Node& lit = l["iter"];
+      bool builtin = isType(lit, "Call") && dottedName(lit["func"]) == "range";
+      if (!builtin && !ctx.isTlCall(lit, "range")) return no("it is not over range(...) or tl.range(...)");
+      const size_t na = lit["args"].size();
+      if (na < 1 || na > 3) return no("its range does not give its bounds positionally");
+      if (na == 3 && intLiteral(lit["args"][2]) != 1) return no("it does not step by 1");
+      if (!l["orelse"].empty()) return no("it has an else clause");
+      if (countOf(inner, vars[k]) != (k == 0 ? 0 : 1)) return no("its body rebinds the variable");
+      bool rebound = false;
+      for (size_t i = 0; i < std::min<size_t>(na, 2); ++i) {
+        forEachName(lit["args"][i], [&](const Node& n) {
+          rebound = rebound || countOf(inner, nameOf(n)) > 0 ||
+                    std::find(vars.begin(), vars.end(), nameOf(n)) != vars.end();
+        });
+      }
+      if (rebound) return no("its body rebinds a name of its bounds");
+      if (nodePos(l["body"][0])->line == nodePos(l)->line) return no("its body starts on the line of the `for`");
+      const Node& e = lit["args"][na == 1 ? 0 : 1];
+      std::string lo = na == 1 ? "" : ctx.slice(lit["args"][0]);
+      if (lo == "0") lo.clear();
+      starts.push_back(lo);
+      extents.push_back(lo.empty() ? ctx.slice(e) : fmt::format("{} - {}", ctx.slice(e), paren(lo)));
     }
-    if (rebound) return no("its body rebinds a name of its bounds");
-    if (nodePos(lbody[0])->line == nodePos(loop)->line) return no("its body starts on the line of the `for`");
+    // A nest is perfect: each body holds the next loop and nothing else compound.
+    for (size_t k = 0; k < nest.size(); ++k) {
+      int loops_in = 0;
+      for (const auto& st : (*nest[k])["body"]) loops_in += isType(st, "For") ? 1 : 0;
+      if (nested && loops_in != (k + 1 < nest.size() ? 1 : 0)) return no("they are not a perfect nest of loops");
+    }
+    const Node& it = loop["iter"];
+    const size_t nargs = it["args"].size();
+    const Node& end = it["args"][nargs == 1 ? 0 : 1];
 
     // Pointers advanced by a fixed step at every step of the loop (`p += D` in its body, after
     // the statement that loads through p): block by block, lane j reads p + j * D, and p
-    // advances by BLOCK * D.
+    // advances by BLOCK * D. (One loop only: in a nest an advance is an impure statement.)
     const Node* advance[2] = {nullptr, nullptr};
     Range lr = ctx.range(loop);
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 2 && !nested; ++k) {
       const Node& ptr = *ops[k].pointer;
       std::string p = nameOf(ptr);
       if (p.empty() || &ptr != &(*ops[k].load)["args"][0]) continue;
@@ -551,36 +651,97 @@ class ImplicitGemmPass : public Pass {
     });
     if (!escapes.empty()) return no(fmt::format("'{}', bound in it, is read after it", escapes));
 
-    // The variable: read only in the two addresses, additively.
+    // What depends on the variables: themselves and, in a nest, names bound in it from them
+    // (each the same for every element: it becomes a vector over the block).
+    std::set<std::string> vset(vars.begin(), vars.end());
+    std::vector<const Node*> derived;
+    auto mentionsAny = [&](const Node& e) {
+      bool any = false;
+      forEachName(e, [&](const Node& n) { any = any || vset.count(nameOf(n)) > 0; });
+      return any;
+    };
+    auto operandBinding = [&](const Node& st) {
+      for (const Operand& o : ops) {
+        if (&st == o.stmt || (isType(st, "Assign") && &st["value"] == o.pointer)) return true;
+      }
+      return false;
+    };
+    // A name bound from them for one address alone (read once, there) is read through: the
+    // address takes its value and its binding goes.
+    Reads reads{mentionsAny, {}};
+    std::vector<const Node*> inlined;
+    auto forOneAddress = [&](const Node& st) {
+      std::string name = assignedName(st);
+      std::vector<Range> r = readsOf(ctx, ctx.body(), name);
+      if (countOf(all, name) != 1 || r.size() != 1) return false;
+      return std::any_of(std::begin(ops), std::end(ops), [&](const Operand& o) {
+        Range p = ctx.range(*o.pointer);
+        return p.begin <= r[0].begin && r[0].end <= p.end;
+      });
+    };
+    for (bool grew = true; grew;) {
+      grew = false;
+      walk(lbody, [&](const Node& st) {
+        if (!isType(st, "Assign") || operandBinding(st) || vset.count(assignedName(st)) || !mentionsAny(st["value"])) {
+          return true;
+        }
+        std::set<std::string> visiting;
+        if (nested && isScalar(ctx, st["value"], visiting)) {
+          derived.push_back(&st);
+        } else if (forOneAddress(st)) {
+          reads.inlined[assignedName(st)] = &st["value"];
+          inlined.push_back(&st);
+        } else {
+          if (nested) impure = assignedName(st);
+          return true;
+        }
+        vset.insert(assignedName(st));
+        grew = true;
+        return true;
+      });
+    }
+    if (!impure.empty()) {
+      return no(fmt::format("'{}' mixes the loops' variables with tensors outside the loads' addresses", impure));
+    }
+    // The variables: read only in the two addresses (and in a nest, the names bound from them).
     std::vector<Range> allowed;
     for (const Operand& o : ops) allowed.push_back(ctx.range(*o.pointer));
+    for (const Node* d : derived) allowed.push_back(ctx.range((*d)["value"]));
+    for (const Node* d : inlined) allowed.push_back(ctx.range((*d)["value"]));
     std::string stray;
     walk(lbody, [&](const Node& n) {
-      if (isType(n, "Name") && nameOf(n) == var) {
+      if (isType(n, "Name") && n.value("ctx", "") != "Store" && vset.count(nameOf(n))) {
         Range r = ctx.range(n);
         bool in = std::any_of(allowed.begin(), allowed.end(), [&](Range a) { return a.begin <= r.begin && r.end <= a.end; });
         if (!in) stray = "x";
       }
       return true;
     });
-    if (!stray.empty()) return no("its variable is read elsewhere than in the two loads' addresses");
+    if (!stray.empty()) {
+      return no(nested ? "their variables are read elsewhere than in the two loads' addresses"
+                       : "its variable is read elsewhere than in the two loads' addresses");
+    }
+    // Each address: REST + V * COEFF with COEFF a scalar (one loop), REST + G with G the same
+    // for every element (a nest: G becomes the block's vector of offsets).
     std::optional<Affine> aff[2];
     for (int k = 0; k < 2; ++k) {
       if (advance[k]) continue;
-      if (!mentionsName(*ops[k].pointer, var)) {
+      if (!mentionsAny(*ops[k].pointer)) {
         return no("its variable is not in both loads' addresses (nor are they advanced at every step)");
       }
-      aff[k] = affine(ctx, *ops[k].pointer, var);
+      aff[k] = nested ? splitOff(ctx, *ops[k].pointer, reads) : affine(ctx, *ops[k].pointer, var, reads);
       if (!aff[k] || aff[k]->rest.empty() || aff[k]->coeff.empty()) {
-        return no(fmt::format("the address '{}' is not REST + {} * COEFF with COEFF a scalar",
-                              ctx.slice(*ops[k].pointer), var));
+        return no(nested ? fmt::format("the address '{}' is not REST + OFFSET with OFFSET the same for every element",
+                                       ctx.slice(*ops[k].pointer))
+                         : fmt::format("the address '{}' is not REST + {} * COEFF with COEFF a scalar",
+                                       ctx.slice(*ops[k].pointer), var));
       }
     }
     // Masks without the variable, others a number, one of them 0.
     bool some_zero = false;
     for (const Operand& o : ops) {
       const Node* mask = keywordArg(*o.load, "mask");
-      if (mask && mentionsName(*mask, var)) return no("a load's mask reads its variable");
+      if (mask && mentionsAny(*mask)) return no("a load's mask reads its variable");
       const Node* other = keywordArg(*o.load, "other");
       if (!other) {
         some_zero = true;
@@ -597,26 +758,64 @@ class ImplicitGemmPass : public Pass {
 
     // Emission.
     std::string tl = ctx.tl();
+    std::string joined;
+    for (const auto& v : vars) joined += (joined.empty() ? "" : "_") + v;
     std::string up;
-    for (char c : var) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (char c : joined) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::string bk = ctx.freshName("BLOCK_" + up);
-    std::string offs = ctx.freshName(var + "_offs");
+    std::string lv = nested ? ctx.freshName(joined) : var;
+    std::string offs = ctx.freshName(joined + "_offs");
     SourceEditor ed(ctx.text().text());
-    const Node& lo_end = it["args"][nargs - (nargs == 3 ? 2 : 1)];
-    if (nargs == 1) {
-      ed.replace(ctx.range(end), fmt::format("0, {}, {}", ctx.slice(end), bk));
-    } else if (nargs == 2) {
-      ed.insert(ctx.range(lo_end).end, ", " + bk);
-    } else {
-      ed.replace(ctx.range(it["args"][2]), bk);
-    }
     std::string body_indent(static_cast<size_t>(nodePos(lbody[0])->col), ' ');
-    ed.insert(ctx.lineRange(lbody[0]).begin,
-              fmt::format("{}{} = {} + {}.arange(0, {})\n", body_indent, offs, var, tl, bk));
     std::string end_text = ctx.slice(end);
+    std::string head_lines = fmt::format("{}{} = {} + {}.arange(0, {})\n", body_indent, offs, lv, tl, bk);
+    size_t shift = 0;  // columns the nest's innermost statements move left
+    if (!nested) {
+      const Node& lo_end = it["args"][nargs - (nargs == 3 ? 2 : 1)];
+      if (nargs == 1) {
+        ed.replace(ctx.range(end), fmt::format("0, {}, {}", ctx.slice(end), bk));
+      } else if (nargs == 2) {
+        ed.insert(ctx.range(lo_end).end, ", " + bk);
+      } else {
+        ed.replace(ctx.range(it["args"][2]), bk);
+      }
+    } else {
+      // for c in range(C): for i in range(P): ...  ->  for c_i in range(0, C * P, BLOCK_C_I):
+      // with c = c_i_offs // P and i = c_i_offs % P, vectors over the block.
+      end_text.clear();
+      for (const auto& e : extents) end_text += (end_text.empty() ? "" : " * ") + paren(e);
+      ed.replace(ctx.range(loop["target"]), lv);
+      ed.replace(Range{ctx.range(it["args"][0]).begin, ctx.range(it["args"][nargs - 1]).end},
+                 fmt::format("0, {}, {}", end_text, bk));
+      for (size_t k = 0; k < nest.size(); ++k) {
+        std::string below;
+        for (size_t q = k + 1; q < extents.size(); ++q) below += (below.empty() ? "" : " * ") + paren(extents[q]);
+        std::string index = below.empty() ? offs : fmt::format("{} // {}", offs, paren(below));
+        if (k > 0) index = below.empty() ? fmt::format("{} % {}", offs, paren(extents[k]))
+                                         : fmt::format("({}) % {}", index, paren(extents[k]));
+        if (!starts[k].empty()) index = fmt::format("{} + {}", paren(starts[k]), index);
+        head_lines += fmt::format("{}{} = {}\n", body_indent, vars[k], index);
+      }
+      for (size_t k = 1; k < nest.size(); ++k) {
+        const Node& l = *nest[k];
+        const Node& lb = l["body"];
+        ed.replace(Range{ctx.lineRange(l).begin, ctx.lineRange(lb[0]).begin}, "");
+        for (const auto& st : lb) {
+          if (isType(st, "For") || std::count(inlined.begin(), inlined.end(), &st)) continue;
+          size_t line_start = ctx.lineRange(st).begin;
+          size_t col = static_cast<size_t>(nodePos(st)->col);
+          std::string lead = ctx.text().text().substr(line_start, col);
+          if (lead.find_first_not_of(' ') != std::string::npos) return no("a statement is indented with tabs");
+          ed.replace(Range{line_start, line_start + col}, body_indent);
+        }
+      }
+      shift = static_cast<size_t>(nodePos((*nest.back())["body"][0])->col) - body_indent.size();
+    }
+    ed.insert(ctx.lineRange(lbody[0]).begin, head_lines);
+    for (const Node* st : inlined) ed.replace(ctx.lineRange(*st), "");
     bool drop_casts = ops[0].cast == ops[1].cast && (ops[0].cast == tl + ".float32");
     const std::string dot_head = tl + ".dot";
-    const size_t dot_column = static_cast<size_t>(nodePos(product)->col);
+    const size_t dot_column = static_cast<size_t>(nodePos(product)->col) - shift;
     std::string dot_args[2];
     for (int k = 0; k < 2; ++k) {
       const Operand& o = ops[k];
@@ -629,7 +828,8 @@ class ImplicitGemmPass : public Pass {
         ed.replace(ctx.range((*advance[k])["value"]), fmt::format("{} * {}", bk, step));
       } else {
         // `offs[None, :] * COEFF`: the form tensor-cores' descriptor loads read as a column index.
-        std::string term = offs + cross + (aff[k]->coeff == "1" ? "" : " * " + paren(aff[k]->coeff));
+        std::string term = nested ? paren(aff[k]->coeff) + cross
+                                  : offs + cross + (aff[k]->coeff == "1" ? "" : " * " + paren(aff[k]->coeff));
         address = fmt::format("{}{} + {}", o.wrapped ? paren(aff[k]->rest) : aff[k]->rest, own, term);
       }
       const Node& load = *o.load;
@@ -655,7 +855,7 @@ class ImplicitGemmPass : public Pass {
       if (o.stmt) {
         // `u = tl.load(...)[.to(T)]`: the load rewritten in place, its cast dropped when both go.
         const Node& value = (*o.stmt)["value"];
-        std::string text = wrapCall(head, largs, static_cast<size_t>(nodePos(load)->col));
+        std::string text = wrapCall(head, largs, static_cast<size_t>(nodePos(load)->col) - shift);
         if (o.bind_cast && !drop_casts) {
           ed.replace(ctx.range(load), text);
         } else {
@@ -674,8 +874,14 @@ class ImplicitGemmPass : public Pass {
     addKernelParam(ctx, ed, bk, ctx.constexprAnnotation(), std::to_string(block));
     out->applied = true;
     out->source = ed.apply();
-    out->notes.push_back(fmt::format("{} runs in blocks of {} ({} = {}): {} gathers one tl.dot per block", var, bk,
-                                     bk, block, acc));
+    if (nested) {
+      out->notes.push_back(fmt::format("the loops over {} run as one loop over their {} steps, in blocks of {} ({} = {}): "
+                                       "{} gathers one tl.dot per block",
+                                       listed, end_text, bk, bk, block, acc));
+    } else {
+      out->notes.push_back(fmt::format("{} runs in blocks of {} ({} = {}): {} gathers one tl.dot per block", var, bk,
+                                       bk, block, acc));
+    }
     if (drop_casts) out->notes.push_back("the operands' .to(tl.float32) dropped: the dot takes them as loaded");
     return true;
   }
