@@ -783,7 +783,20 @@ class ImplicitGemmPass : public Pass {
       // for c in range(C): for i in range(P): ...  ->  for c_i in range(0, C * P, BLOCK_C_I):
       // with c = c_i_offs // P and i = c_i_offs % P, vectors over the block.
       end_text.clear();
-      for (const auto& e : extents) end_text += (end_text.empty() ? "" : " * ") + paren(e);
+      // The steps the nest runs: the product of its extents, each past the first clamped at 0
+      // where it is not a literal (two empty ranges, END < LO, must not multiply to steps).
+      for (size_t k = 0; k < extents.size(); ++k) {
+        bool literal = !extents[k].empty() && std::all_of(extents[k].begin(), extents[k].end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        });
+        std::string e = k == 0 || literal ? paren(extents[k]) : fmt::format("{}.maximum({}, 0)", tl, extents[k]);
+        end_text += (end_text.empty() ? "" : " * ") + e;
+      }
+      std::string steps = ctx.freshName(joined + "_steps");
+      ed.insert(ctx.lineRange(loop).begin, fmt::format("{}{} = {}\n",
+                                                       std::string(static_cast<size_t>(nodePos(loop)->col), ' '),
+                                                       steps, end_text));
+      end_text = steps;
       ed.replace(ctx.range(loop["target"]), lv);
       ed.replace(Range{ctx.range(it["args"][0]).begin, ctx.range(it["args"][nargs - 1]).end},
                  fmt::format("0, {}, {}", end_text, bk));
@@ -875,7 +888,7 @@ class ImplicitGemmPass : public Pass {
     out->applied = true;
     out->source = ed.apply();
     if (nested) {
-      out->notes.push_back(fmt::format("the loops over {} run as one loop over their {} steps, in blocks of {} ({} = {}): "
+      out->notes.push_back(fmt::format("the loops over {} run as one loop over their steps ({}), in blocks of {} ({} = {}): "
                                        "{} gathers one tl.dot per block",
                                        listed, end_text, bk, bk, block, acc));
     } else {

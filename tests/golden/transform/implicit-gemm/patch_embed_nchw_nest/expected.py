@@ -20,7 +20,8 @@ def patch_embed_kernel(x_ptr, w_ptr, bias_ptr, y_ptr, NP, D, GH, GW,
     n_ok = offs_n < D
     x_base = img * sxb + gh * P * sxh + gw * P * sxw
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for c_i_j in range(0, 3 * P * P, BLOCK_C_I_J):
+    c_i_j_steps = 3 * tl.maximum(P, 0) * tl.maximum(P, 0)
+    for c_i_j in range(0, c_i_j_steps, BLOCK_C_I_J):
         c_i_j_offs = c_i_j + tl.arange(0, BLOCK_C_I_J)
         c = c_i_j_offs // (P * P)
         i = (c_i_j_offs // P) % P
@@ -29,9 +30,9 @@ def patch_embed_kernel(x_ptr, w_ptr, bias_ptr, y_ptr, NP, D, GH, GW,
         row = c_off + i * sxh      # the offset of the patch row in the image
         k_w = c * swc + i * swh + j * sww
         a = tl.load((x_ptr + x_base)[:, None] + (row + j * sxw)[None, :],
-                    mask=m_ok[:, None] & (c_i_j_offs[None, :] < (3 * P * P)), other=0.0)
+                    mask=m_ok[:, None] & (c_i_j_offs[None, :] < c_i_j_steps), other=0.0)
         w = tl.load((w_ptr + offs_n * swd)[None, :] + k_w[:, None],
-                    mask=n_ok[None, :] & (c_i_j_offs[:, None] < (3 * P * P)), other=0.0)
+                    mask=n_ok[None, :] & (c_i_j_offs[:, None] < c_i_j_steps), other=0.0)
         acc += tl.dot(a, w, input_precision="ieee")
     acc += tl.load(bias_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     tl.store(y_ptr + offs_m[:, None] * D + offs_n[None, :], acc.to(tl.float16),

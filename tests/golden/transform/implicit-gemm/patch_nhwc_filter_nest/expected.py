@@ -17,15 +17,16 @@ def patchify_kernel(x_ptr, w_ptr, y_ptr, N, H, W, C, K, GH, GW, R, S,
     m_ok = offs_m < N * GH * GW
     n_ok = offs_n < K
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for r_s_c in range(0, R * S * C, BLOCK_R_S_C):
+    r_s_c_steps = R * tl.maximum(S, 0) * tl.maximum(C, 0)
+    for r_s_c in range(0, r_s_c_steps, BLOCK_R_S_C):
         r_s_c_offs = r_s_c + tl.arange(0, BLOCK_R_S_C)
         r = r_s_c_offs // (S * C)
         s = (r_s_c_offs // C) % S
         c = r_s_c_offs % C
         a = tl.load((x_ptr + ((n * H + p * R) * W + q * S) * C)[:, None] + ((r * W + s) * C + c)[None, :],
-                    mask=m_ok[:, None] & (r_s_c_offs[None, :] < (R * S * C)), other=0.0)
+                    mask=m_ok[:, None] & (r_s_c_offs[None, :] < r_s_c_steps), other=0.0)
         b = tl.load((w_ptr + ((offs_n * R) * S) * C)[None, :] + ((r * S + s) * C + c)[:, None],
-                    mask=n_ok[None, :] & (r_s_c_offs[:, None] < (R * S * C)), other=0.0)
+                    mask=n_ok[None, :] & (r_s_c_offs[:, None] < r_s_c_steps), other=0.0)
         acc = acc + tl.dot(a, b, input_precision="ieee")
     tl.store(y_ptr + offs_m[:, None] * K + offs_n[None, :], acc.to(tl.float16),
              mask=m_ok[:, None] & n_ok[None, :])
