@@ -326,6 +326,7 @@ class Analyzer {
     if (f == "load") {
       ++facts_.loads;
       if (depth > 0) facts_.loop_has_load = true;
+      if (auto v = arg(0)) facts_.load_values[&e] = *v;
       return arg(0);
     }
     if (f == "store") {

@@ -46,6 +46,8 @@ struct KernelFacts {
   // The shape of the value each tl.store call stores (positional value), where inferred:
   // a descriptor store needs a value of exactly its block shape.
   std::map<const Node*, Shape> store_values;
+  // The shape of the tile each tl.load call loads (its pointer's), where inferred.
+  std::map<const Node*, Shape> load_values;
   std::vector<std::string> notes;
 };
 

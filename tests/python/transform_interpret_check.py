@@ -397,6 +397,7 @@ CASES = {
     "implicit-gemm/matmul_pointer_advance": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_pointers": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/matmul_2d_direct": (matmul_k_tails, (100, 136, 64, 72, 20)),
+    "implicit-gemm/matmul_row_implicit": (matmul_k_tails, (100, 136, 64, 72, 20)),
     "implicit-gemm/patch_embed_nchw_nest": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
     "implicit-gemm/nest_tensor_binding_falls_back": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
     "implicit-gemm/patch_nhwc_filter_nest": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),

@@ -52,6 +52,7 @@ namespace {
 struct Operand {
   int axis = -1;                 // 0: the column factor (the dot's A), 1: the row factor (B)
   bool wrapped = false;          // broadcast by the update (u[:, None]); else loaded 2-D already
+  bool implicit = false;         // a 1-D factor the update broadcasts as a row without writing it
   const Node* factor = nullptr;  // the factor as the update writes it
   const Node* load = nullptr;    // the tl.load call
   const Node* stmt = nullptr;    // `u = tl.load(...)[.to(T)]` in the update's loop body, or null (inline)
@@ -192,15 +193,16 @@ class ImplicitGemmPass : public Pass {
     return value;
   }
 
-  // acc += X * Y with X and Y broadcast by the update (u[:, None], v[None, :]) or not broadcast
-  // at all (names or loads: their pointers decide, operandAxis); the rest is checked by plan.
+  // acc += X * Y with X and Y broadcast by the update (u[:, None], v[None, :]), a column times
+  // a factor not broadcast (a 1-D row, checked by plan), or neither broadcast (names or loads:
+  // their pointers decide); the rest is checked by plan.
   static bool rankOneProduct(const PassContext&, const Node& st) {
     std::string acc;
     const Node* p = productOf(st, &acc);
     if (!p) return false;
     int a = broadcastAxis(peelCast((*p)["left"], nullptr));
     int b = broadcastAxis(peelCast((*p)["right"], nullptr));
-    return (a == 0 && b == 1) || (a == 1 && b == 0) || (a < 0 && b < 0);
+    return (a == 0 && b == 1) || (a == 1 && b == 0) || (a < 0 && b < 0) || (a == 0 && b < 0) || (a < 0 && b == 0);
   }
 
   // The axis a value spans: -2 a scalar, 0 a column (only x[:, None] broadcasts around
@@ -444,6 +446,17 @@ class ImplicitGemmPass : public Pass {
       Operand l, r;
       if (!operandOf(ctx, body, update_at, product["left"], &l, why)) return false;
       if (!operandOf(ctx, body, update_at, product["right"], &r, why)) return false;
+      if (l.wrapped != r.wrapped) {
+        // `a[:, None] * b` with b 1-D: broadcasting lines b up with the last axis, a row.
+        Operand& u = l.wrapped ? r : l;
+        auto shape = ctx.facts.load_values.find(u.load);
+        if (shape == ctx.facts.load_values.end() || shape->second.size() != 1) {
+          return no(fmt::format("'{}' * '{}' is not a rank-1 update: '{}' is not known to be 1-D",
+                                ctx.slice(product["left"]), ctx.slice(product["right"]), ctx.slice(*u.factor)));
+        }
+        u.axis = 1;
+        u.wrapped = u.implicit = true;
+      }
       if (!l.wrapped) ops[0] = l, ops[1] = r;  // axes from the pointers, below
       else ops[l.axis] = l, ops[r.axis] = r;
     }
@@ -650,6 +663,25 @@ class ImplicitGemmPass : public Pass {
       return true;
     });
     if (!escapes.empty()) return no(fmt::format("'{}', bound in it, is read after it", escapes));
+    // The variables hold other values once blocked (a block's start, a vector): no read outside
+    // the loop may see them (the body of a loop elsewhere over the same name sees its own).
+    std::vector<Range> rebinding;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "For") && &n != &loop && std::count(vars.begin(), vars.end(), nameOf(n["target"]))) {
+        Range r = ctx.range(n);
+        if (r.end <= lr.begin || r.begin >= lr.end) rebinding.push_back({ctx.range(n["body"][0]).begin, r.end});
+      }
+      return true;
+    });
+    for (const auto& v : vars) {
+      for (Range r : readsOf(ctx, ctx.body(), v)) {
+        bool inside = r.begin >= lr.begin && r.end <= lr.end;
+        bool own = std::any_of(rebinding.begin(), rebinding.end(), [&](Range f) {
+          return f.begin <= r.begin && r.end <= f.end;
+        });
+        if (!inside && !own) return no(fmt::format("'{}' is read outside the loop", v));
+      }
+    }
 
     // What depends on the variables: themselves and, in a nest, names bound in it from them
     // (each the same for every element: it becomes a vector over the block).
@@ -875,7 +907,7 @@ class ImplicitGemmPass : public Pass {
           ed.replace(ctx.range(value), text);
         }
         const Node& sub = peelCast(*o.factor, nullptr);
-        dot_args[k] = nameOf(o.wrapped ? peelCast(sub["value"], nullptr) : sub);
+        dot_args[k] = nameOf(o.wrapped && !o.implicit ? peelCast(sub["value"], nullptr) : sub);
         if (!drop_casts && o.factor_cast) dot_args[k] += fmt::format(".to({})", o.cast);
       } else {
         dot_args[k] = wrapCall(head, largs, dot_column + dot_head.size() + 1);
