@@ -401,6 +401,7 @@ CASES = {
     "implicit-gemm/patch_embed_nchw_nest": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
     "implicit-gemm/nest_tensor_binding_falls_back": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
     "implicit-gemm/patch_nhwc_filter_nest": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),
+    "implicit-gemm/patch_nhwc_static_filter": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),
     "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
     "tensor-cores/descriptor_loads_after_relayout": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }

@@ -117,7 +117,7 @@ class ImplicitGemmPass : public Pass {
         "acc += a[:, None] * b[None, :] (either order, or acc = acc + ...), acc a 2-D tl.zeros/tl.full of "
         "tl.float32 bound once before the loops, a and b loads bound once in the same loop body (or inline), "
         "each with at most a .to(T) cast, read only by the update",
-        "a loop around it, `for V in range(END)` or range(LO, END) (or tl.range, step 1), without break, "
+        "a loop around it, `for V in range(END)` or range(LO, END) (or tl.range, tl.static_range; step 1), without break, "
         "continue, return or else, whose variable is read only in the two loads' addresses (directly or "
         "through a name bound for that address alone), additively: REST + V * COEFF with COEFF a scalar",
         "the loads' masks do not read V; their other= is a number, 0 for at least one of them (0 is added "
@@ -534,7 +534,9 @@ class ImplicitGemmPass : public Pass {
       if (vars[k].empty()) return no("a target is not a name");
       const Node& lit = l["iter"];
       bool builtin = isType(lit, "Call") && dottedName(lit["func"]) == "range";
-      if (!builtin && !ctx.isTlCall(lit, "range")) return no("it is not over range(...) or tl.range(...)");
+      if (!builtin && !ctx.isTlCall(lit, "range") && !ctx.isTlCall(lit, "static_range")) {
+        return no("it is not over range(...), tl.range(...) or tl.static_range(...)");
+      }
       const size_t na = lit["args"].size();
       if (na < 1 || na > 3) return no("its range does not give its bounds positionally");
       if (na == 3 && intLiteral(lit["args"][2]) != 1) return no("it does not step by 1");
@@ -830,6 +832,8 @@ class ImplicitGemmPass : public Pass {
                                                        steps, end_text));
       end_text = steps;
       ed.replace(ctx.range(loop["target"]), lv);
+      // The step count is a run-time value (clamped): a static (unrolled) range cannot take it.
+      if (ctx.isTlCall(it, "static_range")) ed.replace(ctx.range(it["func"]), "range");
       ed.replace(Range{ctx.range(it["args"][0]).begin, ctx.range(it["args"][nargs - 1]).end},
                  fmt::format("0, {}, {}", end_text, bk));
       for (size_t k = 0; k < nest.size(); ++k) {
