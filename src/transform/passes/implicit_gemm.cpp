@@ -708,6 +708,15 @@ class ImplicitGemmPass : public Pass {
       std::string name = assignedName(st);
       std::vector<Range> r = readsOf(ctx, ctx.body(), name);
       if (countOf(all, name) != 1 || r.size() != 1) return false;
+      // Its lines go: nothing else may stand on them but blanks and a comment.
+      Range lines = ctx.lineRange(st), self = ctx.range(st);
+      const std::string& text = ctx.text().text();
+      std::string before = text.substr(lines.begin, self.begin - lines.begin);
+      std::string after = text.substr(self.end, lines.end - self.end);
+      size_t tail = after.find_first_not_of(" \t\r\n");
+      if (before.find_first_not_of(' ') != std::string::npos || (tail != std::string::npos && after[tail] != '#')) {
+        return false;
+      }
       return std::any_of(std::begin(ops), std::end(ops), [&](const Operand& o) {
         Range p = ctx.range(*o.pointer);
         return p.begin <= r[0].begin && r[0].end <= p.end;
@@ -854,7 +863,9 @@ class ImplicitGemmPass : public Pass {
           size_t line_start = ctx.lineRange(st).begin;
           size_t col = static_cast<size_t>(nodePos(st)->col);
           std::string lead = ctx.text().text().substr(line_start, col);
-          if (lead.find_first_not_of(' ') != std::string::npos) return no("a statement is indented with tabs");
+          if (lead.find_first_not_of(' ') != std::string::npos) {
+            return no("a statement is indented with tabs or shares its line with another");
+          }
           ed.replace(Range{line_start, line_start + col}, body_indent);
         }
       }
