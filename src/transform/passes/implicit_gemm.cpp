@@ -279,29 +279,29 @@ class ImplicitGemmPass : public Pass {
     return scalar && (bound || param);
   }
 
-  // `e` as REST + var * COEFF, nullopt when it is not of that form.
-  static std::optional<Affine> affine(const PassContext& ctx, const Node& e, const std::string& var,
-                                      const Reads& reads) {
+  // `e` as REST + PART: PART the terms that read the loops' variables (`reads.depends`), REST the
+  // others, through sums, differences, negation and products with a scalar that reads none of
+  // them ((REST + PART) * s = REST * s + PART * s). `leaf` gives the part of a term that reads
+  // them and is none of those (nullopt: not of the form). nullopt when `e` is not of the form.
+  static std::optional<Affine> decompose(const PassContext& ctx, const Node& e, const Reads& reads,
+                                         const std::function<std::optional<Affine>(const Node&)>& leaf) {
     if (!reads.depends(e)) return Affine{ctx.slice(e), ""};
-    if (const Node* v = reads.through(e)) return affine(ctx, *v, var, reads);
-    if (nameOf(e) == var) return Affine{"", "1"};
+    if (const Node* v = reads.through(e)) return decompose(ctx, *v, reads, leaf);
+    if (auto l = leaf(e)) return l;
     auto add = [](const std::string& p, const std::string& q) { return p.empty() ? q : q.empty() ? p : p + " + " + q; };
     auto neg = [](const std::string& p) { return p.empty() ? p : "-" + paren(p); };
     auto sub = [&](const std::string& p, const std::string& q) {
       return q.empty() ? p : p.empty() ? neg(q) : p + " - " + paren(q);
     };
-    auto mul = [](const std::string& p, const std::string& s) {
-      return p.empty() ? p : p == "1" ? s : paren(p) + " * " + paren(s);
-    };
     if (isType(e, "UnaryOp") && isType(e["op"], "USub")) {
-      auto a = affine(ctx, e["operand"], var, reads);
+      auto a = decompose(ctx, e["operand"], reads, leaf);
       if (!a) return std::nullopt;
       return Affine{neg(a->rest), neg(a->coeff)};
     }
     if (!isType(e, "BinOp")) return std::nullopt;
     const std::string& op = nodeType(e["op"]);
     if (op == "Add" || op == "Sub") {
-      auto a = affine(ctx, e["left"], var, reads), b = affine(ctx, e["right"], var, reads);
+      auto a = decompose(ctx, e["left"], reads, leaf), b = decompose(ctx, e["right"], reads, leaf);
       if (!a || !b) return std::nullopt;
       if (op == "Add") return Affine{add(a->rest, b->rest), add(a->coeff, b->coeff)};
       return Affine{sub(a->rest, b->rest), sub(a->coeff, b->coeff)};
@@ -313,50 +313,30 @@ class ImplicitGemmPass : public Pass {
     const Node& s = l ? e["right"] : e["left"];
     std::set<std::string> visiting;
     if (!isScalar(ctx, s, visiting)) return std::nullopt;
-    auto a = affine(ctx, x, var, reads);
+    auto a = decompose(ctx, x, reads, leaf);
     if (!a) return std::nullopt;
     std::string st = paren(ctx.slice(s));
-    return Affine{mul(a->rest, st), mul(a->coeff, st)};
+    auto mul = [&](const std::string& p) { return p.empty() ? p : p == "1" ? st : paren(p) + " * " + st; };
+    return Affine{mul(a->rest), mul(a->coeff)};
   }
 
-  // `e` as REST + OFFSET: OFFSET the terms that read the nest's variables (`depends`), each the
-  // same for every element; REST the others. In `coeff` (OFFSET), nullopt when it is not so.
+  // `e` as REST + var * COEFF (COEFF in `coeff`), nullopt when it is not of that form.
+  static std::optional<Affine> affine(const PassContext& ctx, const Node& e, const std::string& var,
+                                      const Reads& reads) {
+    return decompose(ctx, e, reads, [&](const Node& t) -> std::optional<Affine> {
+      if (nameOf(t) == var) return Affine{"", "1"};
+      return std::nullopt;
+    });
+  }
+
+  // `e` as REST + OFFSET with OFFSET (in `coeff`) the terms that read the nest's variables, each
+  // the same for every element (a scalar expression); nullopt when it is not so.
   static std::optional<Affine> splitOff(const PassContext& ctx, const Node& e, const Reads& reads) {
-    const auto& depends = reads.depends;
-    if (!depends(e)) return Affine{ctx.slice(e), ""};
-    if (const Node* v = reads.through(e)) return splitOff(ctx, *v, reads);
-    std::set<std::string> visiting;
-    if (isScalar(ctx, e, visiting)) return Affine{"", ctx.slice(e)};
-    auto add = [](const std::string& p, const std::string& q) { return p.empty() ? q : q.empty() ? p : p + " + " + q; };
-    auto sub = [](const std::string& p, const std::string& q) {
-      return q.empty() ? p : p.empty() ? "-" + paren(q) : p + " - " + paren(q);
-    };
-    if (isType(e, "UnaryOp") && isType(e["op"], "USub")) {
-      auto a = splitOff(ctx, e["operand"], reads);
-      if (!a) return std::nullopt;
-      return Affine{sub("", a->rest), sub("", a->coeff)};
-    }
-    if (!isType(e, "BinOp")) return std::nullopt;
-    const std::string& op = nodeType(e["op"]);
-    if (op == "Add" || op == "Sub") {
-      auto a = splitOff(ctx, e["left"], reads), b = splitOff(ctx, e["right"], reads);
-      if (!a || !b) return std::nullopt;
-      if (op == "Add") return Affine{add(a->rest, b->rest), add(a->coeff, b->coeff)};
-      return Affine{sub(a->rest, b->rest), sub(a->coeff, b->coeff)};
-    }
-    if (op != "Mult") return std::nullopt;
-    // (REST + OFFSET) * s with s a scalar that reads no variable: REST * s + OFFSET * s.
-    bool l = depends(e["left"]), r = depends(e["right"]);
-    if (l && r) return std::nullopt;
-    const Node& x = l ? e["left"] : e["right"];
-    const Node& s = l ? e["right"] : e["left"];
-    std::set<std::string> seen;
-    if (!isScalar(ctx, s, seen)) return std::nullopt;
-    auto a = splitOff(ctx, x, reads);
-    if (!a) return std::nullopt;
-    std::string st = paren(ctx.slice(s));
-    auto mul = [&](const std::string& p) { return p.empty() ? p : paren(p) + " * " + st; };
-    return Affine{mul(a->rest), mul(a->coeff)};
+    return decompose(ctx, e, reads, [&](const Node& t) -> std::optional<Affine> {
+      std::set<std::string> visiting;
+      if (isScalar(ctx, t, visiting)) return Affine{"", ctx.slice(t)};
+      return std::nullopt;
+    });
   }
 
   // Fills the operand's load, binding and casts from its factor; false (and why) otherwise.
