@@ -80,6 +80,13 @@ bool simpleText(const std::string& t) {
 }
 std::string paren(const std::string& t) { return simpleText(t) ? t : "(" + t + ")"; }
 
+// Is `st` indented by spaces alone, first on its line?
+bool startsItsLine(const PassContext& ctx, const Node& st) {
+  size_t line_start = ctx.lineRange(st).begin;
+  std::string lead = ctx.text().text().substr(line_start, ctx.range(st).begin - line_start);
+  return lead.find_first_not_of(' ') == std::string::npos;
+}
+
 // Where `name` is read (not bound) below `scope`.
 std::vector<Range> readsOf(const PassContext& ctx, const Node& scope, const std::string& name) {
   std::vector<Range> out;
@@ -509,6 +516,7 @@ class ImplicitGemmPass : public Pass {
     // Each loop: over range(END) / range(LO, END) / tl.range(...), step 1, no else, one-line
     // header, its bounds bound outside the nest and reading none of its variables.
     std::vector<std::string> extents, starts;
+    std::vector<bool> literal;  // the extent is a literal count (range(3)): never below 0
     for (size_t k = 0; k < nest.size(); ++k) {
       const Node& l = *nest[k];
       if (vars[k].empty()) return no("a target is not a name");
@@ -535,6 +543,7 @@ class ImplicitGemmPass : public Pass {
       std::string lo = na == 1 ? "" : ctx.slice(lit["args"][0]);
       if (lo == "0") lo.clear();
       starts.push_back(lo);
+      literal.push_back(lo.empty() && intLiteral(e) && *intLiteral(e) >= 0);
       extents.push_back(lo.empty() ? ctx.slice(e) : fmt::format("{} - {}", ctx.slice(e), paren(lo)));
     }
     // A nest is perfect: each body holds the next loop and nothing else compound.
@@ -690,13 +699,9 @@ class ImplicitGemmPass : public Pass {
       if (countOf(all, name) != 1 || r.size() != 1) return false;
       // Its lines go: nothing else may stand on them but blanks and a comment.
       Range lines = ctx.lineRange(st), self = ctx.range(st);
-      const std::string& text = ctx.text().text();
-      std::string before = text.substr(lines.begin, self.begin - lines.begin);
-      std::string after = text.substr(self.end, lines.end - self.end);
+      std::string after = ctx.text().text().substr(self.end, lines.end - self.end);
       size_t tail = after.find_first_not_of(" \t\r\n");
-      if (before.find_first_not_of(' ') != std::string::npos || (tail != std::string::npos && after[tail] != '#')) {
-        return false;
-      }
+      if (!startsItsLine(ctx, st) || (tail != std::string::npos && after[tail] != '#')) return false;
       return std::any_of(std::begin(ops), std::end(ops), [&](const Operand& o) {
         Range p = ctx.range(*o.pointer);
         return p.begin <= r[0].begin && r[0].end <= p.end;
@@ -809,10 +814,7 @@ class ImplicitGemmPass : public Pass {
       // The steps the nest runs: the product of its extents, each past the first clamped at 0
       // where it is not a literal (two empty ranges, END < LO, must not multiply to steps).
       for (size_t k = 0; k < extents.size(); ++k) {
-        bool literal = !extents[k].empty() && std::all_of(extents[k].begin(), extents[k].end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        });
-        std::string e = k == 0 || literal ? paren(extents[k]) : fmt::format("{}.maximum({}, 0)", tl, extents[k]);
+        std::string e = k == 0 || literal[k] ? paren(extents[k]) : fmt::format("{}.maximum({}, 0)", tl, extents[k]);
         end_text += (end_text.empty() ? "" : " * ") + e;
       }
       std::string steps = ctx.freshName(joined + "_steps");
@@ -840,13 +842,9 @@ class ImplicitGemmPass : public Pass {
         ed.replace(Range{ctx.lineRange(l).begin, ctx.lineRange(lb[0]).begin}, "");
         for (const auto& st : lb) {
           if (isType(st, "For") || std::count(inlined.begin(), inlined.end(), &st)) continue;
+          if (!startsItsLine(ctx, st)) return no("a statement is indented with tabs or shares its line with another");
           size_t line_start = ctx.lineRange(st).begin;
-          size_t col = static_cast<size_t>(nodePos(st)->col);
-          std::string lead = ctx.text().text().substr(line_start, col);
-          if (lead.find_first_not_of(' ') != std::string::npos) {
-            return no("a statement is indented with tabs or shares its line with another");
-          }
-          ed.replace(Range{line_start, line_start + col}, body_indent);
+          ed.replace(Range{line_start, ctx.range(st).begin}, body_indent);
         }
       }
       shift = static_cast<size_t>(nodePos((*nest.back())["body"][0])->col) - body_indent.size();
