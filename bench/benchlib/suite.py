@@ -24,7 +24,7 @@ ORDER = [
     "matmul_fp16", "matmul_bf16", "matmul_tf32", "bmm_fp16", "matmul_bias_gelu", "matmul_outer",
     "conv2d_nhwc", "conv2d_direct", "patch_embed",
     "attention", "attention_causal",
-    "softmax", "layernorm", "rmsnorm", "cross_entropy", "swiglu", "argmax", "transpose",
+    "softmax", "softmax_decode", "layernorm", "rmsnorm", "cross_entropy", "swiglu", "argmax", "transpose",
 ]
 
 

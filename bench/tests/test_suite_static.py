@@ -30,6 +30,7 @@ EXPECTED_TUNED = {
     "attention": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention_causal": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "softmax": {"BLOCK_SIZE", "num_warps", "num_stages"},
+    "softmax_decode": {"BLOCK_SIZE", "num_warps", "num_stages"},
     "layernorm": {"num_warps"},
     "rmsnorm": {"BLOCK_SIZE", "num_warps", "num_stages"},
     "cross_entropy": {"BLOCK_SIZE", "num_warps", "num_stages"},

@@ -66,6 +66,7 @@ const char* toString(PassName p) {
     case PassName::kEvictionHints: return "eviction-hints";
     case PassName::kTailSplit: return "tail-split";
     case PassName::kImplicitGemm: return "implicit-gemm";
+    case PassName::kSplitRows: return "split-rows";
   }
   return "?";
 }
@@ -86,7 +87,7 @@ const std::vector<PassName>& allPassNames() {
       PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
       PassName::kOnlineSoftmax, PassName::kCausalSplit,
       PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints, PassName::kTailSplit,
-      PassName::kImplicitGemm};
+      PassName::kImplicitGemm, PassName::kSplitRows};
   return all;
 }
 

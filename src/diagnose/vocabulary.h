@@ -58,6 +58,7 @@ enum class PassName {
   kEvictionHints,
   kTailSplit,
   kImplicitGemm,
+  kSplitRows,
 };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"

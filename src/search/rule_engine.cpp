@@ -219,6 +219,14 @@ class RuleEngine final : public ReasoningEngine {
       addRegion(out, f,
                 regionOf(in, cur, {R::kTileM, R::kTileN, R::kBlock}, [](int64_t v, int64_t now) { return v < now; }),
                 "more programs: smaller tiles");
+      // Fewer programs than SMs and loops without a dot: few long rows. Measured on the H200
+      // (softmax fp16 by hand, scripts/gpu/row_split_probe.py): 4 x 4M 29.6x, 16 x 1M 8.0x,
+      // 64 x 256K 2.4x over one program per row, best at 512 to 1,024 programs; the pass
+      // refuses where no loop keeps a running value it can combine.
+      if (k == K::kSmallGrid && !dots && loopsOf(in, f.kernel) >= 1) {
+        addPass(in, out, f, PassName::kSplitRows, "few rows for the SMs: each row's columns shared by several programs",
+                splitRowsParams(f));
+      }
     } else if (k == K::kNoTensorCores) {
       Region r = regionOf(in, cur, {R::kTileM}, [](int64_t v, int64_t) { return v >= 64; });
       Region w = regionOf(in, cur, {R::kNumWarps}, [](int64_t v, int64_t) { return v == 4 || v == 8; });
@@ -358,6 +366,18 @@ class RuleEngine final : public ReasoningEngine {
       addPass(in, out, f, s, fmt::format("the diagnosis suggests {}", toString(s)),
               s == PassName::kPersistent ? persistentParams(dots) : nlohmann::json::object());
     }
+  }
+
+  // Programs per row for split-rows: about 1,024 programs in all (the probe's best), and half that.
+  static nlohmann::json splitRowsParams(const EngineFinding& f) {
+    int64_t grid = 0;
+    for (const char* key : {"launch__grid_size", "launch.grid_blocks"}) {
+      if (f.evidence.contains(key) && f.evidence[key].is_number()) grid = f.evidence[key].get<int64_t>();
+    }
+    if (grid <= 0) return {{"split", {16, 64}}};
+    int64_t split = 2;
+    while (split < 256 && split * grid < 1024) split *= 2;
+    return {{"split", split > 2 ? nlohmann::json::array({split / 2, split}) : nlohmann::json::array({split})}};
   }
 
   // The chunks column-loop tries: 8, 16, 32 and 64 elements per thread at the warps the kernel

@@ -121,6 +121,7 @@ const std::vector<std::unique_ptr<Pass>>& allPasses() {
     v.push_back(makeEvictionHintsPass());
     v.push_back(makeTailSplitPass());
     v.push_back(makeImplicitGemmPass());
+    v.push_back(makeSplitRowsPass());
     return v;
   }();
   return passes;

@@ -55,6 +55,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   for (const auto& [p, type] : added) sig[p] = type;
   // Constexpr values as the launch writes them (or the first autotune config).
   std::map<std::string, int64_t> values;
+  std::map<std::string, std::vector<int64_t>> alternatives;
   nlohmann::json options = nlohmann::json::object();
   for (const auto& fn : launchers(ir, kernel)) {
     TunableSet set = discoverTunables(ir, fn, {kernel});
@@ -73,10 +74,16 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
         if (it == site.options.end()) continue;
         if (auto v = intLiteral(*it->second.expr); v && !options.contains(o)) options[o] = *v;
       }
-      // Literal constexpr arguments the tunables leave alone (flags, split factors).
+      // Literal constexpr arguments the tunables leave alone (flags, split factors). One
+      // launched with several values (split-rows' stages) is compiled with each.
       for (const auto& a : site.args) {
         const Param* p = k->param(a.param);
-        if (!p || !p->is_constexpr || values.count(a.param)) continue;
+        if (!p || !p->is_constexpr) continue;
+        if (auto v = intLiteral(*a.expr)) {
+          auto& alt = alternatives[a.param];
+          if (std::find(alt.begin(), alt.end(), *v) == alt.end()) alt.push_back(*v);
+        }
+        if (values.count(a.param)) continue;
         if (auto v = intLiteral(*a.expr)) values[a.param] = *v;
         else if (isType(*a.expr, "Constant") && (*a.expr)["vt"] == "bool") values[a.param] = (*a.expr)["value"].get<bool>();
       }
@@ -99,6 +106,16 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
     check["status"] = "skipped";
     check["reason"] = fmt::format("no type or value for {} (give --signature or --task)", list);
     return check;
+  }
+  for (const auto& [p, alt] : alternatives) {
+    if (alt.size() < 2 || signature.count(p)) continue;
+    for (size_t i = 1; i < alt.size(); ++i) {
+      std::map<std::string, nlohmann::json> fixed = signature;
+      fixed[p] = alt[i];
+      nlohmann::json other = compileCheck(worker, original, text, ir, kernel, fixed, added);
+      if (other.value("status", "") != "ok") return other;
+    }
+    break;
   }
   // The module is loaded from a private copy beside nothing else; the original's folder
   // stays on the import path for the modules it imports.

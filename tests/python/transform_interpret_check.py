@@ -112,6 +112,12 @@ def masked_head(x):
     return x
 
 
+def rms(mod, B, H, N):
+    x = torch.randn(B, H, N, generator=gen).half()
+    ref = x.double() / torch.sqrt((x.double() ** 2).mean(-1, keepdim=True) + 1e-6)
+    return close(mod.rms(x), ref, 2e-3, 2e-3)
+
+
 def softmax_masked(mod, M, N):
     x = masked_head(torch.randn(M, N, generator=gen) * 3)
     out = mod.softmax(x)
@@ -402,6 +408,14 @@ CASES = {
     "implicit-gemm/nest_tensor_binding_falls_back": (patch_embed_nchw, (3, 3, 20, 36, 40, 4)),
     "implicit-gemm/patch_nhwc_filter_nest": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),
     "implicit-gemm/patch_nhwc_static_filter": (patchify_nhwc, (2, 15, 21, 10, 36, 3, 3)),
+    # split-rows: chunks that end inside a block, empty chunks, a row whose first chunks are
+    # all -inf (masked_head), several blocks per chunk (rms: 20000 columns, 8 parts of 3072).
+    "split-rows/softmax_online": (softmax, (3, 9000)),
+    "split-rows/softmax_online_masked_head": (softmax_masked, (3, 9000)),
+    "split-rows/cross_entropy_online": (cross_entropy, (3, 3000)),
+    "split-rows/cross_entropy_exp2": (cross_entropy, (3, 3000)),
+    "split-rows/layernorm_three_stages": (layernorm, (3, 5000)),
+    "split-rows/rms_grid_2d": (rms, (2, 3, 20000)),
     "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
     "tensor-cores/descriptor_loads_after_relayout": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }

@@ -345,6 +345,27 @@ TEST_F(RuleEngineTest, LoopsWithoutADotTryImplicitGemm) {
   EXPECT_FALSE(proposes(FindingKind::kComputeBound));
 }
 
+// split-rows answers a grid smaller than the GPU in a kernel with loops and no dot, with
+// about 1,024 programs in all (and half that) from the grid the diagnosis measured.
+TEST_F(RuleEngineTest, FewLongRowsTrySplitRows) {
+  auto proposes = [&](FindingKind kind) { return proposesPass(kind, "split-rows"); };
+  set_.facts["mm"].loops = 2;
+  EXPECT_FALSE(proposes(FindingKind::kSmallGrid));  // a GEMM: split-k's business
+  set_.facts["mm"].dots.clear();
+  EXPECT_TRUE(proposes(FindingKind::kSmallGrid));
+  EXPECT_FALSE(proposes(FindingKind::kMemoryBound));
+  EngineDiagnosis d = finding(FindingKind::kSmallGrid);
+  d.findings[0].evidence = {{"launch.grid_blocks", 4}, {"sms", 132}};
+  EngineOutput out = rules_->propose(input({d}));
+  nlohmann::json params;
+  for (const auto& p : out.proposals) {
+    if (p.kind == Proposal::Kind::kPass && p.pass == "split-rows") params = p.params;
+  }
+  EXPECT_EQ(params, (nlohmann::json{{"split", {128, 256}}}));
+  set_.facts["mm"].loops = 0;
+  EXPECT_FALSE(proposes(FindingKind::kSmallGrid));
+}
+
 // A row-wise kernel whose block spans the whole row: short rows lead to rows-per-program;
 // a wide row that spills (in any case) leads to column-loop, since the block cannot shrink.
 TEST(RuleEngineRows, ShortRowsAndSpillingWideRowsLeadToTheirPasses) {

@@ -80,7 +80,8 @@ TEST(PassRegistry, TheCatalogue) {
   EXPECT_EQ(names, (std::vector<std::string>{"retile", "launch", "autotune", "grouped-order", "rows-per-program",
                                              "column-loop", "split-k", "persistent", "tensor-cores", "memory-hints",
                                              "vectorize", "exp2", "online-softmax", "causal-split",
-                                             "flatten-loops", "relayout", "eviction-hints", "tail-split", "implicit-gemm"}));
+                                             "flatten-loops", "relayout", "eviction-hints", "tail-split", "implicit-gemm",
+                                             "split-rows"}));
   EXPECT_EQ(findPass("unroll"), nullptr);
 }
 

@@ -24,6 +24,7 @@ std::unique_ptr<Pass> makeOnlineSoftmaxPass();
 std::unique_ptr<Pass> makeCausalSplitPass();
 std::unique_ptr<Pass> makeTailSplitPass();
 std::unique_ptr<Pass> makeImplicitGemmPass();
+std::unique_ptr<Pass> makeSplitRowsPass();
 std::unique_ptr<Pass> makeFlattenLoopsPass();
 std::unique_ptr<Pass> makeRelayoutPass();
 std::unique_ptr<Pass> makeEvictionHintsPass();
