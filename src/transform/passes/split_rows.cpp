@@ -295,6 +295,10 @@ class SplitRowsPass : public Pass {
         return !stmt_of.count(site);
       });
       if (!stmt_of.count(site)) return refuse("a launch is not a statement of its own (each stage is launched after it)");
+      Range line_start = {ctx.text().offset(nodePos(*stmt_of[site])->line, 0), ctx.range(*stmt_of[site]).begin};
+      if (ctx.text().slice(line_start).find_first_not_of(" \t") != std::string_view::npos) {
+        return refuse("a launch shares its line with another statement");
+      }
     }
     if (dims >= 3) return refuse("the grid has 3 axes already");
     bool axis_used = false;
