@@ -28,7 +28,9 @@ class Terminal final : public OptimizeProgress {
 
   void candidate(const CandidateRecord& c, const CandidateRecord* best, int tried, double elapsed) override {
     if (c.status == CandidateStatus::kOk) ++ok_;
-    else if (c.status != CandidateStatus::kPruned) ++failed_;
+    // Pruned and never-measured candidates (the budget ran out, or a pass won before them)
+    // did not fail; the summary counts them the same way.
+    else if (c.status != CandidateStatus::kPruned && c.status != CandidateStatus::kNotRun) ++failed_;
     std::string best_text = best && best->objective
                                 ? fmt::format("best {:.2f}x ({})", 1.0 / *best->objective, best->config_text)
                                 : "best: as written";
