@@ -86,10 +86,55 @@ struct State {
   std::string combined;         // the name holding the combined value in later stages
 };
 
+// A loop body's name bindings: what a name read at a statement refers to.
+struct Body {
+  const PassContext* ctx = nullptr;
+  const Node* stmts = nullptr;
+  std::string var;
+  std::map<std::string, std::vector<size_t>> defs;  // name -> statements binding it
+  std::set<std::string> carried;
+  std::map<std::string, size_t> update;             // carried name -> its statement
+  std::map<std::string, std::string> new_max_local;  // "m_new@3" -> m
+
+  Ref resolve(const std::string& name, size_t at) const {
+    Ref r;
+    r.name = name;
+    if (name == var) {
+      r.type = Ref::kLoopVar;
+      return r;
+    }
+    auto it = defs.find(name);
+    if (it == defs.end()) return r;  // kOuter
+    std::optional<size_t> d;
+    for (size_t i : it->second) {
+      if (i < at) d = i;
+    }
+    if (!d) {
+      r.type = Ref::kOld;
+      return r;
+    }
+    if (carried.count(name) && update.at(name) == *d) {
+      r.type = Ref::kNew;
+      return r;
+    }
+    auto nm = new_max_local.find(fmt::format("{}@{}", name, *d));
+    if (nm != new_max_local.end()) {
+      r.type = Ref::kNew;
+      r.name = nm->second;
+      return r;
+    }
+    r.type = Ref::kLocal;
+    r.def = *d;
+    return r;
+  }
+  const Node& valueOf(size_t i) const { return (*stmts)[i]["value"]; }
+};
+
 struct RowLoop {
   const Node* node = nullptr;
   size_t index = 0;  // among the kernel body's statements
   std::vector<State> states;
+  Body body;         // its bindings, with the maxima's new-value names
   bool reduces() const { return !states.empty(); }
 };
 
@@ -347,7 +392,7 @@ class SplitRowsPass : public Pass {
     }
     int stage = 0;
     std::vector<std::string> chunk_names;
-    auto chunked = [&](const RowLoop& l, std::vector<std::string>* before) -> std::optional<std::string> {
+    auto chunked = [&](const RowLoop& l, std::vector<std::string>* before) {
       const Node& iter = (*l.node)["iter"];
       const Node& ra = iter["args"];
       std::string start = ra.size() >= 2 ? sliceWith(ctx, ra[0], reads) : "0";
@@ -380,13 +425,13 @@ class SplitRowsPass : public Pass {
         Range head = {ctx.text().offset(nodePos(loop)->line, 0), ctx.range(loop["iter"]).end};
         std::string lindent = ctx.text().indentOf(nodePos(loop)->line);
         std::string for_text(ctx.text().slice(Range{ctx.range(loop).begin, ctx.range(loop["iter"]).begin}));
-        ed.replace(head, joinLines(before, lindent) + lindent + for_text + *range);
+        ed.replace(head, joinLines(before, lindent) + lindent + for_text + range);
         continue;
       }
       std::vector<std::string> before;
       auto range = chunked(l, &before);
       TextEdits te = reads;
-      te.push_back({ctx.range(loop["iter"]), *range});
+      te.push_back({ctx.range(loop["iter"]), range});
       std::string loop_text = indentFollowingLines(sliceWith(ctx, loop, te), u);
       std::vector<std::string> lines = {fmt::format("if {} == {}:", stage_c, stage)};
       for (const auto& b : before) lines.push_back(u + b);
@@ -411,7 +456,7 @@ class SplitRowsPass : public Pass {
           if (st.kind == Kind::kRescaled) {
             const State* m = nullptr;
             for (const auto& o : l.states) if (o.name == st.max_of) m = &o;
-            std::string factor = renderRescale(ctx, l, *st.rescale, st.update, m->name, partsName(ctx, *m));
+            std::string factor = render(l.body, *st.rescale, st.update, m->name, partsName(ctx, *m));
             lines.push_back(u + fmt::format("{} = {}.sum({} * {}.{}({}), axis=0)", st.combined, tl, p, tl, st.exp_fn,
                                             factor));
           } else {
@@ -582,49 +627,6 @@ class SplitRowsPass : public Pass {
 
   // ---- One loop: its running values -----------------------------------------------------
 
-  struct Body {
-    const PassContext* ctx = nullptr;
-    const Node* stmts = nullptr;
-    std::string var;
-    std::map<std::string, std::vector<size_t>> defs;  // name -> statements binding it
-    std::set<std::string> carried;
-    std::map<std::string, size_t> update;             // carried name -> its statement
-    std::map<std::string, std::string> new_max_local;  // "m_new@3" -> m
-
-    Ref resolve(const std::string& name, size_t at) const {
-      Ref r;
-      r.name = name;
-      if (name == var) {
-        r.type = Ref::kLoopVar;
-        return r;
-      }
-      auto it = defs.find(name);
-      if (it == defs.end()) return r;  // kOuter
-      std::optional<size_t> d;
-      for (size_t i : it->second) {
-        if (i < at) d = i;
-      }
-      if (!d) {
-        r.type = Ref::kOld;
-        return r;
-      }
-      if (carried.count(name) && update.at(name) == *d) {
-        r.type = Ref::kNew;
-        return r;
-      }
-      auto nm = new_max_local.find(fmt::format("{}@{}", name, *d));
-      if (nm != new_max_local.end()) {
-        r.type = Ref::kNew;
-        r.name = nm->second;
-        return r;
-      }
-      r.type = Ref::kLocal;
-      r.def = *d;
-      return r;
-    }
-    const Node& valueOf(size_t i) const { return (*stmts)[i]["value"]; }
-  };
-
   struct Closure {
     std::set<std::string> old_, new_;
     bool row = false;  // reaches the loop variable or a load
@@ -682,7 +684,7 @@ class SplitRowsPass : public Pass {
       if (!ok) return fail(fmt::format("line {}: the loop's step `{}` is not a constexpr or a positive literal", line,
                                        ctx.slice(st)));
     }
-    Body b;
+    Body& b = l.body;
     b.ctx = &ctx;
     b.stmts = &loop["body"];
     b.var = loop["target"]["id"].get<std::string>();
@@ -1011,11 +1013,6 @@ class SplitRowsPass : public Pass {
 
   // The rescaling factor's argument for the combine: the maximum's old value is the row's
   // partial maxima, its new one the combined maximum (the maximum's own name by then).
-  std::string renderRescale(const PassContext& ctx, const RowLoop& l, const Node& e, size_t at, const std::string& m,
-                            const std::string& m_parts) const {
-    Body b = bodyOf(ctx, l);
-    return render(b, e, at, m, m_parts);
-  }
   static std::string render(const Body& b, const Node& e, size_t at, const std::string& m, const std::string& m_parts) {
     TextEdits te;
     walk(e, [&](const Node& n) {
@@ -1029,31 +1026,6 @@ class SplitRowsPass : public Pass {
       return true;
     });
     return sliceWith(*b.ctx, e, te);
-  }
-
-  // The loop's name bindings again (for rendering, after the states are known).
-  Body bodyOf(const PassContext& ctx, const RowLoop& l) const {
-    Body b;
-    b.ctx = &ctx;
-    b.stmts = &(*l.node)["body"];
-    b.var = (*l.node)["target"]["id"].get<std::string>();
-    for (size_t i = 0; i < b.stmts->size(); ++i) {
-      std::string t = assignedName((*b.stmts)[i]);
-      if (!t.empty()) b.defs[t].push_back(i);
-    }
-    for (const auto& st : l.states) {
-      b.carried.insert(st.name);
-      b.update[st.name] = st.update;
-    }
-    for (const auto& st : l.states) {
-      if (st.kind != Kind::kMax && st.kind != Kind::kMin) continue;
-      const Node& v = (*b.stmts)[st.update]["value"];
-      if (isType(v, "Name")) {
-        Ref r = b.resolve(v["id"].get<std::string>(), st.update);
-        if (r.type == Ref::kLocal) b.new_max_local[fmt::format("{}@{}", r.name, r.def)] = st.name;
-      }
-    }
-    return b;
   }
 
   // Is `name` read after statement `from` of `stmts` before it is bound there for sure?
