@@ -118,6 +118,11 @@ def rms(mod, B, H, N):
     return close(mod.rms(x), ref, 2e-3, 2e-3)
 
 
+def center(mod, M, N):
+    x = torch.randn(M, N, generator=gen) + 2
+    return close(mod.center(x), x.double() - x.double().mean(-1, keepdim=True), 1e-5, 1e-5)
+
+
 def softmax_masked(mod, M, N):
     x = masked_head(torch.randn(M, N, generator=gen) * 3)
     out = mod.softmax(x)
@@ -416,6 +421,7 @@ CASES = {
     "split-rows/cross_entropy_exp2": (cross_entropy, (3, 3000)),
     "split-rows/layernorm_three_stages": (layernorm, (3, 5000)),
     "split-rows/rms_grid_2d": (rms, (2, 3, 20000)),
+    "split-rows/center_rebound_variable": (center, (3, 3000)),
     "tensor-cores/descriptor_loads_implicit_gemm": (matmul_k_tails, (100, 136, 64, 72, 24)),
     "tensor-cores/descriptor_loads_after_relayout": (matmul_k_tails, (100, 136, 64, 72, 24)),
 }

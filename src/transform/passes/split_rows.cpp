@@ -48,6 +48,9 @@ std::string squeeze(std::string s) {
   return s;
 }
 
+// The types a running value may have (the scratch holds them exactly in fp64).
+const std::set<std::string> kScalarTypes = {"float32", "float16", "bfloat16", "float64", "int32", "int16", "int8"};
+
 bool isNumber(const Node& n) {
   return isType(n, "Constant") && (n.value("vt", "") == "int" || n.value("vt", "") == "float");
 }
@@ -99,16 +102,19 @@ struct Body {
   Ref resolve(const std::string& name, size_t at) const {
     Ref r;
     r.name = name;
-    if (name == var) {
+    auto it = defs.find(name);
+    std::optional<size_t> d;
+    if (it != defs.end()) {
+      for (size_t i : it->second) {
+        if (i < at) d = i;
+      }
+    }
+    // The loop variable, until the body binds it again (start = tl.multiple_of(start, B)).
+    if (name == var && !d) {
       r.type = Ref::kLoopVar;
       return r;
     }
-    auto it = defs.find(name);
     if (it == defs.end()) return r;  // kOuter
-    std::optional<size_t> d;
-    for (size_t i : it->second) {
-      if (i < at) d = i;
-    }
     if (!d) {
       r.type = Ref::kOld;
       return r;
@@ -272,8 +278,6 @@ class SplitRowsPass : public Pass {
           return refuse(fmt::format("cannot tell the type or shape of '{}' from its start `{}`", st.name, ctx.slice(*init)));
         }
         st.vector = *shape;
-        static const std::set<std::string> kScalarTypes = {"float32", "float16", "bfloat16", "float64", "int32",
-                                                           "int16", "int8"};
         bool type_ok = st.vector ? (st.dtype == "float32" || st.dtype == "int32") : kScalarTypes.count(st.dtype) > 0;
         if (!type_ok) return refuse(fmt::format("'{}' is a {} {}", st.name, st.dtype, st.vector ? "row value" : "scalar"));
         if ((st.kind == Kind::kSum || st.kind == Kind::kRescaled) && !startsAtZero(ctx, *init)) {
@@ -506,9 +510,17 @@ class SplitRowsPass : public Pass {
           fmt::format("{} = {}", split_v, split),
           fmt::format("{} = {}.empty({}{} * {}, dtype={}.float64, device={}.device)", parts_v, torch, rows, split_v, slots,
                       torch, atomText(ctx, *dev, ctx.slice(*dev)))};
-      // The new arguments go after the kernel's, before the launch options (num_warps=...).
+      // The new arguments go after the kernel's, before the launch options (num_warps=...),
+      // else right after the last argument (a trailing comma stays after them).
       size_t close = ctx.range(*site->call).end - 1;
       bool before_options = false;
+      bool any = false;
+      for (const char* key : {"args", "keywords"}) {
+        for (const auto& a : site->call->at(key)) {
+          if (!any || ctx.range(a).end > close) close = ctx.range(a).end;
+          any = true;
+        }
+      }
       for (const auto& kw : site->call->at("keywords")) {
         if (kw["arg"].is_string() && site->options.count(kw["arg"].get<std::string>())) {
           close = ctx.range(kw).begin;
@@ -521,7 +533,7 @@ class SplitRowsPass : public Pass {
         axes.push_back(s < stage || writes_chunks ? split_v : "1");
         std::string added = fmt::format("{}={}, {}={}, {}={}", parts, parts_v, split_c, split_v, stage_c, s);
         TextEdits te = {{ctx.range(*site->grid), gridText(axes, "")},
-                        {Range{close, close}, before_options ? added + ", " : ", " + added}};
+                        {Range{close, close}, before_options ? added + ", " : any ? ", " + added : added}};
         lines.push_back(sliceWith(ctx, stmt, te));
       }
       // The statement's own indentation precedes its range and its newline follows it.
@@ -698,13 +710,13 @@ class SplitRowsPass : public Pass {
         return fail(fmt::format("line {}: a statement other than `name = ...` or tl.store in the loop",
                                 nodePos(s)->line));
       }
-      if (t == b.var) return fail(fmt::format("line {}: the loop binds its own variable", nodePos(s)->line));
       b.defs[t].push_back(i);
     }
     // Running values: read before they are bound in a step.
     for (size_t i = 0; i < stmts.size(); ++i) {
       const Node& s = stmts[i];
       auto readAt = [&](const std::string& name) {
+        if (name == b.var) return;  // a step's own value, bound again: not carried
         auto it = b.defs.find(name);
         if (it == b.defs.end()) return;
         bool bound_before = false;
