@@ -177,7 +177,7 @@ class SplitRowsPass : public Pass {
         "launch is a statement of its own passing no *args or **kwargs",
     };
     info_.params = {
-        {"split", PassParamKind::kInt, "16", false, 2, 1024, false, {}, "programs per row (a power of two)"},
+        {"split", PassParamKind::kInt, "16", false, 2, 1024, true, {}, "programs per row (a power of two)"},
     };
     info_.params[0].search = {"4", "16", "64"};
   }
@@ -187,8 +187,7 @@ class SplitRowsPass : public Pass {
     const Kernel& k = *ctx.kernel;
     const Node& body = ctx.body();
     std::string tl = ctx.tl();
-    int64_t split = args.integer("split");
-    if (split < 2 || (split & (split - 1)) != 0) return refuse(fmt::format("split={} is not a power of two", split));
+    int64_t split = args.integer("split");  // a power of two: validateArgs checked it
     if (ctx.hasReturn()) return refuse(fmt::format("{} returns early", k.name));
 
     // The statements, the row loops among them, and no other loop anywhere.
