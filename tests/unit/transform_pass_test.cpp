@@ -220,6 +220,32 @@ TEST_F(TransformCommand, CompileCheckUsesTheTask) {
   EXPECT_NE(out.find("compiled for sm_90"), std::string::npos) << out;
 }
 
+// A constexpr launched with several literal values (split-rows' stages) is compiled with each:
+// the second value's branch does not compile, and the check says so.
+TEST_F(TransformCommand, CompileCheckCompilesEachValueOfAConstexpr) {
+  auto write = [&](const std::string& launches) {
+    fs::path p = dir_ / "two_modes.py";
+    test::writeFile(p, "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                       "def two_modes(x_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):\n"
+                       "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                       "    if MODE == 1:\n"
+                       "        tl.static_assert(MODE == 0, \"mode 1 does not compile\")\n"
+                       "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n\n\n"
+                       "def run(x):\n"
+                       "    n = x.numel()\n" + launches + "    return x\n");
+    return p;
+  };
+  const std::string sig = " --pass launch:num_warps=8 --signature x_ptr=*fp32,n=i32 -o " + (dir_ / "o.py").string();
+  auto [rc, out] = tf(write("    two_modes[(triton.cdiv(n, 256),)](x, n, MODE=0, BLOCK=256)\n").string() + sig);
+  EXPECT_EQ(rc, 0) << out;
+  auto [rc2, out2] = tf(write("    two_modes[(triton.cdiv(n, 256),)](x, n, MODE=0, BLOCK=256)\n"
+                              "    two_modes[(triton.cdiv(n, 256),)](x, n, MODE=1, BLOCK=256)\n")
+                            .string() +
+                        sig);
+  EXPECT_EQ(rc2, 2) << out2;
+  EXPECT_NE(out2.find("does not compile"), std::string::npos) << out2;
+}
+
 }  // namespace
 TEST(PassVariants, APassesOwnParametersAreSearchedDefaultFirst) {
   TransformPassApplier applier(test::workerOptions(false), TransformSettings{}, {});
