@@ -696,9 +696,16 @@ bool hasMultilineString(const PassContext& ctx, const Node& from) {
   return found;
 }
 
-std::string smCountExpression(const PassContext& ctx) {
+std::string torchAlias(const PassContext& ctx) {
   for (const auto& [local, full] : ctx.ir->aliases) {
-    if (full == "torch") return local + ".cuda.get_device_properties(" + local + ".cuda.current_device()).multi_processor_count";
+    if (full == "torch") return local;
+  }
+  return "";
+}
+
+std::string smCountExpression(const PassContext& ctx) {
+  if (std::string t = torchAlias(ctx); !t.empty()) {
+    return t + ".cuda.get_device_properties(" + t + ".cuda.current_device()).multi_processor_count";
   }
   std::string t = ctx.triton();
   return t + ".runtime.driver.active.utils.get_device_properties(" + t +

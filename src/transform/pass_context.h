@@ -219,4 +219,8 @@ bool hasMultilineString(const PassContext& ctx, const Node& from);
 // The text that gives the GPU's SM count in the launcher ("torch.cuda.get_device_properties(...)...").
 std::string smCountExpression(const PassContext& ctx);
 
+// How the module spells torch ("torch", or its `import torch as ...` name); "" when it does
+// not import it.
+std::string torchAlias(const PassContext& ctx);
+
 }  // namespace tf

@@ -304,7 +304,8 @@ class SplitKPass : public Pass {
           std::string wsv = "workspace";
           for (int i = 2; fn.assignments.count(wsv); ++i) wsv = fmt::format("workspace_{}", i);
           lines += fmt::format("{}{} = {}.new_empty(({}, *{}.shape), dtype={}.float32)\n", lindent, wsv, out_text, sk,
-                               out_text, torchName(ctx));
+                               out_text,
+                               torchAlias(ctx).empty() ? "torch" : torchAlias(ctx));
           ws_of[site->function] = wsv;
         }
         ed.insert(ctx.text().offset(anchor_line, 0), lines);
@@ -334,13 +335,6 @@ class SplitKPass : public Pass {
 
  private:
   static std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-  static std::string torchName(const PassContext& ctx) {
-    for (const auto& [local, full] : ctx.ir->aliases) {
-      if (full == "torch") return local;
-    }
-    return "torch";
-  }
 
   // `acc`, or `acc.to(...)`.
   static bool isLinearIn(const PassContext& ctx, const Node& e, const std::string& acc) {

@@ -41,6 +41,9 @@ namespace {
 
 enum class Kind { kSum, kMax, kMin, kRescaled };
 
+// The tl reduction that combines partial values of a kind (a rescaled sum is summed too).
+const char* reduction(Kind k) { return k == Kind::kMax ? "max" : k == Kind::kMin ? "min" : "sum"; }
+
 std::string opType(const Node& n) { return n.contains("op") && n.at("op").is_object() ? nodeType(n.at("op")) : ""; }
 
 std::string squeeze(std::string s) {
@@ -249,7 +252,6 @@ class SplitRowsPass : public Pass {
     if (last_reduction + 1 == loops.size() && loops[last_reduction].index + 1 == body.size()) {
       return refuse("nothing follows the last reduction loop");
     }
-    if (hasMultilineString(ctx, *loops.front().node)) return refuse("a string over several lines in the loops");
     for (size_t i = loops.front().index; i < body.size(); ++i) {
       if (hasMultilineString(ctx, body[i])) {
         return refuse(fmt::format("line {}: a string over several lines (indenting it would change it)",
@@ -292,7 +294,7 @@ class SplitRowsPass : public Pass {
         st.combined = st.name;
         if (st.vector) {
           st.combined = ctx.freshName(st.name + "_total");
-          std::string want = st.kind == Kind::kMax ? "max" : st.kind == Kind::kMin ? "min" : "sum";
+          std::string want = reduction(st.kind);
           int names = 0, reduced = 0;
           for (size_t i = l.index + 1; i < body.size(); ++i) {
             if (storeCounts(body[i]).count(st.name)) {
@@ -319,8 +321,7 @@ class SplitRowsPass : public Pass {
     // The grids and launches.
     if (ctx.sites.empty()) return refuse(fmt::format("no launch of {} in this file", k.name));
     int dims = -1;
-    std::map<const LaunchSite*, std::vector<std::string>> axes_of;
-    std::map<const LaunchSite*, std::vector<const Node*>> axis_nodes;
+    std::map<const LaunchSite*, std::vector<const Node*>> axes_of;
     std::map<const LaunchSite*, const Node*> stmt_of;
     for (const LaunchSite* site : ctx.sites) {
       auto g = gridOf(ctx, *site, &why);
@@ -334,8 +335,7 @@ class SplitRowsPass : public Pass {
         if (!g->lambda_arg.empty() && mentionsName(*a, g->lambda_arg)) {
           return refuse(fmt::format("the grid reads {}: the scratch is sized before the launch", g->lambda_arg));
         }
-        axes_of[site].push_back(ctx.slice(*a));
-        axis_nodes[site].push_back(a);
+        axes_of[site].push_back(a);
       }
       const FunctionInfo& fn = ctx.ir->functions.at(site->function);
       walk(fn.def->at("body"), [&](const Node& n) {
@@ -343,8 +343,8 @@ class SplitRowsPass : public Pass {
         return !stmt_of.count(site);
       });
       if (!stmt_of.count(site)) return refuse("a launch is not a statement of its own (each stage is launched after it)");
-      Range line_start = {ctx.text().offset(nodePos(*stmt_of[site])->line, 0), ctx.range(*stmt_of[site]).begin};
-      if (ctx.text().slice(line_start).find_first_not_of(" \t") != std::string_view::npos) {
+      int line = nodePos(*stmt_of[site])->line;
+      if (ctx.text().offset(line, 0) + ctx.text().indentOf(line).size() != ctx.range(*stmt_of[site]).begin) {
         return refuse("a launch shares its line with another statement");
       }
     }
@@ -360,10 +360,7 @@ class SplitRowsPass : public Pass {
     if (axis_used) return refuse(fmt::format("the kernel reads a program-id axis past the grid's {}", dims));
     std::string device_param = devicePointer(ctx);
     if (device_param.empty()) return refuse("no pointer parameter to take the scratch's device from");
-    std::string torch;
-    for (const auto& [local, full] : ctx.ir->aliases) {
-      if (full == "torch") torch = local;
-    }
+    std::string torch = torchAlias(ctx);
     if (torch.empty()) return refuse("the module does not import torch (the launcher allocates the scratch with it)");
 
     // The kernel.
@@ -443,7 +440,7 @@ class SplitRowsPass : public Pass {
         std::string value = st.name;
         if (st.vector) {
           value = fmt::format("{}.{}({}, axis=0)", tl,
-                              st.kind == Kind::kMax ? "max" : st.kind == Kind::kMin ? "min" : "sum", st.name);
+                              reduction(st.kind), st.name);
         }
         lines.push_back(u + fmt::format("{}.store({} + ({} + {}) * {} + {}, {}.to({}.float64))", tl, parts, part_base,
                                         part, slots, st.slot, value, tl));
@@ -464,7 +461,7 @@ class SplitRowsPass : public Pass {
                                             factor));
           } else {
             lines.push_back(u + fmt::format("{} = {}.{}({}, axis=0)", st.combined, tl,
-                                            st.kind == Kind::kMax ? "max" : st.kind == Kind::kMin ? "min" : "sum", p));
+                                            reduction(st.kind), p));
           }
         }
       }
@@ -499,8 +496,10 @@ class SplitRowsPass : public Pass {
       const Node* dev = launchArg(*site, device_param);
       if (!dev) return refuse(fmt::format("a launch does not pass {}", device_param));
       std::string rows;
-      for (size_t i = 0; i < axes_of[site].size(); ++i) {
-        rows += atomText(ctx, *axis_nodes[site][i], axes_of[site][i]) + " * ";
+      std::vector<std::string> axes;
+      for (const Node* a : axes_of[site]) {
+        axes.push_back(ctx.slice(*a));
+        rows += atomText(ctx, *a, axes.back()) + " * ";
       }
       const Node& stmt = *stmt_of[site];
       int line = nodePos(stmt)->line;
@@ -528,10 +527,10 @@ class SplitRowsPass : public Pass {
         }
       }
       for (int s = 0; s <= stage; ++s) {
-        std::vector<std::string> axes = axes_of[site];
-        axes.push_back(s < stage || writes_chunks ? split_v : "1");
+        std::vector<std::string> grid = axes;
+        grid.push_back(s < stage || writes_chunks ? split_v : "1");
         std::string added = fmt::format("{}={}, {}={}, {}={}", parts, parts_v, split_c, split_v, stage_c, s);
-        TextEdits te = {{ctx.range(*site->grid), gridText(axes, "")},
+        TextEdits te = {{ctx.range(*site->grid), gridText(grid, "")},
                         {Range{close, close}, before_options ? added + ", " : any ? ", " + added : added}};
         lines.push_back(sliceWith(ctx, stmt, te));
       }

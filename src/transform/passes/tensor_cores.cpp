@@ -987,10 +987,7 @@ class TensorCoresPass : public Pass {
   // The launcher asserts what TMA needs and sets the allocator for in-kernel descriptors.
   static bool launcherForDescriptors(const PassContext& ctx, SourceEditor& ed, const std::vector<TileAccess*>& accesses,
                                      PassOutcome* out, std::string* why) {
-    std::string torch;
-    for (const auto& [local, full] : ctx.ir->aliases) {
-      if (full == "torch") torch = local;
-    }
+    std::string torch = torchAlias(ctx);
     if (torch.empty()) {
       *why = "the module does not import torch (the descriptors' scratch allocator uses it)";
       return false;
