@@ -14,6 +14,9 @@ error (why there is no answer), events (one line per request: status, wait, repa
 
 The API key comes from $TRITONFORGE_LLM_API_KEY, else $OPENAI_API_KEY. It goes into the
 Authorization header and nowhere else: every string this op returns is scrubbed of it.
+Redirects are not followed: urllib would resend the Authorization header to whatever host a
+redirect names (and turn the POST into a GET); the answer is an error naming the target,
+so that the endpoint can be given as its final URL.
 """
 
 import json
@@ -118,6 +121,16 @@ def retry_after(headers, fallback):
         return fallback  # an HTTP date: not worth parsing, the backoff stands
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuses every redirect: the request (with its key) goes to the endpoint given, only."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} not followed", headers, fp)
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 class Client:
     def __init__(self, args, sleep=time.sleep, clock=time.monotonic):
         self.url = chat_url(args["endpoint"])
@@ -147,9 +160,13 @@ class Client:
         self.requests += 1
         timeout = max(0.1, min(self.timeout_s, self.left()))
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
+            with _OPENER.open(req, timeout=timeout) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:
+                target = exc.headers.get("Location", "?") if exc.headers else "?"
+                return None, (f"the endpoint answered HTTP {exc.code}, a redirect to {target}; not followed, so that "
+                              "the API key goes nowhere else: give the final URL as the endpoint", False, None)
             retryable = exc.code == 429 or 500 <= exc.code < 600
             wait = retry_after(exc.headers, None)
             return None, (f"HTTP {exc.code}", retryable, wait)

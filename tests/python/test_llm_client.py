@@ -22,9 +22,10 @@ def server(tmp_path):
     procs = []
 
     def start(script):
-        (tmp_path / "script.json").write_text(json.dumps(script))
-        log = tmp_path / "log.jsonl"
-        p = subprocess.Popen([sys.executable, SERVER, str(tmp_path / "script.json"), str(log)],
+        n = len(procs)  # each server its own script and log
+        (tmp_path / f"script{n}.json").write_text(json.dumps(script))
+        log = tmp_path / ("log.jsonl" if n == 0 else f"log{n}.jsonl")
+        p = subprocess.Popen([sys.executable, SERVER, str(tmp_path / f"script{n}.json"), str(log)],
                              stdout=subprocess.PIPE, text=True)
         procs.append(p)
         port = int(p.stdout.readline())
@@ -121,6 +122,21 @@ def test_the_key_is_scrubbed_from_everything_returned(server, monkeypatch):
     out, _ = call(endpoint, max_requests=1)
     assert requests_of(log)[0]["auth"]
     assert "sk-echoed-key-987" not in json.dumps(out)
+
+
+def test_a_redirect_is_not_followed_and_the_key_stays(server, monkeypatch):
+    # A redirect to another host: urllib's default handler would resend the Authorization
+    # header there (as a GET). The client refuses it and says where it pointed.
+    monkeypatch.setenv("TRITONFORGE_LLM_API_KEY", "sk-test-secret-123")
+    other, other_log = server([{"content": json.dumps(GOOD)}])
+    other_host = other.replace("127.0.0.1", "localhost")
+    for code in (301, 302, 303, 307, 308):
+        endpoint, log = server([{"status": code, "headers": {"Location": other_host + "/v1/chat/completions"}}])
+        out, _ = call(endpoint, max_requests=1)
+        assert out["answer"] is None
+        assert "redirect" in out["error"] and "localhost" in out["error"], out["error"]
+        assert len(requests_of(log)) == 1
+    assert not other_log.exists() or requests_of(other_log) == []
 
 
 def test_chat_url_forms():

@@ -10,6 +10,9 @@ spent). A reply:
     {"status": 429, "headers": {"Retry-After": "0"}}            an error status, its headers
     {"raw": "not json"}                       a body that is no chat completion
     {"delay_s": 30}                           sleep before answering (a hanging server)
+    {"status": 302, "headers": {"Location": "http://..."}}      a redirect
+A GET (what a followed redirect of a POST becomes) is logged too, with "method": "GET", and
+answered 404.
 PORTFILE, when given, gets the port too (written whole, for tests that cannot read a pipe).
 LOG.jsonl gets one line per request: the path, the model, the messages, and `auth`: whether
 an Authorization header came (never its value).
@@ -31,6 +34,15 @@ def main():
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
+
+        def do_GET(self):
+            with lock:
+                with open(log_path, "a") as f:
+                    f.write(json.dumps({"method": "GET", "path": self.path,
+                                        "auth": "Authorization" in self.headers}) + "\n")
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
