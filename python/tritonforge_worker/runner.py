@@ -38,6 +38,7 @@ import time
 
 from . import backward as bw
 from .errors import FatalWorkerError, TaskError, is_context_fatal
+from .autotune_pin import pin_best
 from .modules import load_module_from_path, reset_shared_autotuners, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
@@ -1101,6 +1102,21 @@ def _run_backward(args, harness, harness_path, launcher):
     return result
 
 
+def _pin_autotuners(args, module, call, opts):
+    """Gives each autotuner the launcher used its best configuration before the timing
+    (autotune_pin.py); the notes, or None when nothing autotunes."""
+    if not opts.get("pin_autotune", True):
+        return None
+    roots = list(args.get("search_path") or []) + [os.path.dirname(os.path.abspath(args["variant"]["path"]))]
+    budget = max(20.0, float(opts.get("budget_ms", 400)) / 4)
+    flush = bool(opts.get("flush", True))
+
+    def time_call():
+        return _quantiles(_time_events(call, budget, 5, 500, flush))[1]
+
+    return pin_best(roots, module, time_call) or None
+
+
 def op_run(args):
     import torch
     harness, harness_path, module, launcher = _prepare(args)
@@ -1171,6 +1187,9 @@ def op_run(args):
 
         try:
             with torch.no_grad():
+                pinned = _pin_autotuners(args, module, call, timing_opts)
+                if pinned:
+                    result["autotune"] = pinned
                 result["timing"] = _timing(call, timing_opts)
         except Exception as exc:
             return _fail(_classify(exc), exc, "timing")

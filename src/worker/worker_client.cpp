@@ -39,7 +39,7 @@ std::chrono::milliseconds pick(std::optional<std::chrono::milliseconds> given, s
 
 nlohmann::json TimingOptions::toJson() const {
   return {{"budget_ms", budget_ms}, {"min_reps", min_reps}, {"max_reps", max_reps}, {"flush", flush_l2},
-          {"method", method}};
+          {"method", method}, {"pin_autotune", pin_autotune}};
 }
 
 nlohmann::json toJson(const RunRequest& r) {

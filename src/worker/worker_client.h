@@ -66,6 +66,10 @@ struct TimingOptions {
   int max_reps = 2000;
   bool flush_l2 = true;
   std::string method = "auto";                      // auto | events | graph
+  // An @triton.autotune kernel is timed at the fastest of its pick and the next configurations
+  // by its own benchmark (python/tritonforge_worker/autotune_pin.py). Part of the timing
+  // settings, so part of a stored measurement's key: rows timed without it are not reused.
+  bool pin_autotune = true;
   nlohmann::json toJson() const;
 };
 
