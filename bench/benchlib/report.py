@@ -258,7 +258,68 @@ def real_summary(kernels):
     return s
 
 
-def real_markdown(doc):
+def half_summary(kernels, names):
+    """One half of the corpus (bench/benchlib/split.py): how many kernels it has, how many were
+    measured, the geometric-mean speed-up over the measured ones (a refusal counts 1.0, as in
+    real_summary's "all") and which were faster than as written by more than the 2% slack."""
+    done = [kernels[n] for n in names if (kernels.get(n) or {}).get("status") == "done"]
+    faster = [k["name"] for k in done if (k.get("speedup") or {}).get("tritonforge")
+              and k["speedup"]["tritonforge"] > NOT_SLOWER_SLACK]
+    return {"kernels": len(names), "measured": len(done),
+            "errors": [n for n in names if n in kernels and kernels[n].get("status") != "done"],
+            "not_measured": [n for n in names if n not in kernels],
+            "geomean_speedup": geomean([(k.get("speedup") or {}).get("tritonforge") for k in done]),
+            "faster": faster}
+
+
+def half_line(half, s):
+    """The summary line of one half's table."""
+    line = (f"{half} half: {s['kernels']} kernels, {s['measured']} measured on the GPU"
+            + (f", {len(s['errors'])} with an error" if s["errors"] else "")
+            + (f", {len(s['not_measured'])} not measured yet" if s["not_measured"] else ""))
+    if not s["measured"]:
+        return line + "; no speed-up yet"
+    return (line + f"; geometric-mean speed-up over the kernels as written {_f(s['geomean_speedup'], '{:.2f}x')} "
+            f"(over the {s['measured']} measured; a refusal counts 1.0); faster by more than 2%: "
+            f"{len(s['faster'])} of {s['measured']}")
+
+
+HALF_HEADINGS = {
+    "tuning": "Tuning half: rules, priors and passes are developed on these kernels",
+    "evaluation": "Evaluation half: held out, run to report and never to decide what tritonforge does",
+}
+
+
+def _case_rows(name, k):
+    """The per-case rows of one kernel in the real corpus's table."""
+    if k is None:
+        return [f"| {name} | – | not measured yet |" + " |" * 7]
+    if k.get("status") != "done":
+        return [f"| {name} | – | {k.get('status', '?')}: {str(k.get('error', ''))[:160]} |" + " |" * 7]
+    rows = []
+    tf = k.get("tritonforge", {})
+    won = _what_won(tf).replace("|", "/")
+    for c in k["cases"]:
+        label = ",".join(f"{a}={b}" for a, b in c["case"].items())
+        b, t, v = (c.get(x) or {} for x in ("baseline", "tritonforge", "vendor"))
+        b_note = "" if not b.get("verify") or b["verify"].get("passed") else " (wrong)"
+        if b.get("status") == "error":
+            b_note = " (error)"
+        t_note = " (wrong)" if t.get("verify") and not t["verify"].get("passed") else ""
+        roof = f"{_f(b.get('roofline_pct'), '{:.0f}%')} → {_f(t.get('roofline_pct'), '{:.0f}%')}"
+        v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
+        rows.append(
+            f"| {name} | {label} | {_f(_ms(b))}{b_note} | {_f(_ms(t))}{t_note} | {_f(t.get('speedup'), '{:.2f}x')} "
+            f"| {roof} | {_f(tf.get('wall_s'), '{:.1f}')} | {won} | {k.get('vendor_name') or '–'} "
+            f"| {_f(_ms(v))}{v_note} |")
+    return rows
+
+
+def real_markdown(doc, halves=None):
+    """The real corpus's results page. With `halves` ({kernel name: "tuning" | "evaluation"},
+    every kernel of the manifest in its order; bench/benchlib/split.py), one table per half, each
+    with its summary line, and the kernels not measured yet listed as such; without, one table
+    of the measured kernels."""
     env = doc.get("environment", {})
     gpu = env.get("gpu") or {}
     ceil = doc.get("ceilings") or {}
@@ -276,31 +337,34 @@ def real_markdown(doc):
     lines.append(f"- tritonforge budget per kernel: up to {args.get('budget', '?')} s; sources laid out from "
                  f"bench/real/manifest.toml (sha256 {str(doc.get('manifest_sha256', '?'))[:12]}); times are medians "
                  "of CUDA-event timings with the L2 flushed before each call")
-    lines.append("")
-    lines.append("| kernel | case | as written ms | tritonforge ms | speed-up | % roofline (written → tf) "
-                 "| tf wall s | what won | vendor | vendor ms |")
-    lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |")
-    for name, k in doc.get("kernels", {}).items():
-        if k.get("status") != "done":
-            lines.append(f"| {name} | – | {k.get('status', '?')}: {str(k.get('error', ''))[:160]} |" + " |" * 7)
-            continue
-        tf = k.get("tritonforge", {})
-        won = _what_won(tf).replace("|", "/")
-        for c in k["cases"]:
-            label = ",".join(f"{a}={b}" for a, b in c["case"].items())
-            b, t, v = (c.get(x) or {} for x in ("baseline", "tritonforge", "vendor"))
-            b_note = "" if not b.get("verify") or b["verify"].get("passed") else " (wrong)"
-            if b.get("status") == "error":
-                b_note = " (error)"
-            t_note = " (wrong)" if t.get("verify") and not t["verify"].get("passed") else ""
-            roof = f"{_f(b.get('roofline_pct'), '{:.0f}%')} → {_f(t.get('roofline_pct'), '{:.0f}%')}"
-            v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
-            lines.append(
-                f"| {name} | {label} | {_f(_ms(b))}{b_note} | {_f(_ms(t))}{t_note} | {_f(t.get('speedup'), '{:.2f}x')} "
-                f"| {roof} | {_f(tf.get('wall_s'), '{:.1f}')} | {won} | {k.get('vendor_name') or '–'} "
-                f"| {_f(_ms(v))}{v_note} |")
+    if halves:
+        lines.append("- two halves, fixed by a hash of each kernel's source file (bench/benchlib/split.py: sha256 of "
+                     "its git blob id and task name); the tuning half is where tritonforge's rules, priors and "
+                     "passes are developed, the evaluation half is held out")
+    header = ["| kernel | case | as written ms | tritonforge ms | speed-up | % roofline (written → tf) "
+              "| tf wall s | what won | vendor | vendor ms |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |"]
+    kernels = doc.get("kernels", {})
+    if halves:
+        for half in ("tuning", "evaluation"):
+            names = [n for n, h in halves.items() if h == half]
+            lines += ["", f"## {HALF_HEADINGS[half]}", "", "- " + half_line(half, half_summary(kernels, names)), ""]
+            lines += header
+            for name in names:
+                lines += _case_rows(name, kernels.get(name))
+        strays = [n for n in kernels if n not in halves]
+        if strays:
+            lines += ["", "## Measured, no longer in the manifest", ""] + header
+            for name in strays:
+                lines += _case_rows(name, kernels[name])
+    else:
+        lines.append("")
+        lines += header
+        for name, k in kernels.items():
+            lines += _case_rows(name, k)
     lines += ["", "## What tritonforge said, per kernel", "",
-              "| kernel | pattern | tritonforge | tunables tuned / left alone |", "| --- | --- | --- | --- |"]
+              "| kernel | half | pattern | tritonforge | tunables tuned / left alone |",
+              "| --- | --- | --- | --- | --- |"]
     for name, k in doc.get("kernels", {}).items():
         tf = k.get("tritonforge") or {}
         verdict = tf.get("status", "?")
@@ -310,10 +374,11 @@ def real_markdown(doc):
         tuned = len(tf.get("tunables") or [])
         alone = len(tf.get("tunables_left_alone") or [])
         pattern = str(k.get("pattern", "")).replace("|", "/")
-        lines.append(f"| {name} | {pattern} | {verdict.replace('|', '/')[:400]} | {tuned} / {alone} |")
+        half = (halves or {}).get(name, "–")
+        lines.append(f"| {name} | {half} | {pattern} | {verdict.replace('|', '/')[:400]} | {tuned} / {alone} |")
     s = doc.get("summary") or {}
     if s:
-        lines += ["", "## Summary", ""]
+        lines += ["", "## Summary (both halves together)", ""]
         lines.append(f"- kernels measured: {s.get('kernels')}; tritonforge accepted {len(s.get('accepted') or [])}, "
                      f"refused or failed on {len(s.get('refused') or {})}"
                      + (f", not run on {len(s['not_run'])}" if s.get("not_run") else ""))
