@@ -28,6 +28,8 @@ CATEGORIES = {
     "layer-norm", "rms-norm", "group-norm", "softmax", "cross-entropy", "rotary", "swiglu", "geglu",
     "linear-activation", "attention", "convolution", "quantized-matmul", "embedding", "gather", "topk",
     "argmax", "transpose", "reduction",
+    # Added with the tuning / evaluation split (issue 35 item 6): the rest of an LLM's kernels.
+    "matmul", "kv-cache", "moe-routing", "moe", "quantization", "scan", "sampling", "loss", "activation",
 }
 _SHA1 = re.compile(r"^[0-9a-f]{40}$")
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")

@@ -18,7 +18,7 @@ NAMES = [k.name for k in MANIFEST.kernels]
 
 
 def test_corpus_size_and_coverage():
-    assert 25 <= len(NAMES) <= 30
+    assert len(NAMES) >= 62   # two halves of at least 30 (test_real_split.py)
     cats = {k.category for k in MANIFEST.kernels}
     # The list: norms (layer, RMS, group), softmax, cross-entropy, rotary, SwiGLU/GeGLU,
     # fused linear + activation, attention, convolution, quantized matmul, embedding or gather,
