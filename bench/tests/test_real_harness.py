@@ -21,7 +21,8 @@ NAMES = [k.name for k in MANIFEST.kernels]
 # How many outputs each launcher hands back (a tuple's members, or the in-place inputs).
 OUTPUTS = {"liger_cross_entropy": 4, "liger_rope": 2, "lightllm_rotary_emb": 2, "lmdeploy_rotary": 2,
            "lightllm_softmax_topk": 2, "linghe_topk": 2, "lightllm_grouped_topk": 2, "lightllm_mrope": 2,
-           "lmdeploy_rms_norm": 2, "lmdeploy_rms_norm_quant": 3, "lmdeploy_noaux_tc_router": 2}
+           "lmdeploy_rms_norm": 2, "lmdeploy_rms_norm_quant": 3, "lmdeploy_noaux_tc_router": 2,
+           "liger_fused_add_rms_norm": 2}
 
 
 def _harness(name):
