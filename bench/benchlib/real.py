@@ -30,6 +30,7 @@ CATEGORIES = {
     "argmax", "transpose", "reduction",
     # Added with the tuning / evaluation split (issue 35 item 6): the rest of an LLM's kernels.
     "matmul", "kv-cache", "moe-routing", "moe", "quantization", "scan", "sampling", "loss", "activation",
+    "batch-norm",
 }
 _SHA1 = re.compile(r"^[0-9a-f]{40}$")
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
