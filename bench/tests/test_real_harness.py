@@ -23,7 +23,7 @@ OUTPUTS = {"liger_cross_entropy": 4, "liger_rope": 2, "lightllm_rotary_emb": 2, 
            "lightllm_softmax_topk": 2, "linghe_topk": 2, "lightllm_grouped_topk": 2, "lightllm_mrope": 2,
            "lmdeploy_rms_norm": 2, "lmdeploy_rms_norm_quant": 3, "lmdeploy_noaux_tc_router": 2,
            "liger_fused_add_rms_norm": 2, "linghe_group_quant": 2, "linghe_moe_permute": 3,
-           "linghe_cross_entropy": 3, "fla_fused_recurrent_gdn": 2, "mamba_rms_norm": 2, "fla_l2norm": 2}
+           "linghe_cross_entropy": 3, "fla_fused_recurrent_gdn": 2, "mamba_rms_norm": 2, "fla_l2norm": 2, "liger_qwen2vl_mrope": 2}
 
 
 def _harness(name):
