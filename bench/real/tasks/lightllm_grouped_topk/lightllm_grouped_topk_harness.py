@@ -15,10 +15,26 @@ SMALL_CASE = {"T": 5, "E": 24, "G": 4, "TG": 2, "K": 3, "V3": 1}
 def make_inputs(case, seed):
     g = torch.Generator(device=DEVICE).manual_seed(seed)
     T, E = case["T"], case["E"]
-    logits = torch.randn(T, E, device=DEVICE, generator=g) * 2.0
     v3 = bool(case["V3"])
-    bias = (torch.randn(E, device=DEVICE, generator=g) * 0.1) if v3 else None
+    target = _separated_scores(T, E, g)       # the biased scores (V3) or the probabilities' order (V2)
+    if v3:
+        bias = (torch.rand(E, device=DEVICE, generator=g) - 0.5) * 0.08
+        p = target - bias                      # sigmoid(logits) + bias == target
+        logits = torch.log(p / (1 - p))
+    else:
+        bias = None
+        logits = torch.log(target)             # softmax(logits) is target, normalised
     return (None, logits, bias, case["K"], v3, case["G"], case["TG"], "sigmoid" if v3 else "softmax", 2 if v3 else 1)
+
+
+def _separated_scores(T, E, g):
+    """(T, E) scores in (0.05, 0.95), distinct within each row by at least 0.45 / E: each row a
+    random order of an evenly spaced grid, jittered. Random logits put near-ties (gaps below
+    fp32's resolution) among the chosen experts of about one token in 16384, which an fp32
+    kernel may order either way; a float64 reference cannot then decide which ids are right."""
+    order = torch.argsort(torch.rand(T, E, device=DEVICE, generator=g), dim=-1).float()
+    jitter = torch.rand(T, E, device=DEVICE, generator=g) * 0.5
+    return 0.05 + 0.9 * (order + 0.25 + jitter) / E
 
 
 def _route(logits, bias, topk, renormalize, groups, topk_group, scoring, used):

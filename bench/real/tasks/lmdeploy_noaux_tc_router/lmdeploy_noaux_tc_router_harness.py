@@ -16,9 +16,21 @@ SCALE = 2.5
 def make_inputs(case, seed):
     g = torch.Generator(device=DEVICE).manual_seed(seed)
     T, E = case["T"], case["E"]
-    logits = torch.randn(T, E, device=DEVICE, generator=g) * 2.0
-    bias = torch.randn(E, device=DEVICE, generator=g) * 0.1
+    target = _separated_scores(T, E, g)        # the biased scores
+    bias = (torch.rand(E, device=DEVICE, generator=g) - 0.5) * 0.08
+    p = target - bias                           # sigmoid(logits) + bias == target
+    logits = torch.log(p / (1 - p))
     return (logits, bias, E, case["G"], case["TG"], case["K"], True, SCALE)
+
+
+def _separated_scores(T, E, g):
+    """(T, E) scores in (0.05, 0.95), distinct within each row by at least 0.45 / E: each row a
+    random order of an evenly spaced grid, jittered. Random logits put near-ties (gaps below
+    fp32's resolution) among the chosen experts of about one token in 16384, which an fp32
+    kernel may order either way; a float64 reference cannot then decide which ids are right."""
+    order = torch.argsort(torch.rand(T, E, device=DEVICE, generator=g), dim=-1).float()
+    jitter = torch.rand(T, E, device=DEVICE, generator=g) * 0.5
+    return 0.05 + 0.9 * (order + 0.25 + jitter) / E
 
 
 def _route(logits, bias, E, groups, topk_group, top_k, renormalize, scaling):
