@@ -33,15 +33,20 @@ struct DbFlags {
 
 // Read-only: these commands only read, so they neither create a file nor migrate an old
 // one, and a file that is not a results database is refused untouched.
-std::unique_ptr<ResultsDb> openDb(const DbFlags& f) {
-  std::filesystem::path p = f.db.empty() ? ResultsDb::defaultPath() : std::filesystem::path(f.db);
-  return ResultsDb::open(p, DbAccess::kReadOnly);
+std::filesystem::path dbPath(const DbFlags& f) {
+  return f.db.empty() ? ResultsDb::defaultPath() : std::filesystem::path(f.db);
 }
+
+std::unique_ptr<ResultsDb> openDb(const DbFlags& f) { return ResultsDb::open(dbPath(f), DbAccess::kReadOnly); }
 
 // Written by an older schema, which did not record these: null rather than "".
 nlohmann::json orNull(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
-std::string runStatus(const RunRow& r) { return r.finished_at.empty() ? "unfinished" : r.status; }
+// "running" while its process lives; "unfinished" once that process is gone without finishing.
+std::string runStatus(const RunRow& r) {
+  if (!r.finished_at.empty()) return r.status;
+  return r.live ? "running" : "unfinished";
+}
 
 nlohmann::json runJson(const RunRow& r) {
   return {{"id", r.id},
@@ -144,6 +149,7 @@ struct Variant {
 };
 
 int runExport(const DbFlags& f) {
+  refuseOutputOverInput(f.out, dbPath(f), "results database");
   auto db = openDb(f);
   // A run's measurements include those of the interrupted runs it resumed.
   std::vector<MeasurementRow> rows;

@@ -40,12 +40,6 @@ struct ExportFlags {
   std::string output;
 };
 
-bool sameFile(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
-
 int exportTable(const ShapeTable& table, const ExportFlags& f) {
   std::string json = dispatchTableJson(table).dump(2) + "\n";
   if (f.output.empty()) {
@@ -53,6 +47,7 @@ int exportTable(const ShapeTable& table, const ExportFlags& f) {
     return 0;
   }
   fs::path helper = fs::absolute(f.output).parent_path() / "tritonforge_dispatch.py";
+  refuseOutputOverInput(helper, f.input, "result");
   writeFileAtomic(f.output, json);
   writeFileAtomic(helper, dispatchHelperPython());
   std::fprintf(stderr, "wrote %s and %s\n", f.output.c_str(), helper.string().c_str());
@@ -66,7 +61,7 @@ int exportAutotune(const ShapeTable& table, const ExportFlags& f, const GlobalOp
                                 "(--format table needs no source)", f.input));
   }
   const fs::path source = table.source;
-  std::string text = readTextFile(source, "source (named by the result's task.source)");
+  std::string text = readTextFile(source, "source (named by the result's task.source)", kMaxSourceFileBytes);
   WorkerOptions wo = workerOptionsFor(global, false);
   wo.name = "transform worker";
   WorkerProcess worker(wo);
@@ -108,6 +103,7 @@ int runExport(const ExportFlags& f, const GlobalOptions& global) {
   if (f.format != "autotune" && f.format != "table") {
     throw UserError(fmt::format("--format must be autotune or table, not '{}'", f.format));
   }
+  refuseOutputOverInput(f.output, f.input, "result");
   nlohmann::json result;
   if (isSqliteFile(f.input)) {
     result = resultFromDatabase(f.input, f.run);

@@ -31,12 +31,6 @@ struct TransformFlags {
   bool json = false;
 };
 
-bool sameFile(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
-
 int runTransformCommand(TransformFlags& f, const GlobalOptions& global) {
   if (f.list) {
     PassFilter filter;
@@ -47,7 +41,7 @@ int runTransformCommand(TransformFlags& f, const GlobalOptions& global) {
   if (f.source.empty()) throw UserError("transform: give a SOURCE.py (or --list)");
   if (f.req.pass.empty()) throw UserError("transform: give --pass NAME[:key=value,...] (see transform --list)");
   f.req.source = f.source;
-  std::string text = readTextFile(f.req.source, "source");
+  std::string text = readTextFile(f.req.source, "source", kMaxSourceFileBytes);
   WorkerOptions wo = workerOptionsFor(global, false);
   wo.name = "transform worker";
   WorkerProcess worker(wo);

@@ -10,15 +10,14 @@
 #include "store/results_db.h"
 #include "task/task.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "variant/config.h"
 
 namespace tf {
 
 bool isSqliteFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[16] = {};
-  if (!in.read(head, sizeof head)) return false;
-  return std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
+  auto head = readFileHead(path, 16);
+  return head && *head == std::string("SQLite format 3\0", 16);
 }
 
 nlohmann::json resultFromDatabase(const std::filesystem::path& db_path, std::optional<int64_t> run_id) {

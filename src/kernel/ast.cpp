@@ -61,7 +61,7 @@ std::string SourceText::indentOf(int l) const {
 }
 
 std::string readSourceFile(const std::filesystem::path& path, std::string_view what) {
-  std::string text = readTextFile(path, what);
+  std::string text = readTextFile(path, what, kMaxSourceFileBytes);
   size_t bad = 0;
   if (!isValidUtf8(text, &bad)) {
     throw UserError(fmt::format("{}:{}: {} is not valid UTF-8 (byte {})", path.string(), lineOfOffset(text, bad),

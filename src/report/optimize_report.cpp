@@ -283,7 +283,7 @@ fs::path writeOptimizeOutputs(const Task& task, const TunableSet& tunables, cons
   fs::path dir = fs::absolute(out_root / task.name).lexically_normal();
   fs::path src_out = dir / task.source.filename();
   nlohmann::json result = optimizeResultJson(task, tunables, r, options, dir);
-  std::string original = readTextFile(task.source, "kernel source");
+  std::string original = readTextFile(task.source, "kernel source", kMaxSourceFileBytes);
   std::string diff = unifiedDiff(original, r.best_source, task.source.filename().string(),
                                  task.source.filename().string());
   if (r.gpu) writeFileAtomic(src_out, r.best_source);

@@ -86,6 +86,10 @@ fs::path resolveFile(const fs::path& task_file, const fs::path& dir, const std::
   std::error_code ec;
   if (!fs::exists(p, ec)) fail(task_file, fmt::format("key '{}': {} '{}' not found", key, what, p.string()));
   if (fs::is_directory(p, ec)) fail(task_file, fmt::format("key '{}': '{}' is a directory, expected a file", key, p.string()));
+  // A device (/dev/zero) or a FIFO would never end or never start: only regular files.
+  if (!fs::is_regular_file(p, ec)) {
+    fail(task_file, fmt::format("key '{}': '{}' is not a regular file", key, p.string()));
+  }
   return p;
 }
 
@@ -225,7 +229,7 @@ SourcePackage packageOf(const fs::path& source) {
 
 Task loadTask(const fs::path& path_in) {
   fs::path path = fs::absolute(path_in).lexically_normal();
-  std::string text = readTextFile(path, "task file");
+  std::string text = readTextFile(path, "task file", kMaxTaskFileBytes);
   if (size_t bad = nonAsciiOutsideStrings(text); bad != std::string_view::npos) {
     throw UserError(fmt::format("{}:{}: not valid TOML: a non-ASCII character outside a string or comment "
                                 "(or right after a backslash)",

@@ -1,5 +1,6 @@
 #include "util/fs.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,21 +36,103 @@ mode_t processUmask() {
 
 }  // namespace
 
-std::string readTextFile(const fs::path& path, std::string_view what) {
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    throw UserError(fmt::format("{}: {} not found", path.string(), what));
+namespace {
+
+// Opens `path` for reading without blocking (a FIFO's open waits for a writer otherwise) and
+// keeps it only when it is a regular file: the type is checked on the opened descriptor, so a
+// path swapped between a check and the open cannot slip a device or a FIFO in.
+struct RegularFile {
+  int fd = -1;
+  off_t size = 0;
+  ~RegularFile() {
+    if (fd >= 0) ::close(fd);
   }
-  if (fs::is_directory(status)) {
+};
+
+std::string describeType(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Throws UserError for a missing, directory, non-regular or unreadable path.
+void openRegular(const fs::path& path, std::string_view what, RegularFile* f) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw UserError(fmt::format("{}: {} not found", path.string(), what));
+    throw UserError(fmt::format("{}: cannot read {}: {}", path.string(), what, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) {
     throw UserError(fmt::format("{}: {} is a directory, expected a file", path.string(), what));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("{}: cannot read {}", path.string(), what));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw UserError(fmt::format("{}: error while reading {}", path.string(), what));
-  return ss.str();
+  if (!S_ISREG(st.st_mode)) {
+    throw UserError(fmt::format("{}: {} is {}, expected a regular file", path.string(), what, describeType(st.st_mode)));
+  }
+  f->fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (f->fd < 0) throw UserError(fmt::format("{}: cannot read {}: {}", path.string(), what, std::strerror(errno)));
+  if (::fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw UserError(fmt::format("{}: {} is {}, expected a regular file", path.string(), what, describeType(st.st_mode)));
+  }
+  f->size = st.st_size;
+}
+
+std::string sizeText(size_t bytes) {
+  if (bytes >= (1u << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1u << 20));
+  if (bytes >= (1u << 10)) return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / (1u << 10));
+  return fmt::format("{} bytes", bytes);
+}
+
+// Reads at most `limit` bytes; `*more` says whether the file held more.
+bool readUpTo(int fd, size_t limit, std::string* out, bool* more) {
+  out->clear();
+  char buf[1 << 16];
+  for (;;) {
+    size_t want = sizeof buf;
+    if (out->size() + want > limit + 1) want = limit + 1 - out->size();
+    if (want == 0) break;
+    ssize_t n = ::read(fd, buf, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  *more = out->size() > limit;
+  if (*more) out->resize(limit);
+  return true;
+}
+
+}  // namespace
+
+std::string readTextFile(const fs::path& path, std::string_view what, size_t max_bytes) {
+  RegularFile f;
+  openRegular(path, what, &f);
+  auto too_large = [&] {
+    return UserError(fmt::format("{}: {} is larger than {}, the most this tool reads for it", path.string(), what,
+                                 sizeText(max_bytes)));
+  };
+  if (f.size > 0 && static_cast<size_t>(f.size) > max_bytes) throw too_large();
+  std::string text;
+  bool more = false;
+  if (!readUpTo(f.fd, max_bytes, &text, &more)) {
+    throw UserError(fmt::format("{}: error while reading {}: {}", path.string(), what, std::strerror(errno)));
+  }
+  if (more) throw too_large();  // it grew, or its size was not known (/proc)
+  return text;
+}
+
+std::optional<std::string> readFileHead(const fs::path& path, size_t n) {
+  RegularFile f;
+  try {
+    openRegular(path, "file", &f);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+  std::string head;
+  bool more = false;
+  if (!readUpTo(f.fd, n, &head, &more)) return std::nullopt;
+  return head;
 }
 
 void writeFileAtomic(const fs::path& path, std::string_view content) {
@@ -91,6 +174,18 @@ void writeFileAtomic(const fs::path& path, std::string_view content) {
   if (::close(fd) != 0) throw failed(std::string("error while writing file: ") + std::strerror(errno));
   fs::rename(tmp, path, ec);
   if (ec) throw failed("cannot write file: " + ec.message());
+}
+
+bool sameFile(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+void refuseOutputOverInput(const fs::path& out, const fs::path& in, std::string_view in_what) {
+  if (out.empty() || in.empty() || !sameFile(out, in)) return;
+  throw UserError(fmt::format("{}: the output would be written over the {} this command reads; give another output file",
+                              out.string(), in_what));
 }
 
 bool isValidUtf8(std::string_view s, size_t* bad_offset) {
