@@ -161,6 +161,9 @@ void checkOptimizeFlags(OptimizeFlags& f, const GlobalOptions& global) {
   if (f.within_roofline != -1 && !(std::isfinite(f.within_roofline) && f.within_roofline >= 0)) {
     throw UserError(fmt::format("--within-roofline must be a percentage >= 0, not {}", f.within_roofline));
   }
+  if (f.max_candidates < 0) {
+    throw UserError(fmt::format("--max-candidates must be 0 (no cap) or more, not {}", f.max_candidates));
+  }
   if (f.batch < 0) throw UserError(fmt::format("--batch must be 0 (automatic) or more, not {}", f.batch));
   if (f.stall_rounds < 0) throw UserError(fmt::format("--stall-rounds must be 0 (never) or more, not {}", f.stall_rounds));
   if (f.no_db && !f.db.empty()) throw UserError("--db and --no-db exclude each other");
@@ -169,9 +172,9 @@ void checkOptimizeFlags(OptimizeFlags& f, const GlobalOptions& global) {
   makeEngine(f.engine, engine_settings);  // rejects an unknown engine before anything runs
   PassFilter switched_off;
   for (const auto& name : f.no_pass) switched_off.disable(name);  // an unknown name is bad input
-  // A --db that cannot be opened, or is not a results database, is an error now, before
-  // anything is printed.
-  if (!f.no_db && !f.db.empty()) ResultsDb::open(f.db);
+  // A --db that cannot be written, or is not a results database, is an error now, before
+  // anything is printed; nothing is created until the task has been accepted.
+  if (!f.no_db && !f.db.empty()) ResultsDb::checkUsable(f.db);
   // So is a --save-baseline file that exists but is not a baseline file (it is not overwritten).
   if (!f.save_baseline.empty() && std::filesystem::exists(f.save_baseline)) loadBaselineFile(f.save_baseline);
 }

@@ -98,6 +98,13 @@ void StoredMeasurements::failed(const std::string& what) {
 std::optional<int64_t> StoredMeasurements::beginRun(const RunInfo& info, int64_t* run_id) {
   std::optional<int64_t> resumed;
   try {
+    for (const auto& r : db_->unfinishedRuns(task_hash_, env_)) {
+      if (notes_ && db_->isLive(r.id)) {
+        notes_->push_back(fmt::format("run #{} of this task is running in another process now: it is not resumed "
+                                      "(on one GPU, the two runs' timings disturb each other)",
+                                      r.id));
+      }
+    }
     if (auto prev = db_->lastUnfinishedRun(task_hash_, env_)) {
       resumed = prev->id;
       if (notes_) {

@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "store/run_lock.h"
 #include "store/sqlite.h"
 #include "util/build_info.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/paths.h"
 #include "util/text.h"
 
@@ -146,14 +152,9 @@ constexpr int kApplicationId = 0x54665273;
 // Reads the first bytes without SQLite: SQLite would take any file for a database until the
 // first query, and a read-write connection must never be opened on a foreign file.
 void checkSqliteHeader(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("{}: cannot read the results database", path.string()));
-  char head[16] = {};
-  in.read(head, sizeof head);
-  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  if (in.gcount() != static_cast<std::streamsize>(sizeof head) || std::memcmp(head, kMagic, sizeof head) != 0) {
-    notOurs(path, "not an SQLite file");
-  }
+  auto head = readFileHead(path, 16);
+  if (!head) throw UserError(fmt::format("{}: cannot read the results database", path.string()));
+  if (*head != std::string("SQLite format 3\0", 16)) notOurs(path, "not an SQLite file");
 }
 
 // The schema of a tritonforge results database, 0 for an SQLite file without any table (as
@@ -248,7 +249,11 @@ const char* kEnvColumns = "gpu, driver, triton, worker_protocol, tool_version, t
 fs::path ResultsDb::defaultPath() { return userCacheDir() / "results.sqlite"; }
 
 ResultsDb::ResultsDb(std::unique_ptr<SqliteDb> db, int schema) : db_(std::move(db)), schema_(schema) {}
-ResultsDb::~ResultsDb() = default;
+// A run this object began and never finished ends with it: it is no longer going on (the
+// process may live on, as a test's does).
+ResultsDb::~ResultsDb() {
+  for (int64_t id : live_runs_) releaseRunLock(path(), id);
+}
 
 const fs::path& ResultsDb::path() const { return db_->path(); }
 
@@ -269,6 +274,61 @@ std::string ResultsDb::runColumns() const {
                      v2("torch"), v2("cuda"), v2("timing"), v3("tool_commit"));
 }
 
+namespace {
+
+// A run must be able to store what it measures: refused before anything is opened (SQLite
+// would leave -wal and -shm files beside a file it then cannot write). A file with no write
+// permission bit is read-only by its owner's choice, even for root, who could write it.
+void checkWritable(const fs::path& path, bool exists) {
+  if (exists) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)) {
+      throw UserError(fmt::format("{}: the results database is read-only, so nothing could be stored; make it "
+                                  "writable, give another --db, or --no-db",
+                                  path.string()));
+    }
+  }
+  // SQLite writes its journal files (-wal, -shm) beside the database; a missing folder is
+  // created, so the nearest existing one must be writable.
+  fs::path dir = fs::absolute(path).parent_path();
+  std::error_code ec;
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    throw UserError(fmt::format("{}: {} is not a folder, so the results database cannot be made there", path.string(),
+                                dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw UserError(fmt::format("{}: the folder {} is not writable, and SQLite writes its journal beside the database; "
+                                "give another --db, or --no-db",
+                                path.string(), dir.string()));
+  }
+}
+
+// An SQLite file without tables is a results database in the making (another tritonforge
+// sets WAL mode, then creates the tables) only while it carries nothing else of anyone's:
+// a user_version or a foreign application_id says another program made it.
+void checkEmptySqlite(SqliteDb& db, const fs::path& path) {
+  SqliteStatement uv(db, "PRAGMA user_version");
+  int64_t user_version = uv.step() ? uv.integer(0) : 0;
+  SqliteStatement app(db, "PRAGMA application_id");
+  int64_t app_id = app.step() ? app.integer(0) : 0;
+  if (user_version != 0) notOurs(path, fmt::format("an SQLite database without tables, with user_version {}", user_version));
+  if (app_id != 0 && app_id != kApplicationId) {
+    notOurs(path, fmt::format("an SQLite database without tables, with application_id {}", app_id));
+  }
+}
+
+}  // namespace
+
+void ResultsDb::checkUsable(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    checkWritable(path, false);
+    return;
+  }
+  open(path, DbAccess::kCheckOnly);
+}
+
 std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access) {
   std::error_code ec;
   auto st = fs::status(path, ec);
@@ -281,6 +341,8 @@ std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access
   if (access == DbAccess::kReadOnly) {
     if (!exists) throw UserError(fmt::format("{}: no results database there", path.string()));
     if (empty) notOurs(path, "an empty file");
+  } else {
+    checkWritable(path, exists);
   }
   int schema = 0;
   if (!empty) {
@@ -289,10 +351,17 @@ std::unique_ptr<ResultsDb> ResultsDb::open(const fs::path& path, DbAccess access
     auto ro = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kReadOnly);
     schema = schemaOf(*ro, path);
     if (schema == 0 && access == DbAccess::kReadOnly) notOurs(path, "an SQLite database without tables");
+    if (schema == 0) checkEmptySqlite(*ro, path);
     if (schema > kResultsDbSchema) refuseNewer(path, schema);
-    if (access == DbAccess::kReadOnly) return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(ro), schema));
+    if (access != DbAccess::kReadWrite) return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(ro), schema));
   }
+  if (access == DbAccess::kCheckOnly) return nullptr;
   auto db = std::make_unique<SqliteDb>(path);
+  if (sqlite3_db_readonly(db->handle(), "main") == 1) {
+    throw UserError(fmt::format("{}: SQLite opened the results database read-only, so nothing could be stored; give "
+                                "another --db, or --no-db",
+                                path.string()));
+  }
   // WAL: a commit is durable once written to the log, which a killed process cannot undo;
   // NORMAL skips the fsync per commit (only a power loss could drop the last commits).
   db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
@@ -366,6 +435,9 @@ std::vector<MeasurementRow> ResultsDb::measurementsOfRun(int64_t run_id) {
 }
 
 int64_t ResultsDb::beginRun(const RunInfo& info) {
+  // The row and its lock appear together: no other process sees the run unfinished and
+  // unlocked (dead) in between.
+  SqliteTransaction tx(*db_);
   SqliteStatement s(*db_, fmt::format("INSERT INTO runs (started_at, status, task_name, task_path, task_hash, "
                                       "source_hash, strategy, seed, options, resumed_from, {}, tool_commit) VALUES (?1, "
                                       "'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
@@ -379,36 +451,57 @@ int64_t ResultsDb::beginRun(const RunInfo& info) {
   bindEnv(s, 10, info.env);
   s.bind(19, std::string_view(toolCommit()));
   s.run();
-  return db_->lastInsertId();
+  int64_t id = db_->lastInsertId();
+  acquireRunLock(path(), id);
+  live_runs_.push_back(id);
+  tx.commit();
+  return id;
 }
 
 void ResultsDb::finishRun(int64_t run_id, const std::string& status, const nlohmann::json& summary) {
   SqliteStatement s(*db_, "UPDATE runs SET finished_at = ?1, status = ?2, summary = ?3 WHERE id = ?4");
   s.bind(1, utcTimestamp()).bind(2, status).bind(3, summary.dump()).bind(4, run_id);
   s.run();
+  releaseRunLock(path(), run_id);
+  live_runs_.erase(std::remove(live_runs_.begin(), live_runs_.end(), run_id), live_runs_.end());
+}
+
+bool ResultsDb::isLive(int64_t run_id) const { return runIsLive(path(), run_id); }
+
+std::vector<RunRow> ResultsDb::unfinishedRuns(const std::string& task_hash, const MeasureEnv& env) {
+  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE task_hash = ?1 AND {} = ?2 AND finished_at IS NULL "
+                                      "ORDER BY id DESC",
+                                      runColumns(), v2("env_key")));
+  s.bind(1, task_hash).bind(2, env.key());
+  std::vector<RunRow> out;
+  while (s.step()) out.push_back(readRun(s));
+  return out;
 }
 
 std::optional<RunRow> ResultsDb::lastUnfinishedRun(const std::string& task_hash, const MeasureEnv& env) {
-  SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE task_hash = ?1 AND {} = ?2 AND finished_at IS NULL "
-                                      "ORDER BY id DESC LIMIT 1",
-                                      runColumns(), v2("env_key")));
-  s.bind(1, task_hash).bind(2, env.key());
-  if (!s.step()) return std::nullopt;
-  return readRun(s);
+  for (auto& r : unfinishedRuns(task_hash, env)) {
+    if (!isLive(r.id)) return std::move(r);
+  }
+  return std::nullopt;
 }
 
 std::optional<RunRow> ResultsDb::run(int64_t run_id) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?1", runColumns()));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
-  return readRun(s);
+  RunRow r = readRun(s);
+  r.live = r.finished_at.empty() && isLive(r.id);
+  return r;
 }
 
 std::vector<RunRow> ResultsDb::runs(int limit) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?1", runColumns()));
   s.bind(1, static_cast<int64_t>(limit));
   std::vector<RunRow> out;
-  while (s.step()) out.push_back(readRun(s));
+  while (s.step()) {
+    out.push_back(readRun(s));
+    out.back().live = out.back().finished_at.empty() && isLive(out.back().id);
+  }
   return out;
 }
 

@@ -46,6 +46,7 @@ inline constexpr int kResultsDbSchema = 3;
 enum class DbAccess {
   kReadWrite,  // creates the file when it is missing or empty; migrates an older schema
   kReadOnly,   // the file must exist; nothing is written to it
+  kCheckOnly,  // as kReadWrite would check it, but nothing is created or written (open returns null)
 };
 
 struct MeasurementKey {
@@ -82,6 +83,7 @@ struct RunRow {
   int64_t id = 0;
   RunInfo info;
   std::string started_at, finished_at;   // finished_at empty: still running, or killed
+  bool live = false;                     // unfinished and its process alive (ResultsDb::isLive)
   std::string status;                    // "running", or what finishRun was given
   std::string tool_version;
   std::string tool_commit;               // of the tritonforge that began the run; empty before schema 3
@@ -104,6 +106,9 @@ class ResultsDb {
   // it cannot, when the file is not a tritonforge results database (left as it was), or
   // when it was written by a newer schema.
   static std::unique_ptr<ResultsDb> open(const std::filesystem::path& path, DbAccess access = DbAccess::kReadWrite);
+  // Checks, before a run, that `path` can serve it as a results database (as open with
+  // kReadWrite would), creating and changing nothing. Throws UserError like open.
+  static void checkUsable(const std::filesystem::path& path);
   // userCacheDir()/results.sqlite
   static std::filesystem::path defaultPath();
   ~ResultsDb();
@@ -126,9 +131,16 @@ class ResultsDb {
   std::vector<MeasurementRow> measurementsOfRun(int64_t run_id);
 
   // --- runs
+  // A run is live from beginRun to finishRun, or to its process's end (store/run_lock.h).
   int64_t beginRun(const RunInfo& info);
   void finishRun(int64_t run_id, const std::string& status, const nlohmann::json& summary);
-  // The most recent run of the task in `env` that never finished (killed), if any.
+  // True while the process that began the run lives and has not finished it.
+  bool isLive(int64_t run_id) const;
+  // The runs of the task in `env` that have not finished, newest first: live ones and those
+  // whose process died (interrupted).
+  std::vector<RunRow> unfinishedRuns(const std::string& task_hash, const MeasureEnv& env);
+  // The most recent run of the task in `env` that never finished and whose process is gone
+  // (interrupted), if any; a live run is never taken for an interrupted one.
   std::optional<RunRow> lastUnfinishedRun(const std::string& task_hash, const MeasureEnv& env);
   std::optional<RunRow> run(int64_t run_id);
   std::vector<RunRow> runs(int limit = 100);
@@ -146,6 +158,7 @@ class ResultsDb {
   std::string runColumns() const;
   std::unique_ptr<SqliteDb> db_;
   int schema_ = kResultsDbSchema;
+  std::vector<int64_t> live_runs_;  // begun here, not finished: their locks go with this object
 };
 
 }  // namespace tf

@@ -154,9 +154,10 @@ TEST(ResultsDb, AMeasurementIsReusedOnlyWhenEveryFieldOfTheEnvironmentAgrees) {
   db->putMeasurement(key("v1", "c", fullEnv()), "ok", 0.5, {}, run);
   auto found = [&](const MeasureEnv& env) {
     return db->measurementsOfVariant("task1", "v1", env).size() + db->measurementsFor("task1", "base1", env).size() +
-           (db->lastUnfinishedRun("task1", env) ? 1 : 0);
+           db->unfinishedRuns("task1", env).size();
   };
-  // All agree: the row is found by variant, by base, and its run is the one to resume.
+  // All agree: the row is found by variant, by base, and its run among the unfinished ones
+  // (live here, so not one to resume: lastUnfinishedRun skips it; ResultsDbRuns tests that).
   EXPECT_EQ(found(fullEnv()), 3u);
   auto rows = db->measurementsOfVariant("task1", "v1", fullEnv());
   ASSERT_EQ(rows.size(), 1u);
