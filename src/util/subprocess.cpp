@@ -4,13 +4,15 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <thread>
+#include <utility>
 
 #include "util/error.h"
 
@@ -25,17 +27,14 @@ const bool kSigpipeIgnored = [] {
   return true;
 }();
 
-void setCloexec(int fd) { fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC); }
-
 struct Pipe {
   int r = -1, w = -1;
   Pipe() {
+    // Close-on-exec from the start: another thread's child must not inherit it in between.
     int fds[2];
-    if (pipe(fds) != 0) throw EnvironmentError(fmt::format("cannot create a pipe: {}", strerror(errno)));
+    if (pipe2(fds, O_CLOEXEC) != 0) throw EnvironmentError(fmt::format("cannot create a pipe: {}", strerror(errno)));
     r = fds[0];
     w = fds[1];
-    setCloexec(r);
-    setCloexec(w);
   }
 };
 
@@ -72,28 +71,106 @@ const char* signalName(int sig) {
 
 }  // namespace
 
+namespace {
+
+// The program's path, looked up as execvp would, before the fork (nothing may allocate after
+// it); empty when it is not found.
+std::string resolveProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = getenv("PATH");
+  std::string_view rest(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    std::string full = dir + "/" + program;
+    if (access(full.c_str(), X_OK) == 0) return full;
+    if (colon == std::string_view::npos) return "";
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+// Closes every descriptor from 3 up except `a` and `b` (both >= 3). close_range where the
+// kernel has it.
+void closeAllBut(int a, int b) {
+  auto range = [](unsigned lo, unsigned hi) {
+    if (lo > hi) return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, lo, hi, 0) == 0) return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    unsigned top = max > 0 ? static_cast<unsigned>(max) - 1 : 4095;
+    for (unsigned fd = lo; fd <= hi && fd <= top; ++fd) close(static_cast<int>(fd));
+  };
+  if (a > b) std::swap(a, b);
+  range(3, static_cast<unsigned>(a) - 1);
+  range(static_cast<unsigned>(a) + 1, static_cast<unsigned>(b) - 1);
+  range(static_cast<unsigned>(b) + 1, ~0U);
+}
+
+// The watchdog: the forked copy of this process that the child runs under. It forks the
+// program, then waits for either to end: the program (its exit status becomes the
+// watchdog's own, so the parent sees the program's), or the parent (its end of `life`
+// closes, however the parent died, SIGKILL included), whereupon the whole process group
+// is killed. Only async-signal-safe calls: this is a fork of a threaded process.
+void onChildExit(int) {}
+
+[[noreturn]] void watchdog(int life, int exec_status, const char* path, char* const* argv, char* const* envp,
+                           const char* cwd) {
+  // SIGCHLD stays blocked except inside ppoll, so that the program's end cannot slip in
+  // between the check and the wait.
+  sigset_t chld, waiting;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &waiting);
+  sigdelset(&waiting, SIGCHLD);
+  struct sigaction on_child {};
+  on_child.sa_handler = onChildExit;
+  sigaction(SIGCHLD, &on_child, nullptr);
+  // On exec_status the parent reads the program's pid (positive), then end-of-file once the
+  // program is executed (the pipe is close-on-exec), or -errno when it could not be.
+  auto fail = [exec_status](int e) {
+    int code = -e;
+    (void)!::write(exec_status, &code, sizeof code);
+    _exit(127);
+  };
+  pid_t child = fork();
+  if (child < 0) fail(errno);
+  if (child == 0) {
+    close(life);
+    sigprocmask(SIG_SETMASK, &waiting, nullptr);
+    if (cwd[0] != '\0' && chdir(cwd) != 0) fail(errno);
+    execve(path, argv, envp);
+    fail(errno);
+  }
+  int pid_code = static_cast<int>(child);
+  (void)!::write(exec_status, &pid_code, sizeof pid_code);
+  close(exec_status);
+  // The program's pipes are its own; the parent sees end-of-file when the program closes them.
+  for (int fd = 0; fd <= 2; ++fd) close(fd);
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child) {
+      if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+      int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+      struct rlimit no_core {0, 0};
+      setrlimit(RLIMIT_CORE, &no_core);
+      ::kill(0, sig);  // the program's group, the watchdog with it: its status is the program's
+      _exit(128 + sig);
+    }
+    pollfd p{life, POLLIN, 0};
+    if (ppoll(&p, 1, nullptr, &waiting) > 0) ::kill(0, SIGKILL);  // the parent is gone
+  }
+}
+
+}  // namespace
+
 Subprocess Subprocess::spawn(const SpawnOptions& options) {
   if (options.argv.empty()) throw EnvironmentError("spawn: empty command");
-  Pipe in, out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.r, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.w, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.w, 2);
-  std::string cwd = options.cwd.string();
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
+  std::string path = resolveProgram(options.argv[0]);
+  if (path.empty()) throw EnvironmentError(fmt::format("cannot start '{}': {}", options.argv[0], strerror(ENOENT)));
+  Pipe in, out, err, life, exec_status;
   std::vector<char*> argv;
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -101,25 +178,71 @@ Subprocess Subprocess::spawn(const SpawnOptions& options) {
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
+  std::string cwd = options.cwd.string();
 
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  pid_t pid = fork();
+  if (pid < 0) throw EnvironmentError(fmt::format("cannot start '{}': {}", options.argv[0], strerror(errno)));
+  if (pid == 0) {
+    // Handlers of this process (temporary-file cleanup) must not run in the watchdog; the
+    // signals a shell resets come back to their defaults; nothing stays blocked.
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction old {};
+      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &old) != 0) continue;
+      bool handled = (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
+                                                 : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+      if (handled || sig == SIGPIPE || sig == SIGINT) {
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, nullptr);
+      }
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    setpgid(0, 0);
+    if (dup2(in.r, 0) < 0 || dup2(out.w, 1) < 0 || dup2(err.w, 2) < 0) _exit(127);
+    int watch = fcntl(life.r, F_DUPFD_CLOEXEC, 3);
+    int status_fd = fcntl(exec_status.w, F_DUPFD_CLOEXEC, 3);
+    if (watch < 0 || status_fd < 0) _exit(127);
+    // Every other descriptor of this process (other children's pipes above all) is closed:
+    // the watchdog never execs, so close-on-exec would not close them.
+    closeAllBut(watch, status_fd);
+    watchdog(watch, status_fd, path.c_str(), argv.data(), envp.data(), cwd.c_str());
+  }
+  setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before any kill
   close(in.r);
   close(out.w);
   close(err.w);
-  if (rc != 0) {
-    close(in.w);
-    close(out.r);
-    close(err.r);
-    throw EnvironmentError(fmt::format("cannot start '{}': {}", options.argv[0], strerror(rc)));
+  close(life.r);
+  close(exec_status.w);
+  // The program's pid, then end-of-file when it was executed, or -errno when it was not.
+  int program = -1, child_errno = 0, code = 0;
+  ssize_t n;
+  while ((n = ::read(exec_status.r, &code, sizeof code)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof code)) {
+      child_errno = EIO;
+      break;
+    }
+    if (code > 0) program = code;
+    else child_errno = -code;
   }
+  close(exec_status.r);
   Subprocess p;
-  p.pid_ = pid;
+  p.watcher_ = pid;
+  p.pid_ = program > 0 ? program : pid;
   p.in_ = in.w;
   p.out_ = out.r;
   p.err_ = err.r;
+  p.life_ = life.w;
+  if (child_errno != 0 || program <= 0) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    p.reaped_ = true;
+    p.status_ = status;
+    throw EnvironmentError(fmt::format("cannot start '{}': {}", options.argv[0], strerror(child_errno ? child_errno : EIO)));
+  }
   return p;
 }
 
@@ -127,25 +250,27 @@ Subprocess::Subprocess(Subprocess&& o) noexcept { *this = std::move(o); }
 
 Subprocess& Subprocess::operator=(Subprocess&& o) noexcept {
   if (this == &o) return *this;
-  if (pid_ > 0 && !reaped_) {
+  if (watcher_ > 0 && !reaped_) {
     killGroup(SIGKILL);
     waitOrKill(std::chrono::milliseconds(0));
   }
   closeAll();
   pid_ = o.pid_;
+  watcher_ = o.watcher_;
   in_ = o.in_;
   out_ = o.out_;
   err_ = o.err_;
   reaped_ = o.reaped_;
   status_ = o.status_;
-  o.pid_ = -1;
-  o.in_ = o.out_ = o.err_ = -1;
+  life_ = o.life_;
+  o.pid_ = o.watcher_ = -1;
+  o.in_ = o.out_ = o.err_ = o.life_ = -1;
   o.reaped_ = true;
   return *this;
 }
 
 Subprocess::~Subprocess() {
-  if (pid_ > 0 && !reaped_) {
+  if (watcher_ > 0 && !reaped_) {
     killGroup(SIGKILL);
     waitOrKill(std::chrono::milliseconds(0));
   }
@@ -153,7 +278,7 @@ Subprocess::~Subprocess() {
 }
 
 void Subprocess::closeAll() {
-  for (int* fd : {&in_, &out_, &err_}) {
+  for (int* fd : {&in_, &out_, &err_, &life_}) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
   }
@@ -178,20 +303,20 @@ void Subprocess::closeStdin() {
 }
 
 void Subprocess::killGroup(int sig) {
-  if (pid_ <= 0 || reaped_) return;
-  if (::kill(-pid_, sig) != 0) ::kill(pid_, sig);
+  if (watcher_ <= 0 || reaped_) return;
+  if (::kill(-watcher_, sig) != 0) ::kill(watcher_, sig);
 }
 
 std::optional<int> Subprocess::tryWait() {
   if (reaped_) return status_;
-  if (pid_ <= 0) return std::nullopt;
+  if (watcher_ <= 0) return std::nullopt;
   int status = 0;
-  pid_t r = waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
+  pid_t r = waitpid(watcher_, &status, WNOHANG);
+  if (r == watcher_) {
     reaped_ = true;
     status_ = status;
     // Children of the group (ptxas, a profiled program) may outlive the leader.
-    ::kill(-pid_, SIGKILL);
+    ::kill(-watcher_, SIGKILL);
     return status;
   }
   return std::nullopt;
@@ -206,7 +331,7 @@ int Subprocess::waitOrKill(std::chrono::milliseconds timeout) {
   }
   killGroup(SIGKILL);
   int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(watcher_, &status, 0) < 0 && errno == EINTR) {
   }
   reaped_ = true;
   status_ = status;

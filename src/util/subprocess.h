@@ -1,5 +1,8 @@
 // Child processes with pipes, in their own process group so that a hung child and
-// everything it started (ptxas, ncu's target) can be killed together.
+// everything it started (ptxas, ncu's target) can be killed together. No child outlives
+// this process, whatever ends it: each runs under a watchdog (a fork of this process, in the
+// child's group) that kills the group when this process's end of a pipe closes, which the
+// kernel does on any death, SIGKILL included.
 //
 // Entry points: Subprocess::spawn (long-lived children such as the worker) and
 // runCommand (run to completion with a timeout, output captured).
@@ -35,7 +38,10 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
   ~Subprocess();  // kills the group and reaps the child if still running
 
+  // The program's own pid (signal it to signal the program; the watchdog mirrors its end).
   pid_t pid() const { return pid_; }
+  // The process group of the program and everything it started (kill(-group(), sig)).
+  pid_t group() const { return watcher_; }
   int stdinFd() const { return in_; }
   int stdoutFd() const { return out_; }
   int stderrFd() const { return err_; }
@@ -54,8 +60,10 @@ class Subprocess {
  private:
   Subprocess() = default;
   void closeAll();
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;      // the program
+  pid_t watcher_ = -1;  // its watchdog: this process's child, leader of the program's group
   int in_ = -1, out_ = -1, err_ = -1;
+  int life_ = -1;  // the watchdog's pipe: closed (this process gone, or the object destroyed), it kills the group
   bool reaped_ = false;
   int status_ = 0;
 };

@@ -181,7 +181,7 @@ WorkerReply WorkerProcess::ensureStarted() {
                    secondsSince(t0));
   }
   ++starts_;
-  pid_.store(proc_->pid());
+  pid_.store(proc_->group());
   WorkerReply hello = roundTrip("hello", options_.hello_args, options_.start_timeout);
   if (!hello.ok()) {
     WorkerReply r = hello;

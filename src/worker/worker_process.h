@@ -74,7 +74,7 @@ class WorkerProcess {
 
   WorkerOptions options_;
   std::unique_ptr<Subprocess> proc_;
-  std::atomic<pid_t> pid_{-1};   // of proc_, readable from other threads
+  std::atomic<pid_t> pid_{-1};   // proc_'s process group, readable from other threads
   std::string out_buf_;
   std::string err_ring_;       // bounded tail of stderr
   size_t err_mark_ = 0;        // stderr bytes seen before the current request
