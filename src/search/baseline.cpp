@@ -19,7 +19,7 @@ namespace {
 void prepareRoofline(const RunContext& ctx, RunState& state, const CandidateRecord& baseline) {
   if (ctx.options.roofline_ms || !ctx.options.builtin_roofline || !state.result.gpu) return;
   std::string why;
-  auto left = std::chrono::milliseconds(static_cast<int64_t>(1000 * (ctx.options.loopBudget() - ctx.clock.elapsed())));
+  auto left = std::chrono::milliseconds(static_cast<int64_t>(1000 * state.budget.left()));
   if (left.count() <= 0) return;
   state.ceilings = loadOrMeasureCeilings(ctx.evaluator.client(), state.result.environment["gpu"], false, &why,
                                          std::min(left, ctx.evaluator.client().timeouts().ceilings));
@@ -183,11 +183,11 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
   rec.compile.kernels = rec.cases.front().kernels;
   noteHints(rec, ctx.tunables, &state.hints);
   state.seen_sources[rec.source_hash] = 0;
-  state.budget = BudgetPlan::of(ctx.options.loopBudget(), walls, ctx.options.confirm_timing_ms);
-  state.result.reserve_s = state.budget.reserve_s;
+  state.budget.reserveForConfirmation(walls, ctx.options.confirm_timing_ms);
+  state.result.reserve_s = state.budget.reserve();
   const CandidateRecord& added = recordCandidate(ctx, state, std::move(rec));
   ctx.trace.add("baseline", {{"time_ms", times}, {"reused", reused}, {"source_hash", added.source_hash},
-                             {"noise", state.baselineNoise()}, {"reserve_s", state.budget.reserve_s}});
+                             {"noise", state.baselineNoise()}, {"reserve_s", state.budget.reserve()}});
   measureLaneBaselines(ctx, state);
 }
 

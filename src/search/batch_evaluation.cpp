@@ -230,8 +230,8 @@ void measureOnLanes(const RunContext& ctx, RunState& state, std::vector<Pending>
       }
     }
     if (!out_of_budget && !todo.empty() && lane >= 0) {
-      if (ctx.clock.elapsed() + expectedMeasureSeconds(state, n) > state.budget.searchEnd()) {
-        for (size_t i : todo) pending[i].rec.message = "the budget ran out before it was measured";
+      if (BudgetAnswer may = state.budget.mayStart(BudgetStage::kMeasure, expectedMeasureSeconds(state, n)); !may) {
+        for (size_t i : todo) pending[i].rec.message = may.reason;
         todo.clear();
         out_of_budget = true;
         continue;
@@ -282,9 +282,9 @@ void measureInCompileOrder(const RunContext& ctx, RunState& state, std::vector<P
       spillsOf(state.result.candidates.empty() ? nlohmann::json::array() : state.result.candidates[0].compile.kernels);
   if (ctx.evaluator.lanes() > 1) return measureOnLanes(ctx, state, pending, std::move(todo), base_spills);
   while (!todo.empty()) {
-    size_t left = ctx.task.cases.size();
-    if (ctx.clock.elapsed() + expectedMeasureSeconds(state, left) > state.budget.searchEnd()) {
-      for (size_t i : todo) pending[i].rec.message = "the budget ran out before it was measured";
+    const size_t cases = ctx.task.cases.size();
+    if (BudgetAnswer may = state.budget.mayStart(BudgetStage::kMeasure, expectedMeasureSeconds(state, cases)); !may) {
+      for (size_t i : todo) pending[i].rec.message = may.reason;
       return;
     }
     size_t pick = pickNext(pending, todo, base_spills);

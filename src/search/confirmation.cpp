@@ -75,20 +75,20 @@ void confirm(const RunContext& ctx, RunState& state) {
   if (r.stop_reason.empty()) r.stop_reason = "done";
   const size_t n = ctx.task.cases.size();
   // Two alternations of baseline and best on every case: 4n measurements. Each costs its
-  // timing budget plus what verification and the request cost in the search.
-  const double left = state.budget.budget_s - ctx.clock.elapsed();
-  double overhead = 0.15;
+  // timing budget plus what verification and the request cost in the search; the budget
+  // shrinks the timing to fit what is left of it.
+  double overhead = Budget::kRequestOverheadS;
   if (!state.recent_case_seconds.empty()) {
     std::vector<double> recent = state.recent_case_seconds;
     std::sort(recent.begin(), recent.end());
     overhead = std::max(overhead, recent[recent.size() / 2] - state.search_timing.budget_ms / 1000.0);
   }
-  double timing_ms = std::max(ctx.options.confirm_timing_ms, state.search_timing.budget_ms);
-  double per = left / (4.0 * static_cast<double>(n)) - overhead;
-  if (per * 1000.0 < timing_ms) timing_ms = per * 1000.0;
-  if (timing_ms < 50) {
+  std::optional<double> fitted = state.budget.confirmationTimingMs(
+      n, overhead, std::max(ctx.options.confirm_timing_ms, state.search_timing.budget_ms));
+  if (!fitted) {
     return acceptFromSearch(ctx, state, best, "the budget left no time to re-measure");
   }
+  const double timing_ms = *fitted;
   ctx.progress.status(fmt::format("confirming #{} against the kernel as written", best.id));
   std::string best_text = state.recordText(best);
   Variant vb = ctx.evaluator.materialize(ctx.sources.source.source.text());

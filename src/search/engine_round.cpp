@@ -79,8 +79,10 @@ std::vector<EngineDiagnosis> builtinDiagnosis(const RunContext& ctx, RunState& s
   for (size_t i = 0; i < rec.cases.size(); ++i) {
     // Every case's specialization has its own registers, spills and grid; the first is
     // always diagnosed, the others while the search has time for them.
-    if (i > 0 && ctx.clock.elapsed() + 2 * expectedMeasureSeconds(state, 1) > state.budget.searchEnd()) {
-      per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"skipped", "not enough budget left"}});
+    BudgetAnswer may;
+    if (i > 0) may = state.budget.mayStart(BudgetStage::kDiagnosisCase, expectedMeasureSeconds(state, 1));
+    if (!may) {
+      per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"skipped", may.reason}});
       continue;
     }
     CaseMeasurement ins = ctx.evaluator.inspect(v, i);
@@ -193,7 +195,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
   in.space = state.search.space.get();
   in.diagnosis = state.engine.diagnosis;
   in.history = tuner.history();
-  in.budget_left_s = state.budget.searchEnd() - ctx.clock.elapsed();
+  in.budget_left_s = state.budget.searchLeft();
   if (auto b = tuner.best()) {
     in.best = b->config;
     in.best_objective = b->objective;

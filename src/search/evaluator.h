@@ -10,7 +10,7 @@
 //
 // Deadlines bound every request: a compile never runs past the compile deadline (the end of
 // the search: nothing compiled later would be measured), a measurement never past the run
-// deadline (the end of the budget). A request that a deadline stops is kNotRun, not a failure
+// deadline (the end of the budget); the loop sets both from the run's Budget (budget.h). A request that a deadline stops is kNotRun, not a failure
 // of the variant ("the budget ran out"), so that nothing is stored or held against it.
 #pragma once
 

@@ -148,18 +148,18 @@ std::vector<Proposed> learnFromFailures(const RunContext& ctx, RunState& state, 
 }
 
 // Orders a round by predicted compile time (fast first, so that measurements start early)
-// and puts off what would not compile before the search ends.
+// and puts off what the budget says would not compile before the search ends.
 // Returns how many were deferred.
 size_t orderByCompileTime(const RunContext& ctx, RunState& state, std::vector<Proposed>* proposals) {
   const CompileTimeModel& model = state.compile_model;
   if (model.observations() < CompileTimeModel::kMinObservations) return 0;
   const Space& space = *state.search.space;
-  const double left = state.budget.searchEnd() - ctx.clock.elapsed();
+  const double left = state.budget.searchLeft();
   std::vector<std::pair<double, Proposed>> scored;
   nlohmann::json deferred = nlohmann::json::array();
   for (auto& p : *proposals) {
     double t = model.predict(space.features(p.config)).value_or(0);
-    if (t > left && proposals->size() > 1) {
+    if (!state.budget.mayStart(BudgetStage::kCompile, t) && proposals->size() > 1) {
       deferred.push_back({{"config", configJson(p.config)}, {"predicted_s", t}});
       continue;
     }
@@ -236,7 +236,7 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
   int batch = o.batch > 0 ? o.batch : std::max({8, workers, 4 * ctx.evaluator.lanes()});
   std::vector<Proposed> probes;
   StopSettings settings;
-  settings.budget = state.budget;
+  settings.budget = state.budget.plan();
   settings.max_candidates = o.max_candidates;
   settings.stall_rounds = o.stall_rounds;
   settings.target_objective = state.target_objective;
@@ -246,8 +246,9 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
                                   state.search.space->size(), state.result.strategy, state.result.strategy_reason,
                                   ctx.evaluator.compileWorkers(), ctx.engine.name()));
   while (true) {
+    // The round is judged on the progress it starts with, and on what it finds (below).
     SearchProgress p;
-    p.elapsed_s = ctx.clock.elapsed();
+    p.elapsed_s = state.budget.elapsed();
     p.evaluated = state.result.evaluated;
     p.stalled_rounds = state.search.tuner->stalledRounds();
     if (state.best()) p.best_objective = state.bestObjective();
@@ -275,11 +276,10 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
         proposals.push_back({tp.config, tp.origin, tp.proposal_id});
       }
     }
-    size_t deferred = orderByCompileTime(ctx, state, &proposals);
-    if (proposals.empty() && prepared.empty()) {
-      // Configurations were left, but none is predicted to compile in the time left.
-      state.result.stop_reason = deferred > 0 ? "budget (no configuration left is predicted to compile in time)"
-                                              : "space exhausted";
+    p.deferred = orderByCompileTime(ctx, state, &proposals);
+    p.nothing_to_run = proposals.empty() && prepared.empty();
+    if (std::string why = stop.check(p); !why.empty()) {
+      state.result.stop_reason = why;
       break;
     }
     ++state.result.rounds;
@@ -292,14 +292,13 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
       for (size_t i = 0; i < t.params.size() && k < ids.size(); ++i) t.candidates.push_back(ids[k++]);
     }
     if (!proposals.empty()) state.search.tuner->endRound(state.baselineNoise());
-    // A round whose every candidate the budget stopped (not compiled or not measured in time)
-    // is not a round without a gain: the search is over for lack of time, and says so.
     bool any_ended = false;
     for (size_t i = first; i < state.result.candidates.size(); ++i) {
       any_ended = any_ended || state.result.candidates[i].status != CandidateStatus::kNotRun;
     }
-    if (!any_ended && state.result.candidates.size() > first) {
-      state.result.stop_reason = "budget";
+    p.stopped_by_budget = !any_ended && state.result.candidates.size() > first;
+    if (std::string why = stop.check(p); !why.empty()) {
+      state.result.stop_reason = why;
       break;
     }
     learnCompileTimes(ctx, state, first);
@@ -322,7 +321,7 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
         "only {} candidates were measured in the budget ({:.0f} s, of which the kernel as written took {:.1f} s to "
         "compile and measure): {} on {} compile workers, and a case's measurement {:.1f} s; a larger --budget or "
         "--jobs measures more",
-        state.result.measured, state.budget.budget_s, state.baseline_seconds, compiles,
+        state.result.measured, state.budget.total(), state.baseline_seconds, compiles,
         ctx.evaluator.compileWorkers(), expectedMeasureSeconds(state, 1)));
   }
 }
@@ -340,6 +339,13 @@ nlohmann::json runSummary(const RunState& state, double elapsed) {
   return summary;
 }
 
+// The evaluator's deadlines, as the budget sets them: no compile past the compile stage's, no
+// measurement past the measurement's.
+void applyDeadlines(Evaluator& evaluator, const Budget& budget, const RunClock& clock) {
+  evaluator.setDeadlines(clock.at(budget.deadline(BudgetStage::kCompile)),
+                         clock.at(budget.deadline(BudgetStage::kMeasure)));
+}
+
 }  // namespace
 
 OptimizeResult optimize(const Task& task, const TaskSources& sources, const TunableSet& tunables,
@@ -351,11 +357,13 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   std::shared_ptr<ReasoningEngine> engine =
       options.engine_impl ? options.engine_impl : std::shared_ptr<ReasoningEngine>(makeEngine(options.engine, options.engine_settings));
   Evaluator evaluator(task, options.evaluator, work.path());
-  // Until the baseline says how long the confirmation needs, nothing runs past the budget.
-  evaluator.setDeadlines(clock.at(options.loopBudget()), clock.at(options.loopBudget()));
+  RunState state;
+  // Until the baseline says how long the confirmation needs, nothing is kept back: nothing
+  // runs past the budget's end.
+  state.budget = Budget(options.loopBudget(), clock);
+  applyDeadlines(evaluator, state.budget, clock);
   Trace trace;
   MeasureCallbacks callbacks;
-  RunState state;
   state.search_timing.budget_ms = options.timing_budget_ms;
   OptimizeResult& result = state.result;
   result.engine = engine->name();
@@ -469,8 +477,9 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
     throw;
   }
   state.baseline_seconds = clock.elapsed();
-  // Nothing compiled after the search's end could be measured; measurements may run to the
-  // end of the budget (the confirmation's). Set once the pool's starter (which reads them) is done.
+  // Now that the confirmation's reserve is kept back: compiles end with the search,
+  // measurements may run to the end of the budget (the confirmation's). Set once the pool's
+  // starter (which reads them) is done.
   bool pool_joined = false;
   auto await_pool = [&] {
     if (pool_joined) return;
@@ -480,7 +489,7 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
       trace.add("compile-pool", {{"workers", pool_workers}, {"ready_s", pool_ready_s},
                                  {"cases_queued_s", pool_queued_s}, {"joined_s", clock.elapsed()}});
     }
-    evaluator.setDeadlines(clock.at(state.budget.searchEnd()), clock.at(state.budget.budget_s));
+    applyDeadlines(evaluator, state.budget, clock);
   };
   if (searchable) {
     searchBases(ctx, state, await_pool);

@@ -12,7 +12,8 @@
 //   baseline.cpp           the kernel as written, and what it tells the space
 //   batch_evaluation.cpp   a round's candidates: prune, reuse, compile in parallel, measure
 //   scoring.cpp            objective and per-case acceptance
-//   stop_conditions.cpp    budget (one formula), candidate cap, stall, roofline target
+//   budget.cpp             the one Budget: what may start, the deadlines, the confirmation's reserve
+//   stop_conditions.cpp    budget, candidate cap, stall, roofline target, exhausted space
 //   measure_callbacks.cpp  after each measurement: database, trace, strategy, progress
 //   stored_measurements.cpp  what the results database already knows
 //   engine_round.cpp       findings and proposals of the reasoning engine
@@ -22,7 +23,7 @@
 //
 // The budget is a promise: no request to a worker runs past the budget (compiles stop at
 // the end of the search, measurements at the end of the budget), and the search ends early
-// enough for the confirmation to fit.
+// enough for the confirmation to fit. One Budget (budget.h) answers every stage.
 #pragma once
 
 #include <chrono>

@@ -32,6 +32,7 @@ namespace {
 // case and 0.94x on the other as the launch's warps left it).
 constexpr double kProvisionalGain = 0.8;
 constexpr double kProvisionalGainEarly = 0.97;
+constexpr double kEarlyBefore = 0.6;    // of the search's time: "while at least 40% is left"
 constexpr int kMaxProvisionalBases = 2;
 // How much slower on the configuration it was applied to a variant of a retune proposal
 // (Proposal::retune) may be and still be tuned on trial. Measured on the H200 (fp32 GEMM
@@ -105,8 +106,9 @@ void prepareRewrite(const RunContext& ctx, RunState& state, const Proposal& p, s
     refuse("skipped", {fmt::format("the run's {} rewrites have been measured", kMaxRewrites)});
     return;
   }
-  if (ctx.clock.elapsed() + expectedMeasureSeconds(state, ctx.task.cases.size()) + 1.0 > state.budget.searchEnd()) {
-    refuse("skipped", {"not enough budget left"});
+  const double measure_s = expectedMeasureSeconds(state, ctx.task.cases.size());
+  if (BudgetAnswer may = state.budget.mayStart(BudgetStage::kPassVariant, measure_s); !may) {
+    refuse("skipped", {may.reason});
     return;
   }
   GuardReply g = ctx.evaluator.client().guard(p.source, ctx.sources.source.source.text(), ctx.task.launcher);
@@ -355,8 +357,9 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
       skip("dropped: its variants failed twice with the same error");
       continue;
     }
-    if (ctx.clock.elapsed() + expectedMeasureSeconds(state, ctx.task.cases.size()) + 1.0 > state.budget.searchEnd()) {
-      skip("not enough budget left");
+    const double measure_s = expectedMeasureSeconds(state, ctx.task.cases.size());
+    if (BudgetAnswer may = state.budget.mayStart(BudgetStage::kPassVariant, measure_s); !may) {
+      skip(may.reason);
       continue;
     }
     PassTrial trial;
@@ -466,8 +469,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     // candidate slower on no case can be the result.
     const CandidateRecord* trial = nullptr;
     const PassTrial* trial_of = nullptr;
-    const double gain =
-        ctx.clock.elapsed() < 0.6 * state.budget.searchEnd() ? kProvisionalGainEarly : kProvisionalGain;
+    const double gain = state.budget.searchBefore(kEarlyBefore) ? kProvisionalGainEarly : kProvisionalGain;
     for (auto& t : trials) {
       for (int id : t.candidates) {
         const CandidateRecord& c = state.result.candidates[static_cast<size_t>(id)];
@@ -480,7 +482,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     }
     // A pass that moves the best parameters, slower by less than kRetuneLoss where the
     // current best's parameters were tried: its own parameters are tuned while the run is young.
-    if (!trial && ctx.clock.elapsed() < kRetuneBefore * state.budget.searchEnd()) {
+    if (!trial && state.budget.searchBefore(kRetuneBefore)) {
       for (auto& t : trials) {
         if (!t.proposal.retune || t.anchor == "as written") continue;
         for (int id : t.candidates) {

@@ -8,9 +8,10 @@
 #include <set>
 #include <sstream>
 
+#include "search/budget.h"
+#include "search/stop_conditions.h"
 #include "search/strategy.h"
 #include "search/trace.h"
-#include "search/stop_conditions.h"
 #include "search/tuner.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -351,10 +352,13 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
   StopSettings settings;
   settings.max_candidates = options.max_evals;
   settings.stall_rounds = options.stall_rounds;
-  // The budget as `optimize` plans it, each evaluation taking `seconds_per_candidate` of
-  // simulated time (and so does each case of the confirmation's measurements).
+  // The budget as `optimize` plans it, on a simulated clock: each evaluation takes
+  // `seconds_per_candidate` (and so does each case of the confirmation's measurements).
+  SimulatedClock clock;
+  std::optional<Budget> budget;
   if (options.budget_s) {
-    settings.budget = BudgetPlan::of(*options.budget_s, {options.seconds_per_candidate}, 600);
+    budget.emplace(BudgetPlan::of(*options.budget_s, {options.seconds_per_candidate}, 600), clock);
+    settings.budget = budget->plan();
   }
   if (options.within_roofline_pct) {
     auto it = sweep.meta.find("roofline_ms");
@@ -385,7 +389,8 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
   auto progress = [&] {
     SearchProgress p;
     p.evaluated = tuner.evaluations();
-    p.elapsed_s = (tuner.evaluations() + 1) * options.seconds_per_candidate;  // the baseline's too
+    clock.set((tuner.evaluations() + 1) * options.seconds_per_candidate);  // the baseline's too
+    p.elapsed_s = clock.elapsed();
     p.stalled_rounds = tuner.stalledRounds();
     if (auto b = tuner.best()) p.best_objective = b->objective;
     return p;
@@ -397,7 +402,9 @@ ReplayResult replaySweep(const Sweep& sweep, const ReplayOptions& options) {
     if (options.max_evals > 0) n = std::min(n, options.max_evals - tuner.evaluations());
     std::vector<TunerProposal> round = tuner.nextRound(n);
     if (round.empty()) {
-      res.stop_reason = "space exhausted";
+      SearchProgress p = progress();
+      p.nothing_to_run = true;
+      res.stop_reason = stop.check(p);
       break;
     }
     for (const auto& p : round) {

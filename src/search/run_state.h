@@ -1,9 +1,9 @@
 // The state of one optimization run, as a plain struct that the loop's stages take and hand
 // on (RunState), and the services they use (RunContext): the task, the workers, the engine,
-// the trace, the results database, the callbacks after each measurement, and the clock.
+// the trace, the results database, the callbacks after each measurement, and the clock. The
+// run's Budget (budget.h) is in RunState: every stage asks it whether it may start.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +15,7 @@
 #include "kernel/module_ir.h"
 #include "kernel/tunables.h"
 #include "measure/roofline.h"
+#include "search/budget.h"
 #include "search/candidate.h"
 #include "search/engine.h"
 #include "search/compile_model.h"
@@ -97,7 +98,9 @@ struct RunState {
   // speed-up never compares two GPUs. Empty with one lane.
   std::vector<BaselineReference> lane_baselines;
   SpaceHints hints;
-  BudgetPlan budget;
+  // The run's time: what may start, the deadlines, the confirmation's reserve (set once the
+  // baseline is measured). Reads the run's clock.
+  Budget budget;
   std::optional<double> target_objective;  // stop here (near the roofline), when asked
   std::optional<Ceilings> ceilings;
   std::vector<std::unique_ptr<Base>> bases;
@@ -130,20 +133,6 @@ struct RunState {
   int nextId() const { return static_cast<int>(result.candidates.size()); }
 };
 
-// Seconds since the run started, and the deadlines the budget sets.
-class RunClock {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit RunClock(Clock::time_point start) : start_(start) {}
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  Clock::time_point at(double seconds) const {
-    return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  }
-
- private:
-  Clock::time_point start_;
-};
-
 struct RunContext {
   const Task& task;
   const TaskSources& sources;
@@ -155,7 +144,7 @@ struct RunContext {
   Trace& trace;
   StoredMeasurements* stored;              // null: no results database
   MeasureCallbacks& callbacks;
-  RunClock clock;
+  RunClock clock;                          // seconds of the run (budget.h)
 };
 
 }  // namespace tf

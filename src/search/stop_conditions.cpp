@@ -2,15 +2,20 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace tf {
 namespace {
 
-class Budget final : public StopCondition {
+class BudgetStop final : public StopCondition {
  public:
-  explicit Budget(double end) : end_(end) {}
-  std::string check(const SearchProgress& p) const override { return p.elapsed_s >= end_ ? "budget" : ""; }
+  explicit BudgetStop(double end) : end_(end) {}
+  std::string check(const SearchProgress& p) const override {
+    // A round whose every candidate the budget stopped (not compiled or not measured in
+    // time) is not a round without a gain: the search is over for lack of time.
+    if (p.stopped_by_budget) return "budget";
+    // Configurations were left, but none is predicted to compile in the time left.
+    if (p.nothing_to_run && p.deferred > 0) return "budget (no configuration left is predicted to compile in time)";
+    return p.elapsed_s >= end_ ? "budget" : "";
+  }
 
  private:
   double end_;
@@ -48,19 +53,12 @@ class Target final : public StopCondition {
   std::string why_;
 };
 
-}  // namespace
+class Exhausted final : public StopCondition {
+ public:
+  std::string check(const SearchProgress& p) const override { return p.nothing_to_run ? "space exhausted" : ""; }
+};
 
-BudgetPlan BudgetPlan::of(double budget_s, const std::vector<double>& case_wall_s, double confirm_timing_ms) {
-  double per_case = 0;
-  // A case's baseline wall time includes its first compile, which the confirmation does not
-  // pay: a tenth of it stands for verification's share (measured on the H200: reserves of
-  // 9-12 s with a quarter, confirmations of 3-7 s).
-  for (double wall : case_wall_s) per_case += 2 * 2 * (confirm_timing_ms / 1000.0 + 0.15 + wall * 0.1);
-  BudgetPlan p;
-  p.budget_s = budget_s;
-  p.reserve_s = std::min(budget_s * 0.2, 1.0 + per_case);
-  return p;
-}
+}  // namespace
 
 std::string StopConditions::check(const SearchProgress& p) const {
   for (const auto& c : conditions_) {
@@ -70,12 +68,13 @@ std::string StopConditions::check(const SearchProgress& p) const {
   return "";
 }
 
-std::unique_ptr<StopCondition> budgetStop(double search_end_s) { return std::make_unique<Budget>(search_end_s); }
+std::unique_ptr<StopCondition> budgetStop(double search_end_s) { return std::make_unique<BudgetStop>(search_end_s); }
 std::unique_ptr<StopCondition> candidateCap(int n) { return std::make_unique<CandidateCap>(n); }
 std::unique_ptr<StopCondition> stallStop(int rounds) { return std::make_unique<Stall>(rounds); }
 std::unique_ptr<StopCondition> targetStop(double objective, std::string why) {
   return std::make_unique<Target>(objective, std::move(why));
 }
+std::unique_ptr<StopCondition> exhaustedStop() { return std::make_unique<Exhausted>(); }
 
 StopConditions makeStopConditions(const StopSettings& s) {
   StopConditions c;
@@ -83,6 +82,7 @@ StopConditions makeStopConditions(const StopSettings& s) {
   if (s.max_candidates > 0) c.add(candidateCap(s.max_candidates));
   if (s.target_objective) c.add(targetStop(*s.target_objective, s.target_reason));
   if (s.stall_rounds > 0) c.add(stallStop(s.stall_rounds));
+  c.add(exhaustedStop());
   return c;
 }
 
