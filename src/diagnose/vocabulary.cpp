@@ -47,29 +47,25 @@ const char* toString(Limiter l) {
 
 const char* toString(PassName p) {
   switch (p) {
-    case PassName::kRetile: return "retile";
-    case PassName::kLaunch: return "launch";
-    case PassName::kAutotune: return "autotune";
-    case PassName::kGroupedOrder: return "grouped-order";
-    case PassName::kRowsPerProgram: return "rows-per-program";
-    case PassName::kColumnLoop: return "column-loop";
-    case PassName::kSplitK: return "split-k";
-    case PassName::kPersistent: return "persistent";
-    case PassName::kTensorCores: return "tensor-cores";
-    case PassName::kMemoryHints: return "memory-hints";
-    case PassName::kVectorize: return "vectorize";
-    case PassName::kExp2: return "exp2";
-    case PassName::kOnlineSoftmax: return "online-softmax";
-    case PassName::kCausalSplit: return "causal-split";
-    case PassName::kFlattenLoops: return "flatten-loops";
-    case PassName::kRelayout: return "relayout";
-    case PassName::kEvictionHints: return "eviction-hints";
-    case PassName::kTailSplit: return "tail-split";
-    case PassName::kImplicitGemm: return "implicit-gemm";
-    case PassName::kSplitRows: return "split-rows";
+#define TF_PASS_NAME(id, name, role) \
+  case PassName::k##id: return name;
+    TF_PASS_TABLE(TF_PASS_NAME)
+#undef TF_PASS_NAME
   }
   return "?";
 }
+
+PassRole roleOf(PassName p) {
+  switch (p) {
+#define TF_PASS_ROLE(id, name, role) \
+  case PassName::k##id: return PassRole::role;
+    TF_PASS_TABLE(TF_PASS_ROLE)
+#undef TF_PASS_ROLE
+  }
+  return PassRole::kStructural;
+}
+
+bool isParameterMove(PassName p) { return roleOf(p) == PassRole::kParameterMove; }
 
 const std::vector<FindingKind>& allFindingKinds() {
   static const std::vector<FindingKind> all = {
@@ -82,12 +78,10 @@ const std::vector<FindingKind>& allFindingKinds() {
 
 const std::vector<PassName>& allPassNames() {
   static const std::vector<PassName> all = {
-      PassName::kRetile,     PassName::kLaunch,     PassName::kAutotune,    PassName::kGroupedOrder,
-      PassName::kRowsPerProgram, PassName::kColumnLoop, PassName::kSplitK, PassName::kPersistent,
-      PassName::kTensorCores, PassName::kMemoryHints, PassName::kVectorize, PassName::kExp2,
-      PassName::kOnlineSoftmax, PassName::kCausalSplit,
-      PassName::kFlattenLoops, PassName::kRelayout, PassName::kEvictionHints, PassName::kTailSplit,
-      PassName::kImplicitGemm, PassName::kSplitRows};
+#define TF_PASS_VALUE(id, name, role) PassName::k##id,
+      TF_PASS_TABLE(TF_PASS_VALUE)
+#undef TF_PASS_VALUE
+  };
   return all;
 }
 

@@ -5,7 +5,8 @@
 // that reads ("shared memory" against "shared-memory" once kept a rule from ever firing).
 //
 // Every enum has toString (the stable spelling in JSON and reports) and a parser that
-// returns nullopt for a text that is not in the vocabulary.
+// returns nullopt for a text that is not in the vocabulary. The passes are one table
+// (TF_PASS_TABLE).
 #pragma once
 
 #include <optional>
@@ -36,34 +37,51 @@ enum class FindingKind {
 // What stops another block from fitting on an SM.
 enum class Limiter { kRegisters, kSharedMemory, kBlockSize, kNone, kUnknown };
 
-// The transformation passes of src/transform/passes/ (transform --list): a test checks that
-// every name here is a pass there.
+// The transformation passes of src/transform/passes/, in catalogue order (`transform
+// --list`): the one list of them. The PassName enum, toString, allPassNames, isParameterMove
+// and the registry of passes (transform/pass.cpp: the pass X is made by makeXPass(), whose
+// PassInfo gives its summary, preconditions and parameters) are all made from it.
+//   X(Id, "name", role)
+// role: kParameterMove for a pass that rewrites only what the search tunes (tiles, warps,
+// stages, autotune configs): the search's regions make those moves, so no engine proposes
+// them as passes; kStructural for the others.
+#define TF_PASS_TABLE(X)                             \
+  X(Retile, "retile", kParameterMove)                \
+  X(Launch, "launch", kParameterMove)                \
+  X(Autotune, "autotune", kParameterMove)            \
+  X(GroupedOrder, "grouped-order", kStructural)      \
+  X(RowsPerProgram, "rows-per-program", kStructural) \
+  X(ColumnLoop, "column-loop", kStructural)          \
+  X(SplitK, "split-k", kStructural)                  \
+  X(Persistent, "persistent", kStructural)           \
+  X(TensorCores, "tensor-cores", kStructural)        \
+  X(MemoryHints, "memory-hints", kStructural)        \
+  X(Vectorize, "vectorize", kStructural)             \
+  X(Exp2, "exp2", kStructural)                       \
+  X(OnlineSoftmax, "online-softmax", kStructural)    \
+  X(CausalSplit, "causal-split", kStructural)        \
+  X(FlattenLoops, "flatten-loops", kStructural)      \
+  X(Relayout, "relayout", kStructural)               \
+  X(EvictionHints, "eviction-hints", kStructural)    \
+  X(TailSplit, "tail-split", kStructural)            \
+  X(ImplicitGemm, "implicit-gemm", kStructural)      \
+  X(SplitRows, "split-rows", kStructural)
+
+// kRetile, kLaunch, ...: one per row of TF_PASS_TABLE, in its order.
 enum class PassName {
-  kRetile,
-  kLaunch,
-  kAutotune,
-  kGroupedOrder,
-  kRowsPerProgram,
-  kColumnLoop,
-  kSplitK,
-  kPersistent,
-  kTensorCores,
-  kMemoryHints,
-  kVectorize,
-  kExp2,
-  kOnlineSoftmax,
-  kCausalSplit,
-  kFlattenLoops,
-  kRelayout,
-  kEvictionHints,
-  kTailSplit,
-  kImplicitGemm,
-  kSplitRows,
+#define TF_PASS_ENUMERATOR(id, name, role) k##id,
+  TF_PASS_TABLE(TF_PASS_ENUMERATOR)
+#undef TF_PASS_ENUMERATOR
 };
+
+enum class PassRole { kParameterMove, kStructural };
 
 const char* toString(FindingKind kind);    // "register-spills", ... "memory-bound"
 const char* toString(Limiter limiter);     // "registers", "shared-memory", "block-size", "none", "unknown"
 const char* toString(PassName pass);       // "retile", "split-k", ...
+PassRole roleOf(PassName pass);
+// retile, launch, autotune: the search's regions make these moves (PassRole::kParameterMove).
+bool isParameterMove(PassName pass);
 
 std::optional<FindingKind> findingKindFromString(std::string_view text);
 // Also reads the spellings older outputs and Nsight Compute use ("shared memory",

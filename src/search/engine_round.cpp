@@ -117,7 +117,7 @@ void traceUnproposedSuggestions(const RunContext& ctx, RunState& state, const En
       std::string key = fmt::format("{}|{}|{}", state.current_base, name, f.kernel);
       if (!state.engine.unproposed_traced.insert(key).second) continue;
       std::string why;
-      if (pass == PassName::kRetile || pass == PassName::kLaunch || pass == PassName::kAutotune) {
+      if (isParameterMove(pass)) {
         why = "a parameter move: the search's regions make it";
       } else if (std::find(in.passes.begin(), in.passes.end(), name) == in.passes.end()) {
         why = ctx.options.passes ? "switched off (--no-pass)" : "no transformation passes (--no-passes)";
@@ -139,9 +139,7 @@ void addEveryPass(const Base& base, const EngineInput& in, EngineOutput* out) {
   }
   for (const auto& name : in.passes) {
     std::optional<PassName> pass = passNameFromString(name);
-    if (pass && (*pass == PassName::kRetile || *pass == PassName::kLaunch || *pass == PassName::kAutotune)) {
-      continue;  // parameter moves: the search makes them
-    }
+    if (pass && isParameterMove(*pass)) continue;  // parameter moves: the search makes them
     for (const auto& k : kernels) {
       bool proposed = std::any_of(out->proposals.begin(), out->proposals.end(), [&](const Proposal& p) {
         return p.kind == Proposal::Kind::kPass && p.pass == name && (p.kernel.empty() || p.kernel == k);

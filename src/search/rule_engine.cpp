@@ -150,7 +150,7 @@ class RuleEngine final : public ReasoningEngine {
   static void addPass(const EngineInput& in, EngineOutput* out, const EngineFinding& f, PassName pass,
                       const std::string& why, nlohmann::json params = nlohmann::json::object()) {
     // retile, launch and autotune are parameter moves: the search's regions make them.
-    if (pass == PassName::kRetile || pass == PassName::kLaunch || pass == PassName::kAutotune) return;
+    if (isParameterMove(pass)) return;
     // Only passes the loop can apply now (none switched off).
     if (std::find(in.passes.begin(), in.passes.end(), toString(pass)) == in.passes.end()) return;
     Proposal p;

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <stdexcept>
 
+#include "diagnose/vocabulary.h"
 #include "transform/passes/passes.h"
 #include "util/error.h"
 
@@ -102,26 +104,18 @@ std::vector<std::string> PassArgs::names(std::string_view key) const { return sp
 const std::vector<std::unique_ptr<Pass>>& allPasses() {
   static const std::vector<std::unique_ptr<Pass>> passes = [] {
     std::vector<std::unique_ptr<Pass>> v;
-    v.push_back(makeRetilePass());
-    v.push_back(makeLaunchPass());
-    v.push_back(makeAutotunePass());
-    v.push_back(makeGroupedOrderPass());
-    v.push_back(makeRowsPerProgramPass());
-    v.push_back(makeColumnLoopPass());
-    v.push_back(makeSplitKPass());
-    v.push_back(makePersistentPass());
-    v.push_back(makeTensorCoresPass());
-    v.push_back(makeMemoryHintsPass());
-    v.push_back(makeVectorizePass());
-    v.push_back(makeExp2Pass());
-    v.push_back(makeOnlineSoftmaxPass());
-    v.push_back(makeCausalSplitPass());
-    v.push_back(makeFlattenLoopsPass());
-    v.push_back(makeRelayoutPass());
-    v.push_back(makeEvictionHintsPass());
-    v.push_back(makeTailSplitPass());
-    v.push_back(makeImplicitGemmPass());
-    v.push_back(makeSplitRowsPass());
+#define TF_MAKE_PASS(id, name, role) v.push_back(make##id##Pass());
+    TF_PASS_TABLE(TF_MAKE_PASS)
+#undef TF_MAKE_PASS
+    // Each pass names itself in its PassInfo: the table's name, or the table and the pass
+    // disagree (a bug, caught before any pass runs).
+    for (size_t i = 0; i < v.size(); ++i) {
+      const char* listed = toString(allPassNames()[i]);
+      if (v[i]->info().name != listed) {
+        throw std::logic_error(fmt::format("pass registry: row {} is '{}' but its pass calls itself '{}'", i + 1,
+                                           listed, v[i]->info().name));
+      }
+    }
     return v;
   }();
   return passes;

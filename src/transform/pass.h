@@ -8,7 +8,8 @@
 //
 // Entry points: allPasses(), findPass(name), parsePassSpec("name:k=v,..."),
 // validateArgs(pass, spec). The passes themselves live in transform/passes/, one per file,
-// behind the factories listed in pass.cpp.
+// behind the factories the pass table names (TF_PASS_TABLE, diagnose/vocabulary.h): the
+// registry, allPasses(), is made from that table, in its order.
 #pragma once
 
 #include <map>
