@@ -1,5 +1,7 @@
 #include "diagnose/vocabulary.h"
 
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <utility>
 
 namespace tf {
@@ -110,5 +112,13 @@ std::optional<Limiter> limiterFromString(std::string_view text) {
 bool isBottleneck(FindingKind k) {
   return k == FindingKind::kMemoryBound || k == FindingKind::kComputeBound || k == FindingKind::kLatencyBound;
 }
+
+PassId::PassId(PassName pass) : pass_(pass), name_(toString(pass)) {}
+
+PassId::PassId(std::string name) : pass_(passNameFromString(name)), name_(std::move(name)) {}
+
+void to_json(nlohmann::json& j, const PassId& pass) { j = pass.name(); }
+
+std::ostream& operator<<(std::ostream& os, const PassId& pass) { return os << pass.name(); }
 
 }  // namespace tf

@@ -6,9 +6,12 @@
 //
 // Every enum has toString (the stable spelling in JSON and reports) and a parser that
 // returns nullopt for a text that is not in the vocabulary. The passes are one table
-// (TF_PASS_TABLE).
+// (TF_PASS_TABLE); the loop carries a pass as a PassId.
 #pragma once
 
+#include <compare>
+#include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,5 +99,41 @@ const std::vector<Limiter>& allLimiters();
 
 // True for the three bottleneck kinds.
 bool isBottleneck(FindingKind kind);
+
+// A pass as the loop and the engines carry it, from an engine's proposal through the pass
+// trials and the run's ledger to the trace: one of the vocabulary's passes, or a pass that a
+// PassApplier knows by name alone (the tests' fake appliers have their own). Text becomes a
+// PassId where text comes in (JSON, an applier's catalogue, flags), once; a PassId reads as
+// its name where text goes out. Equal when the names are; ordered by name.
+class PassId {
+ public:
+  PassId() = default;
+  PassId(PassName pass);                 // NOLINT(google-explicit-constructor): a vocabulary pass is one
+  PassId(std::string name);              // NOLINT(google-explicit-constructor): at the edges
+  PassId(const char* name) : PassId(std::string(name)) {}  // NOLINT(google-explicit-constructor)
+  // A rewrite of the whole module (an engine's rewrite proposal), tried like a pass.
+  static PassId rewrite() { return PassId("rewrite"); }
+
+  // The vocabulary's pass, nullopt for one known by name alone.
+  std::optional<PassName> known() const { return pass_; }
+  bool isParameterMove() const { return pass_ && tf::isParameterMove(*pass_); }
+  const std::string& name() const { return name_; }
+  bool empty() const { return name_.empty(); }
+  operator const std::string&() const { return name_; }  // NOLINT(google-explicit-constructor): text out
+
+  friend bool operator==(const PassId& a, const PassId& b) { return a.name_ == b.name_; }
+  friend std::strong_ordering operator<=>(const PassId& a, const PassId& b) { return a.name_ <=> b.name_; }
+  friend bool operator==(const PassId& a, PassName b) { return a.pass_ == b; }
+  friend bool operator==(const PassId& a, const char* b) { return a.name_ == b; }
+  friend bool operator==(const PassId& a, const std::string& b) { return a.name_ == b; }
+
+ private:
+  std::optional<PassName> pass_;
+  std::string name_;
+};
+
+// As JSON and text: the name.
+void to_json(nlohmann::json& j, const PassId& pass);
+std::ostream& operator<<(std::ostream& os, const PassId& pass);
 
 }  // namespace tf

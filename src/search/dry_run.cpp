@@ -111,7 +111,7 @@ nlohmann::json dryRun(const Task& task, const TaskSources& sources, const Tunabl
   in.best = space.baseline();
   in.best_objective = 1.0;
   in.diagnosis = diagnosis;
-  in.passes = passes;
+  in.passes.assign(passes.begin(), passes.end());
   in.best_kernels = nlohmann::json::array();
   for (const auto& c : withoutTexts(checks)) {
     if (c.value("status", "") == "ok") in.best_kernels.push_back(c["result"]);

@@ -208,7 +208,7 @@ Proposal Proposal::fromJson(const nlohmann::json& j, const std::string& what) {
     }
     p.source = src->get<std::string>();
   } else {
-    p.pass = j.value("pass", "");
+    p.pass = PassId(j.value("pass", ""));
     if (p.pass.empty()) throw UserError(fmt::format("{}: a pass proposal needs a 'pass' name", what));
     p.kernel = j.value("kernel", "");
     if (j.contains("params")) p.params = j["params"];

@@ -70,7 +70,7 @@ struct EngineInput {
   // block computed from the shape differs between cases, and so may the spills.
   nlohmann::json case_kernels = nlohmann::json::array();
   std::vector<Observation> history;        // this base's measurements
-  std::vector<std::string> passes;         // passes the loop can apply now (PassApplier::enabled)
+  std::vector<PassId> passes;              // passes the loop can apply now (PassApplier::enabled)
   double budget_left_s = 0;
   // The task: launcher name, cases, the roofline time of each case where known.
   nlohmann::json task = nlohmann::json::object();
@@ -92,7 +92,7 @@ struct Proposal {
   Region region;
   double share = 0.25;
   // kPass: apply `pass` with `params` to `kernel` of the current base.
-  std::string pass;
+  PassId pass;
   std::string kernel;
   nlohmann::json params = nlohmann::json::object();
   // kPass: the pass moves the best parameters (an operand's layout sets the tiles and warps

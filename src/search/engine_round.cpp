@@ -14,7 +14,7 @@ namespace {
 // Registers a finding under a run-wide id ("F3"), traced the first time it is seen.
 void registerFinding(const RunContext& ctx, RunState& state, EngineFinding& f) {
   EngineLedger& ledger = state.engine;
-  std::string key = std::string(toString(f.kind)) + "|" + f.kernel + "|" + f.source + "|" + f.summary;
+  EngineLedger::FindingKey key{f.kind, f.kernel, f.source, f.summary};
   auto it = ledger.finding_ids.find(key);
   if (it != ledger.finding_ids.end()) {
     f.id = it->second;
@@ -109,23 +109,21 @@ void traceUnproposedSuggestions(const RunContext& ctx, RunState& state, const En
   for (const auto& d : state.engine.diagnosis) all.insert(all.end(), d.findings.begin(), d.findings.end());
   for (const auto& f : all) {
     for (PassName pass : f.suggestions) {
-      const std::string name = toString(pass);
       bool proposed = std::any_of(out.proposals.begin(), out.proposals.end(), [&](const Proposal& p) {
-        return p.kind == Proposal::Kind::kPass && p.pass == name && (p.kernel.empty() || p.kernel == f.kernel);
+        return p.kind == Proposal::Kind::kPass && p.pass == pass && (p.kernel.empty() || p.kernel == f.kernel);
       });
       if (proposed) continue;
-      std::string key = fmt::format("{}|{}|{}", state.current_base, name, f.kernel);
-      if (!state.engine.unproposed_traced.insert(key).second) continue;
+      if (!state.engine.unproposed_traced.insert({state.current_base, pass, f.kernel}).second) continue;
       std::string why;
       if (isParameterMove(pass)) {
         why = "a parameter move: the search's regions make it";
-      } else if (std::find(in.passes.begin(), in.passes.end(), name) == in.passes.end()) {
+      } else if (std::find(in.passes.begin(), in.passes.end(), pass) == in.passes.end()) {
         why = ctx.options.passes ? "switched off (--no-pass)" : "no transformation passes (--no-passes)";
       } else {
         why = fmt::format("the engine '{}' did not propose it", ctx.engine.name());
       }
-      ctx.trace.add("pass-skipped", {{"pass", name}, {"kernel", f.kernel}, {"finding", f.id.empty() ? toString(f.kind) : f.id},
-                                     {"reason", why}});
+      ctx.trace.add("pass-skipped", {{"pass", toString(pass)}, {"kernel", f.kernel},
+                                     {"finding", f.id.empty() ? toString(f.kind) : f.id}, {"reason", why}});
     }
   }
 }
@@ -137,17 +135,16 @@ void addEveryPass(const Base& base, const EngineInput& in, EngineOutput* out) {
   for (const Tunable* t : base.tunables->active()) {
     if (std::find(kernels.begin(), kernels.end(), t->kernel) == kernels.end()) kernels.push_back(t->kernel);
   }
-  for (const auto& name : in.passes) {
-    std::optional<PassName> pass = passNameFromString(name);
-    if (pass && isParameterMove(*pass)) continue;  // parameter moves: the search makes them
+  for (const PassId& pass : in.passes) {
+    if (pass.isParameterMove()) continue;  // the search makes them
     for (const auto& k : kernels) {
       bool proposed = std::any_of(out->proposals.begin(), out->proposals.end(), [&](const Proposal& p) {
-        return p.kind == Proposal::Kind::kPass && p.pass == name && (p.kernel.empty() || p.kernel == k);
+        return p.kind == Proposal::Kind::kPass && p.pass == pass && (p.kernel.empty() || p.kernel == k);
       });
       if (proposed) continue;
       Proposal p;
       p.kind = Proposal::Kind::kPass;
-      p.pass = name;
+      p.pass = pass;
       p.kernel = k;
       p.rationale = "effort full: every applicable pass is tried";
       out->proposals.push_back(std::move(p));
@@ -205,7 +202,9 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
       }
     }
   }
-  if (ctx.options.passes) in.passes = ctx.options.passes->enabled();
+  if (ctx.options.passes) {
+    for (auto& name : ctx.options.passes->enabled()) in.passes.emplace_back(std::move(name));
+  }
   // Per case: the roofline time, and the time as written (objectives are relative to it), so
   // that an engine can tell how far from the roofline the best is.
   nlohmann::json roofline = nlohmann::json::array(), as_written = nlohmann::json::array();

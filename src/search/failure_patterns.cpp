@@ -97,7 +97,7 @@ FailurePatterns::Learned FailurePatterns::observe(const CandidateRecord& rec, co
   return out;
 }
 
-bool FailurePatterns::observePass(const std::string& pass, const CandidateRecord& rec) {
+bool FailurePatterns::observePass(const PassId& pass, const CandidateRecord& rec) {
   if (dropped_.count(pass)) return false;
   std::string sig = signature(rec);
   if (sig.empty()) return false;

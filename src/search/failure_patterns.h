@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/vocabulary.h"
 #include "search/candidate.h"
 #include "variant/config.h"
 
@@ -48,8 +49,10 @@ class FailurePatterns {
   // `baseline`.
   Learned observe(const CandidateRecord& rec, const Config& baseline);
 
-  // Observes a pass variant; true (once) when the pass should be dropped now.
-  bool observePass(const std::string& pass, const CandidateRecord& rec);
+  // Observes a pass variant that failed; true (once) when the pass should be dropped now.
+  bool observePass(const PassId& pass, const CandidateRecord& rec);
+  // Dropped for the run: two of its variants failed with the same error.
+  bool passDropped(const PassId& pass) const { return dropped_.count(pass) > 0; }
 
   // Forgets what it learnt of the configurations (a new base has other tunables).
   void newBase();
@@ -65,8 +68,8 @@ class FailurePatterns {
   std::map<std::string, Pattern> patterns_;     // signature -> what its failures share
   std::set<std::string> verified_changed_;      // dimensions a verified candidate changed
   std::set<std::string> frozen_;
-  std::map<std::string, std::map<std::string, int>> pass_failures_;  // pass -> signature -> count
-  std::set<std::string> dropped_;
+  std::map<PassId, std::map<std::string, int>> pass_failures_;  // pass -> signature -> count
+  std::set<PassId> dropped_;
 };
 
 }  // namespace tf

@@ -96,7 +96,7 @@ void noteAttempt(RunState& state, nlohmann::json attempt) {
 void prepareRewrite(const RunContext& ctx, RunState& state, const Proposal& p, std::vector<Prepared>* prepared,
                     std::vector<PassTrial>* trials) {
   const Base& base = state.base();
-  if (!state.engine.passes_tried.insert(fmt::format("{}|{}|rewrite", base.id, p.id)).second) return;
+  if (!state.engine.rewrites_tried.insert({base.id, p.id}).second) return;
   const int round = state.result.rounds + 1;
   auto refuse = [&](const std::string& status, const std::vector<std::string>& reasons) {
     ctx.trace.add("rewrite-refused", {{"proposal", p.id}, {"status", status}, {"reasons", reasons}, {"round", round}});
@@ -130,7 +130,7 @@ void prepareRewrite(const RunContext& ctx, RunState& state, const Proposal& p, s
   prepared->push_back(std::move(v));
   PassTrial trial;
   trial.proposal = p;
-  trial.proposal.pass = "rewrite";
+  trial.proposal.pass = PassId::rewrite();
   trial.anchor = "the module rewritten";
   trial.params.push_back(nlohmann::json::object());
   ctx.trace.add("rewrite-trial", {{"proposal", p.id}, {"rationale", p.rationale}, {"source_hash", hashHex(p.source)},
@@ -339,9 +339,8 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
       ctx.trace.add("pass-skipped", {{"proposal", p.id}, {"pass", p.pass}, {"kernel", p.kernel}, {"reason", why},
                                      {"round", state.result.rounds + 1}});
     };
-    std::string key = fmt::format("{}|{}", base.id, p.id);
-    int& tries = state.engine.pass_tries[key];
-    std::string anchor_key = key + "|" + configKey(on);
+    int& tries = state.engine.pass_tries[{base.id, p.id}];
+    std::tuple<int, std::string, std::string> anchor_key{base.id, p.id, configKey(on)};
     if (state.engine.passes_tried.count(anchor_key)) continue;  // tried on this configuration: traced then
     // Up to three configurations of a base, each the best at the time: a structural pass can
     // lose on small tiles and win on the large ones the search finds later (causal-split on
@@ -353,7 +352,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
       skip("no transformation passes are available to the loop");
       continue;
     }
-    if (state.engine.dropped_passes.count(p.pass)) {
+    if (state.failures.passDropped(p.pass)) {
       skip("dropped: its variants failed twice with the same error");
       continue;
     }
@@ -370,7 +369,7 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     bool on_tie = tie.base == base.id && tie.pass != p.pass && state.pass_texts.count(tie.candidate);
     std::vector<std::pair<nlohmann::json, bool>> variants;
     for (const auto& given : expandParamLists(p.params)) {
-      for (const auto& params : ctx.options.passes->paramVariants(p.pass, given, kPassVariants)) {
+      for (const auto& params : ctx.options.passes->paramVariants(p.pass.name(), given, kPassVariants)) {
         if (variants.size() >= (on_tie ? 2 : 1) * kPassVariants) break;
         if (std::any_of(variants.begin(), variants.end(), [&](const auto& v) { return v.first == params; })) continue;
         variants.push_back({params, false});
@@ -379,7 +378,8 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     }
     for (const auto& [params, over_tie] : variants) {
       const std::string& src = over_tie ? state.pass_texts.at(tie.candidate) : on_text;
-      PassApplication out = ctx.options.passes->apply({src, p.kernel, p.pass, params});
+      // The applier's contract (variant/) names passes by text: the pass leaves the loop here.
+      PassApplication out = ctx.options.passes->apply({src, p.kernel, p.pass.name(), params});
       if (out.status == PassApplication::Status::kUnknownPass || out.status == PassApplication::Status::kSwitchedOff) {
         tries = kPassTries;  // not on this base, whatever the configuration
         skip(out.message);
@@ -398,10 +398,10 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
       }
       Prepared v;
       v.rec.kind = CandidateKind::kPass;
-      v.rec.origin = fmt::format("pass {}", p.pass);
+      v.rec.origin = fmt::format("pass {}", p.pass.name());
       v.rec.proposal = p.id;
       v.rec.config = over_tie ? state.result.candidates[static_cast<size_t>(tie.candidate)].config : on;
-      v.rec.config_text = fmt::format("pass {}{}{}", p.pass, params.empty() ? "" : " " + params.dump(),
+      v.rec.config_text = fmt::format("pass {}{}{}", p.pass.name(), params.empty() ? "" : " " + params.dump(),
                                       over_tie ? " on " + tie.label : on.empty() ? "" : " on " + anchor);
       v.text = std::move(out.source);
       prepared->push_back(std::move(v));
@@ -445,7 +445,6 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
                             {"best_before", best_before}, {"regressed_cases", c.regressed}});
       }
       if (c.status != CandidateStatus::kOk && state.failures.observePass(t.proposal.pass, c)) {
-        state.engine.dropped_passes.insert(t.proposal.pass);
         ctx.trace.add("pass-dropped", {{"pass", t.proposal.pass},
                                        {"reason", "two variants failed with the same error"},
                                        {"signature", FailurePatterns::signature(c)}});
@@ -501,7 +500,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     if (trial && state.engine.provisional_bases < kMaxProvisionalBases) {
       ++state.engine.provisional_bases;
       CandidateRecord rec = *trial;
-      std::string origin = fmt::format("pass {} ({}) on base {}, on trial: {}", trial_of->proposal.pass,
+      std::string origin = fmt::format("pass {} ({}) on base {}, on trial: {}", trial_of->proposal.pass.name(),
                                        trial_of->proposal.id, state.base().id,
                                        rec.regressed.empty() ? "its own parameters to tune"
                                                              : "slower on " + joinRegressed(rec.regressed));
@@ -527,8 +526,8 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     }
     const Base& base = state.base();
     if (tied && !(state.engine.tie.base == base.id && state.engine.tie.pass == tied_trial->proposal.pass)) {
-      state.engine.tie = {base.id, tied->id, tied_trial->proposal.pass,
-                          tied_trial->proposal.pass + " (tied, candidate " + std::to_string(tied->id) + ")"};
+      const PassId& pass = tied_trial->proposal.pass;
+      state.engine.tie = {base.id, tied->id, pass, pass.name() + " (tied, candidate " + std::to_string(tied->id) + ")"};
       ctx.trace.add("pass-tie", {{"pass", tied_trial->proposal.pass}, {"candidate", tied->id},
                                  {"objective", *tied->objective}, {"best_before", best_before}});
     }
@@ -536,12 +535,13 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
   }
   CandidateRecord rec = *winner;  // switchBase adds candidates (preloads): copy first
   const Base& base = state.base();
-  std::string origin = fmt::format("pass {} ({}) on base {}", winning->proposal.pass, winning->proposal.id, base.id);
+  std::string origin =
+      fmt::format("pass {} ({}) on base {}", winning->proposal.pass.name(), winning->proposal.id, base.id);
   for (size_t i = 0; i < winning->candidates.size(); ++i) {
     if (winning->candidates[i] == rec.id && winning->params[i].contains("on")) {
       // Stacked on a tie: the base holds both passes.
-      origin = fmt::format("pass {} ({}) on pass {} on base {}", winning->proposal.pass, winning->proposal.id,
-                           state.engine.tie.pass, base.id);
+      origin = fmt::format("pass {} ({}) on pass {} on base {}", winning->proposal.pass.name(), winning->proposal.id,
+                           state.engine.tie.pass.name(), base.id);
     }
   }
   return switchBase(ctx, state, rec, state.pass_texts.at(rec.id), origin);

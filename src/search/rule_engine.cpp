@@ -152,10 +152,10 @@ class RuleEngine final : public ReasoningEngine {
     // retile, launch and autotune are parameter moves: the search's regions make them.
     if (isParameterMove(pass)) return;
     // Only passes the loop can apply now (none switched off).
-    if (std::find(in.passes.begin(), in.passes.end(), toString(pass)) == in.passes.end()) return;
+    if (std::find(in.passes.begin(), in.passes.end(), pass) == in.passes.end()) return;
     Proposal p;
     p.kind = Proposal::Kind::kPass;
-    p.pass = toString(pass);
+    p.pass = pass;
     // The two-stage reduction sums the K splits in fp32: safe whatever the output's type
     // (atomic adds into an fp16 output round every partial sum; measured on the H200, the
     // example matmul failed verification that way).

@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernel/ast.h"
@@ -60,15 +62,20 @@ struct BaseSearch {
   int rounds = 0;                    // rounds of search run on this base
 };
 
-// What the reasoning engine and the diagnosis have said, under the ids the trace uses.
+// What the reasoning engine and the diagnosis have said, under the ids the trace uses, and
+// what became of its pass proposals.
 struct EngineLedger {
+  using FindingKey = std::tuple<FindingKind, std::string, std::string, std::string>;  // kind, kernel, source, summary
+  using BaseProposal = std::pair<int, std::string>;   // a base, a proposal id ("P2")
   std::vector<EngineDiagnosis> diagnosis;             // of the current best
-  std::map<std::string, std::string> finding_ids;     // key -> "F3"
+  std::map<FindingKey, std::string> finding_ids;      // -> "F3"
   std::vector<EngineFinding> findings;
-  std::map<std::string, std::string> proposal_ids;    // body -> "P2"
-  std::set<std::string> passes_tried;                 // "base|proposal|configuration"
-  std::map<std::string, int> pass_tries;              // "base|proposal" -> configurations tried on
-  std::set<std::string> dropped_passes;               // failed twice the same way
+  std::map<std::string, std::string> proposal_ids;    // the proposal's JSON body -> "P2"
+  // A pass proposal tried on a base's configuration (its configKey), and how many
+  // configurations of the base it was tried on; a rewrite proposal tried on a base.
+  std::set<std::tuple<int, std::string, std::string>> passes_tried;
+  std::map<BaseProposal, int> pass_tries;
+  std::set<BaseProposal> rewrites_tried;
   // A pass whose best variant tied the best (not faster beyond noise, slower on no case):
   // other passes are also applied on top of it, since some pay only together (TMA descriptor
   // loads tie alone on the H200; persistent + warp specialization over them reach 0.99 of
@@ -76,13 +83,13 @@ struct EngineLedger {
   struct Tie {
     int base = -1;
     int candidate = -1;
-    std::string pass;
-    std::string label;  // "tensor-cores {...}" for config texts and the trace
+    PassId pass;
+    std::string label;  // "tensor-cores (tied, candidate 7)" for config texts and the trace
   } tie;
   // Bases taken on trial: a pass variant far faster overall that was slower on some case
   // (not a result: its configurations are tuned, and only one slower on no case can win).
   int provisional_bases = 0;
-  std::set<std::string> unproposed_traced;            // "base|pass|kernel": a suggestion not proposed
+  std::set<std::tuple<int, PassId, std::string>> unproposed_traced;  // base, pass, kernel: a suggestion not proposed
   bool error_traced = false;
   // Failed pass and rewrite proposals, with their errors: the engine's next input
   // (EngineInput::attempts), so that it can repair a rewrite. The latest kMaxAttempts.
@@ -109,7 +116,7 @@ struct RunState {
   std::map<int, std::string> pass_texts;   // candidate id -> the source a pass made
   BaseSearch search;
   EngineLedger engine;
-  FailurePatterns failures;                // structural failures: frozen dimensions, dropped passes
+  FailurePatterns failures;                // structural failures: frozen dimensions, dropped passes (the one list)
   CompileTimeModel compile_model;          // seconds per compile, learnt during the run
   TimingOptions search_timing;
   std::vector<double> recent_case_seconds; // wall time of the last measurements of one case
