@@ -125,9 +125,21 @@ int runCheck(const CheckFlags& f, const GlobalOptions& global) {
   if (f.baseline.empty() == f.db.empty()) {
     throw UserError("check needs the recorded best from one place: --baseline FILE or --db FILE");
   }
-  // Everything the user gave is read and checked before anything runs.
+  // Everything the user gave is read and checked before anything runs; the report never
+  // replaces one of them.
+  if (!f.junit.empty()) {
+    refuseOutputOverInput(f.junit, f.baseline, "baseline file");
+    refuseOutputOverInput(f.junit, f.db, "results database");
+    for (const auto& path : f.tasks) refuseOutputOverInput(f.junit, path, "task file");
+  }
   std::vector<Task> tasks;
-  for (const auto& path : f.tasks) tasks.push_back(loadTask(path));
+  for (const auto& path : f.tasks) {
+    tasks.push_back(loadTask(path));
+    if (!f.junit.empty()) {
+      refuseOutputOverInput(f.junit, tasks.back().source, "kernel source");
+      refuseOutputOverInput(f.junit, tasks.back().harness, "harness");
+    }
+  }
   BaselineFile baseline;
   if (!f.baseline.empty()) {
     baseline = loadBaselineFile(f.baseline);

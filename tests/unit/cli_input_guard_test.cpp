@@ -140,6 +140,22 @@ TEST(CliOutputs, ExportNeverWritesOverItsInput) {
   EXPECT_EQ(hashHex(test::readFile(db)), before);
 }
 
+TEST(CliOutputs, CheckNeverWritesItsReportOverAnInput) {
+  fs::path dir = copyExample("softmax");
+  fs::path base = dir / "baseline.json";
+  test::writeFile(base, "{}");
+  std::string before = hashHex(test::readFile(dir / "softmax.py"));
+  std::string task = (dir / "task.toml").string();
+  expectOneLineError("check " + task + " --baseline " + base.string() + " --junit " + task,
+                     "the output would be written over the task file this command reads");
+  expectOneLineError("check " + task + " --baseline " + base.string() + " --junit " + base.string(),
+                     "the output would be written over the baseline file");
+  expectOneLineError("check " + task + " --baseline " + base.string() + " --junit " + (dir / "softmax.py").string(),
+                     "the output would be written over the kernel source");
+  EXPECT_EQ(hashHex(test::readFile(dir / "softmax.py")), before);
+  EXPECT_EQ(test::readFile(base), "{}");
+}
+
 // --- the results database of a run
 
 TEST(CliDbGuard, AReadOnlyDatabaseIsRefusedBeforeTheSearch) {
