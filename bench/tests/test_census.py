@@ -4,6 +4,7 @@ thunlp/TritonBench; bad manifests refused with one line naming the file and the 
 layout copies the listed files at the pinned commit and refuses a file whose blob id differs;
 the committed census data agree with the manifest."""
 
+import csv
 import json
 import os
 import subprocess
@@ -86,3 +87,25 @@ def test_layout_copies_the_pinned_file_and_checks_its_blob(tmp_path):
     assert r.returncode == 1
     assert f"proj: k.py at {pinned[:12]} is blob {blob}, the manifest says {'c' * 40}" in r.stderr
 
+
+def test_committed_census_agrees_with_the_manifest():
+    before = os.path.join(CENSUS_DIR, "before")
+    with open(os.path.join(before, "summary.json")) as fh:
+        summary = json.load(fh)
+    repos = census.load_manifest()
+    assert [(c["key"], c["commit"]) for c in summary["corpus"]] == [(r.key, r.commit) for r in repos]
+    assert summary["files"] == sum(len(r.files) for r in repos)
+    assert not summary["failed"]
+    with open(os.path.join(before, "kernels.csv")) as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == summary["kernels"]
+    passes = [p["pass"] for p in summary["passes"]]
+    assert set(rows[0]) >= set(passes) | {"project", "file", "kernel", "line", "autotuned"}
+    assert {row["autotuned"] for row in rows} <= {"none", "configs", "computed"}
+    applied = sum(1 for row in rows for p in passes if row[p] == "A")
+    assert applied == summary["status"]["applied"]
+    with open(os.path.join(before, "reasons.csv")) as fh:
+        ids = {row["id"] for row in csv.DictReader(fh)}
+    refused = [row[p] for row in rows for p in passes if row[p] != "A"]
+    assert all(cell.lstrip("BC") in ids for cell in refused)
+    assert sum(c["trials"] for c in summary["classes"]) == len(refused)
