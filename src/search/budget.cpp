@@ -38,7 +38,8 @@ Margin marginOf(BudgetStage stage) {
 
 }  // namespace
 
-BudgetPlan BudgetPlan::of(double budget_s, const std::vector<double>& case_wall_s, double confirm_timing_ms) {
+BudgetPlan BudgetPlan::of(double budget_s, const std::vector<double>& case_wall_s, double confirm_timing_ms,
+                          double fresh_worker_s) {
   double per_case = 0;
   // A case's baseline wall time includes its first compile, which the confirmation does not
   // pay: a tenth of it stands for verification's share (measured on the H200: reserves of
@@ -51,12 +52,15 @@ BudgetPlan BudgetPlan::of(double budget_s, const std::vector<double>& case_wall_
   p.budget_s = budget_s;
   // A second for the requests' start and the comparison; never more than a fifth of the
   // budget, whatever the cases cost (the search needs the rest).
-  p.reserve_s = std::min(budget_s * 0.2, 1.0 + per_case);
+  // The confirmation runs in a fresh measurement process (confirmation.cpp): its start is kept
+  // back too.
+  p.reserve_s = std::min(budget_s * 0.2, 1.0 + per_case + fresh_worker_s);
   return p;
 }
 
-void Budget::reserveForConfirmation(const std::vector<double>& case_wall_s, double confirm_timing_ms) {
-  plan_ = BudgetPlan::of(plan_.budget_s, case_wall_s, confirm_timing_ms);
+void Budget::reserveForConfirmation(const std::vector<double>& case_wall_s, double confirm_timing_ms,
+                                    double fresh_worker_s) {
+  plan_ = BudgetPlan::of(plan_.budget_s, case_wall_s, confirm_timing_ms, fresh_worker_s);
 }
 
 double Budget::elapsed() const {
@@ -83,8 +87,9 @@ double Budget::deadline(BudgetStage stage) const {
   return stage == BudgetStage::kCompile ? searchEnd() : total();
 }
 
-std::optional<double> Budget::confirmationTimingMs(size_t cases, double overhead_s, double wanted_ms) const {
-  double per = left() / (kConfirmMeasurementsPerCase * static_cast<double>(cases)) - overhead_s;
+std::optional<double> Budget::confirmationTimingMs(size_t cases, double overhead_s, double wanted_ms,
+                                                   double before_s) const {
+  double per = (left() - before_s) / (kConfirmMeasurementsPerCase * static_cast<double>(cases)) - overhead_s;
   double timing_ms = wanted_ms;
   if (per * 1000.0 < timing_ms) timing_ms = per * 1000.0;
   if (timing_ms < kMinConfirmTimingMs) return std::nullopt;

@@ -67,7 +67,9 @@ struct BudgetPlan {
   double budget_s = 60;
   double reserve_s = 0;
   double searchEnd() const { return budget_s - reserve_s; }
-  static BudgetPlan of(double budget_s, const std::vector<double>& case_wall_s, double confirm_timing_ms);
+  // `fresh_worker_s`: what starting the confirmation's own measurement process costs.
+  static BudgetPlan of(double budget_s, const std::vector<double>& case_wall_s, double confirm_timing_ms,
+                       double fresh_worker_s = 0);
 };
 
 // What takes time in a run, as the budget tells them apart.
@@ -106,7 +108,8 @@ class Budget {
 
   // Keeps back what the confirmation needs (BudgetPlan::of), from the walls of the
   // baseline's cases.
-  void reserveForConfirmation(const std::vector<double>& case_wall_s, double confirm_timing_ms);
+  void reserveForConfirmation(const std::vector<double>& case_wall_s, double confirm_timing_ms,
+                              double fresh_worker_s = 0);
 
   const BudgetPlan& plan() const { return plan_; }
   double total() const { return plan_.budget_s; }
@@ -128,9 +131,11 @@ class Budget {
   double deadline(BudgetStage stage) const;
 
   // The confirmation's timing per measurement: `wanted_ms`, shrunk so that its
-  // measurements of `cases` cases, each also costing `overhead_s`, end by the budget's end;
-  // nullopt when that leaves less than kMinConfirmTimingMs.
-  std::optional<double> confirmationTimingMs(size_t cases, double overhead_s, double wanted_ms) const;
+  // measurements of `cases` cases, each also costing `overhead_s`, end by the budget's end
+  // after `before_s` spent first (a fresh measurement process's start); nullopt when that
+  // leaves less than kMinConfirmTimingMs.
+  std::optional<double> confirmationTimingMs(size_t cases, double overhead_s, double wanted_ms,
+                                             double before_s = 0) const;
 
  private:
   BudgetPlan plan_;

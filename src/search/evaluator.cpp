@@ -61,12 +61,14 @@ Evaluator::~Evaluator() {
 }
 
 const nlohmann::json& Evaluator::start() {
+  auto started = Clock::now();
   std::vector<WorkerReply> replies(lanes_.size());
   std::vector<std::thread> threads;
   for (size_t i = 1; i < lanes_.size(); ++i) {
     threads.emplace_back([this, &replies, i] { replies[i] = lanes_[i]->worker->ensureStarted(); });
   }
   replies[0] = lanes_[0]->worker->ensureStarted();
+  worker_start_s_ = std::chrono::duration<double>(Clock::now() - started).count();
   for (auto& t : threads) t.join();
   const WorkerReply& r = replies[0];
   if (!r.ok()) {
@@ -84,6 +86,12 @@ const nlohmann::json& Evaluator::start() {
   }
   hello_ = lanes_[0]->hello;
   return hello_;
+}
+
+bool Evaluator::freshWorker(int lane) {
+  Lane& l = *lanes_[static_cast<size_t>(lane)];
+  l.worker->shutdown();
+  return l.worker->ensureStarted().ok();
 }
 
 bool Evaluator::laneAlive(int lane) const {

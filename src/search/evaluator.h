@@ -66,6 +66,12 @@ class Evaluator {
   // EnvironmentError when lane 0 cannot start; another lane that cannot is dropped (see
   // droppedLanes()).
   const nlohmann::json& start();
+  // Seconds lane 0's worker took to start (a fresh process's cost); 0 before start().
+  double workerStartSeconds() const { return worker_start_s_; }
+  // Replaces `lane`'s measurement worker with a fresh process, started now (nothing of the
+  // search's process carries over: autotune choices, caches, allocator state). False when the
+  // new one does not start (the lane then restarts it on its next request, as after a crash).
+  bool freshWorker(int lane);
   int lanes() const { return static_cast<int>(lanes_.size()); }
   bool laneAlive(int lane) const;
   // A lane whose worker was lost (or whose baseline failed): nothing more is sent to it.
@@ -147,6 +153,7 @@ class Evaluator {
   std::map<std::string, std::shared_future<CompileOutcome>> compiles_;
   std::vector<std::shared_future<CompileOutcome>> ahead_;  // warmCasesAhead's jobs
   nlohmann::json hello_;
+  double worker_start_s_ = 0;
   mutable std::mutex deadline_mu_;   // compile jobs read the deadline on the pool's threads
   std::optional<Clock::time_point> compile_deadline_, run_deadline_;
   std::optional<std::chrono::milliseconds> compile_limit_;

@@ -111,6 +111,28 @@ TEST(Budget, TheConfirmationsTimingShrinksToFitAndGivesUpUnder50Ms) {
   EXPECT_FALSE(b.confirmationTimingMs(2, 0.15, 600));
 }
 
+// A fresh measurement process for the confirmation: its start comes off what the timing has,
+// and the reserve keeps it back (within the fifth of the budget).
+TEST(Budget, AFreshProcessStartIsKeptBackAndComesOffTheConfirmation) {
+  SimulatedClock clock;
+  Budget b(sixtyTenPlan(), clock);
+  // 4 s left, 2 cases, 3 s to start a process: 1 s for 8 measurements, 0.125 s each, 0.1 s
+  // of it overhead: 25 ms, under 50 ms, so no fresh process; without the start, 400 ms.
+  clock.set(56);
+  EXPECT_FALSE(b.confirmationTimingMs(2, 0.1, 600, 3.0));
+  ASSERT_TRUE(b.confirmationTimingMs(2, 0.1, 600));
+  EXPECT_NEAR(*b.confirmationTimingMs(2, 0.1, 600), 400, 1e-9);
+  // 7 s left: with the 3 s start, 4 s for 8 measurements: 0.5 - 0.1 = 400 ms.
+  clock.set(53);
+  ASSERT_TRUE(b.confirmationTimingMs(2, 0.1, 600, 3.0));
+  EXPECT_NEAR(*b.confirmationTimingMs(2, 0.1, 600, 3.0), 400, 1e-9);
+  // The reserve: one case of 1 s wall, 100 ms timing: 1 + 4 x (0.1 + 0.15 + 0.1) = 2.4 s,
+  // plus a 3 s start: 5.4 s; capped at a fifth of the budget.
+  EXPECT_NEAR(BudgetPlan::of(60, {1.0}, 100, 3.0).reserve_s, 5.4, 1e-9);
+  EXPECT_NEAR(BudgetPlan::of(60, {1.0}, 100).reserve_s, 2.4, 1e-9);
+  EXPECT_NEAR(BudgetPlan::of(20, {1.0}, 100, 3.0).reserve_s, 4.0, 1e-9);
+}
+
 TEST(Budget, TheRunClockCountsFromTheCommandsStart) {
   auto start = RunClock::Clock::now() - std::chrono::milliseconds(1500);
   RunClock clock(start);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "kernel/tunables.h"
@@ -488,6 +489,58 @@ TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
   ASSERT_TRUE(best.objective);
   EXPECT_GT(r.speedup, 1.2);
   EXPECT_NEAR(r.speedup, 1.0 / *best.objective, 0.1 / *best.objective);  // the pass's gain, confirmed
+}
+
+// A gain under 3% is not claimed (kMinClaimedGain): a pass 1.02x faster on every case, clear of
+// the (fake, zero) noise, is reported as noise and the original handed back.
+TEST(OptimizeLoop, AGainUnderThreePercentIsReportedAsNoise) {
+  fs::path dir = writeTask("small-gain");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 9;
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
+  o.evaluator.worker.env["TF_FAKE_FAST_FACTOR"] = "0.98";
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto confirm = events(r.trace, "confirm");
+  ASSERT_EQ(confirm.size(), 1u);
+  EXPECT_EQ(confirm[0]["accepted"], false) << confirm[0].dump();
+  EXPECT_EQ(confirm[0].value("reason", ""), "a gain under the smallest one claimed") << confirm[0].dump();
+  EXPECT_NEAR(confirm[0]["speedup"].get<double>(), 1.0 / 0.98, 1e-6);
+  EXPECT_EQ(r.best, -1);
+  EXPECT_EQ(r.speedup, 1.0);
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("reported as noise") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// The confirmation measures in a fresh process: its runs come from another worker pid than
+// the search's, and the trace says so.
+TEST(OptimizeLoop, TheConfirmationRunsInAFreshProcess) {
+  fs::path dir = writeTask("fresh-confirm");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 9;
+  fs::path log = dir / "runs.jsonl";
+  o.evaluator.worker.env["TF_FAKE_GPU_LOG"] = log.string();
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto confirm = events(r.trace, "confirm");
+  ASSERT_EQ(confirm.size(), 1u);
+  EXPECT_EQ(confirm[0]["accepted"], true) << confirm[0].dump();
+  EXPECT_EQ(confirm[0]["fresh_process"], true) << confirm[0].dump();
+  std::vector<nlohmann::json> runs;
+  std::istringstream in(test::readFile(log));
+  for (std::string line; std::getline(in, line);) runs.push_back(nlohmann::json::parse(line));
+  size_t per_confirm = 4 * l->task.cases.size();
+  ASSERT_GT(runs.size(), per_confirm);
+  int search_pid = runs.front()["pid"].get<int>();
+  for (size_t i = runs.size() - per_confirm; i < runs.size(); ++i) EXPECT_NE(runs[i]["pid"].get<int>(), search_pid);
+  for (size_t i = 0; i < runs.size() - per_confirm; ++i) EXPECT_EQ(runs[i]["pid"].get<int>(), search_pid);
 }
 
 // One of three cases measured with a wide spread (something else on the GPU) does not veto a

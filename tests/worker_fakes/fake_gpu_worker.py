@@ -22,6 +22,7 @@ Environment:
   TF_FAKE_WRONG_SHAPE a regular expression: variants whose text matches it return an output
                     of another shape (as a launcher whose block size sets its output's size)
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
+  TF_FAKE_FAST_FACTOR what a "# fast" line multiplies the time by (default 0.5)
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
   TF_FAKE_SLOW_CASE_FIX a regular expression: a "# fast" variant whose text matches it is fast
@@ -187,7 +188,7 @@ def op_run(args):
     if b"# fast" in text:
         fix = os.environ.get("TF_FAKE_SLOW_CASE_FIX")
         fixed = bool(fix) and re.search(fix, text.decode("utf-8", "replace")) is not None
-        t *= 1.5 if _slow_case(case) and not fixed else 0.5
+        t *= 1.5 if _slow_case(case) and not fixed else float(os.environ.get("TF_FAKE_FAST_FACTOR", "0.5"))
     t *= 0.25 ** text.count(b"# stacked")
     if b"# relaid" in text:
         fix = os.environ.get("TF_FAKE_RELAID_FIX")
