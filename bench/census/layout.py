@@ -19,11 +19,8 @@ manifest or flag.
 """
 
 import argparse
-import hashlib
 import importlib.util
-import json
 import os
-import shutil
 import sys
 
 CENSUS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -59,53 +56,7 @@ def main():
     except real.ManifestError as exc:
         print(f"layout: {exc}", file=sys.stderr)
         return 2
-    keys = [r.key for r in repos]
-    pairs = []
-    for item in args.git_dir:
-        key, sep, path = item.partition("=")
-        if not sep or key not in keys or not path:
-            print(f"layout: --git-dir {item!r}: expected REPO=PATH with REPO one of {', '.join(keys)}", file=sys.stderr)
-            return 2
-        pairs.append((key, path))
-    args.git_dir = pairs
-    if os.environ.get("TRITONFORGE_REAL_MIRROR"):
-        args.mirror.append(os.environ["TRITONFORGE_REAL_MIRROR"])
-    only = [k for k in args.only.split(",") if k]
-    unknown = [k for k in only if k not in keys]
-    if unknown:
-        print(f"layout: --only: no repository '{unknown[0]}' (known: {', '.join(keys)})", file=sys.stderr)
-        return 2
-    if shutil.which("git") is None:
-        print("layout: git is not installed", file=sys.stderr)
-        return 1
-    args.dest = os.path.abspath(args.dest)
-    layout = _real_layout()
-    stamp_path = os.path.join(args.dest, "LAYOUT.json")
-    stamp = {"manifest_sha256": None, "repos": {}}
-    if only and os.path.exists(stamp_path):
-        with open(stamp_path) as f:
-            stamp = json.load(f)
-    with open(args.manifest, "rb") as f:
-        stamp["manifest_sha256"] = hashlib.sha256(f.read()).hexdigest()
-    os.makedirs(args.dest, exist_ok=True)
-    failed = False
-    for repo in repos:
-        if only and repo.key not in only:
-            continue
-        try:
-            info = layout.layout_repo(repo, args)
-        except layout.LayoutError as exc:
-            print(f"layout: {exc}", file=sys.stderr)
-            stamp["repos"].pop(repo.key, None)
-            failed = True
-            continue
-        stamp["repos"][repo.key] = info
-        print(f"{repo.key}: {len(info['files'])} files, {info['bytes'] / 1024:.0f} KiB at {repo.commit[:12]} "
-              f"({info['from']})")
-    with open(stamp_path, "w") as f:
-        json.dump(stamp, f, indent=1, sort_keys=True)
-        f.write("\n")
-    return 1 if failed else 0
+    return _real_layout().lay_out([(r.key, r) for r in repos], args)
 
 
 if __name__ == "__main__":

@@ -168,6 +168,60 @@ def layout_repo(repo, args):
             "files": sorted(written), "shims": [p for p, _ in repo.shims], "bytes": size}
 
 
+def lay_out(repos, args):
+    """Lays out `repos` ((key, repo) pairs) as the command line `args` ask (--git-dir, --mirror,
+    --only, --dest, --manifest) and writes LAYOUT.json; the exit code. Shared with the census
+    corpus's layout (bench/census/layout.py)."""
+    keys = [k for k, _ in repos]
+    pairs = []
+    for item in args.git_dir:
+        key, sep, path = item.partition("=")
+        if not sep or key not in keys or not path:
+            print(f"layout: --git-dir {item!r}: expected REPO=PATH with REPO one of {', '.join(keys)}",
+                  file=sys.stderr)
+            return 2
+        pairs.append((key, path))
+    args.git_dir = pairs
+    env_mirror = os.environ.get("TRITONFORGE_REAL_MIRROR")
+    if env_mirror:
+        args.mirror.append(env_mirror)
+    only = [k for k in args.only.split(",") if k]
+    unknown = [k for k in only if k not in keys]
+    if unknown:
+        print(f"layout: --only: no repository '{unknown[0]}' (known: {', '.join(keys)})", file=sys.stderr)
+        return 2
+    if shutil.which("git") is None:
+        print("layout: git is not installed", file=sys.stderr)
+        return 1
+    args.dest = os.path.abspath(args.dest)
+    stamp_path = os.path.join(args.dest, "LAYOUT.json")
+    stamp = {"manifest_sha256": None, "repos": {}}
+    if only and os.path.exists(stamp_path):
+        with open(stamp_path) as f:
+            stamp = json.load(f)
+    with open(args.manifest, "rb") as f:
+        stamp["manifest_sha256"] = hashlib.sha256(f.read()).hexdigest()
+    os.makedirs(args.dest, exist_ok=True)
+    failed = False
+    for key, repo in repos:
+        if only and key not in only:
+            continue
+        try:
+            info = layout_repo(repo, args)
+        except LayoutError as exc:
+            print(f"layout: {exc}", file=sys.stderr)
+            stamp["repos"].pop(key, None)
+            failed = True
+            continue
+        stamp["repos"][key] = info
+        print(f"{key}: {len(info['files'])} files, {info['bytes'] / 1024:.0f} KiB at {repo.commit[:12]} "
+              f"({info['from']})")
+    with open(stamp_path, "w") as f:
+        json.dump(stamp, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return 1 if failed else 0
+
+
 def main():
     p = argparse.ArgumentParser(prog="bench/real/layout.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -192,53 +246,7 @@ def main():
     if args.pythonpath:
         print(os.pathsep.join(manifest.pythonpath(args.dest)))
         return 0
-    pairs = []
-    for item in args.git_dir:
-        key, sep, path = item.partition("=")
-        if not sep or key not in manifest.repos or not path:
-            print(f"layout: --git-dir {item!r}: expected REPO=PATH with REPO one of {', '.join(manifest.repos)}",
-                  file=sys.stderr)
-            return 2
-        pairs.append((key, path))
-    args.git_dir = pairs
-    env_mirror = os.environ.get("TRITONFORGE_REAL_MIRROR")
-    if env_mirror:
-        args.mirror.append(env_mirror)
-    only = [k for k in args.only.split(",") if k]
-    unknown = [k for k in only if k not in manifest.repos]
-    if unknown:
-        print(f"layout: --only: no repository '{unknown[0]}' (known: {', '.join(manifest.repos)})", file=sys.stderr)
-        return 2
-    if shutil.which("git") is None:
-        print("layout: git is not installed", file=sys.stderr)
-        return 1
-    stamp_path = os.path.join(args.dest, "LAYOUT.json")
-    stamp = {"manifest_sha256": None, "repos": {}}
-    if only and os.path.exists(stamp_path):
-        with open(stamp_path) as f:
-            stamp = json.load(f)
-    with open(args.manifest, "rb") as f:
-        stamp["manifest_sha256"] = hashlib.sha256(f.read()).hexdigest()
-    os.makedirs(args.dest, exist_ok=True)
-    failed = False
-    for key, repo in manifest.repos.items():
-        if only and key not in only:
-            continue
-        try:
-            info = layout_repo(repo, args)
-        except LayoutError as exc:
-            print(f"layout: {exc}", file=sys.stderr)
-            stamp["repos"].pop(key, None)
-            failed = True
-            continue
-        stamp["repos"][key] = info
-        print(f"{key}: {len(info['files'])} files, {info['bytes'] / 1024:.0f} KiB at {repo.commit[:12]} "
-              f"({info['from']})")
-    with open(stamp_path, "w") as f:
-        json.dump(stamp, f, indent=1, sort_keys=True)
-        f.write("\n")
-    return 1 if failed else 0
-
+    return lay_out(list(manifest.repos.items()), args)
 
 if __name__ == "__main__":
     sys.exit(main())
