@@ -18,7 +18,6 @@ Exit codes: 0 done; 1 git or a clone failed, or a file's id differs from the man
 manifest or flag.
 """
 
-import argparse
 import importlib.util
 import os
 import sys
@@ -38,18 +37,9 @@ def _real_layout():
 
 
 def main():
-    p = argparse.ArgumentParser(prog="bench/census/layout.py", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--manifest", default=census.MANIFEST)
-    p.add_argument("--dest", default=census.SRC_DIR, help="where to lay the files out (default bench/census/src)")
-    p.add_argument("--mirror", action="append", default=[],
-                   help="a folder of local git directories (OWNER+NAME/repo, OWNER/NAME); repeatable")
-    p.add_argument("--git-dir", action="append", default=[], metavar="REPO=PATH",
-                   help="the git directory of one repository of the manifest; repeatable")
-    p.add_argument("--clone-dir", default=os.path.join(CENSUS_DIR, ".clones"),
-                   help="where clones are made when no local git directory has the commit")
-    p.add_argument("--no-clone", action="store_true", help="never clone: fail when no local directory has it")
-    p.add_argument("--only", default="", help="comma-separated repository keys (default: all)")
+    p = _real_layout().argument_parser("bench/census/layout.py", __doc__, census.MANIFEST, census.SRC_DIR,
+                                       "where to lay the files out (default bench/census/src)",
+                                       os.path.join(CENSUS_DIR, ".clones"))
     args = p.parse_args()
     try:
         repos = census.load_manifest(args.manifest)

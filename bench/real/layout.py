@@ -222,19 +222,26 @@ def lay_out(repos, args):
     return 1 if failed else 0
 
 
-def main():
-    p = argparse.ArgumentParser(prog="bench/real/layout.py", description=__doc__.split("\n\n")[0],
+def argument_parser(prog, doc, manifest, dest, dest_help, clone_dir):
+    """The options lay_out reads (shared with bench/census/layout.py)."""
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--manifest", default=real.MANIFEST)
-    p.add_argument("--dest", default=real.SRC_DIR, help="where to lay the sources out (default bench/real/src)")
+    p.add_argument("--manifest", default=manifest)
+    p.add_argument("--dest", default=dest, help=dest_help)
     p.add_argument("--mirror", action="append", default=[],
                    help="a folder of local git directories (OWNER+NAME/repo, OWNER/NAME); repeatable")
     p.add_argument("--git-dir", action="append", default=[], metavar="REPO=PATH",
                    help="the git directory of one repository of the manifest; repeatable")
-    p.add_argument("--clone-dir", default=os.path.join(real.REAL_DIR, ".clones"),
+    p.add_argument("--clone-dir", default=clone_dir,
                    help="where clones are made when no local git directory has the commit")
     p.add_argument("--no-clone", action="store_true", help="never clone: fail when no local directory has it")
     p.add_argument("--only", default="", help="comma-separated repository keys (default: all)")
+    return p
+
+
+def main():
+    p = argument_parser("bench/real/layout.py", __doc__, real.MANIFEST, real.SRC_DIR,
+                        "where to lay the sources out (default bench/real/src)", os.path.join(real.REAL_DIR, ".clones"))
     p.add_argument("--pythonpath", action="store_true", help="print the package roots for PYTHONPATH and exit")
     args = p.parse_args()
     try:

@@ -92,8 +92,8 @@ void confirm(const RunContext& ctx, RunState& state) {
     std::sort(recent.begin(), recent.end());
     overhead = std::max(overhead, recent[recent.size() / 2] - state.search_timing.budget_ms / 1000.0);
   }
-  if (!state.budget.confirmationTimingMs(n, overhead, std::max(ctx.options.confirm_timing_ms,
-                                                               state.search_timing.budget_ms))) {
+  const double wanted_ms = std::max(ctx.options.confirm_timing_ms, state.search_timing.budget_ms);
+  if (!state.budget.confirmationTimingMs(n, overhead, wanted_ms)) {
     return acceptFromSearch(ctx, state, best, "the budget left no time to re-measure");
   }
   // Baseline and best alternate on one lane: the one that measured the best, while it lives.
@@ -104,7 +104,6 @@ void confirm(const RunContext& ctx, RunState& state) {
   // a worker start (kept back in the reserve); without the time for it, the search's process.
   bool fresh = false;
   double start_s = ctx.evaluator.workerStartSeconds();
-  const double wanted_ms = std::max(ctx.options.confirm_timing_ms, state.search_timing.budget_ms);
   if (start_s > 0 && state.budget.confirmationTimingMs(n, overhead, wanted_ms, start_s)) {
     ctx.progress.status(fmt::format("starting a fresh measurement process to confirm #{}", best.id));
     fresh = ctx.evaluator.freshWorker(lane);

@@ -98,14 +98,18 @@ void StoredMeasurements::failed(const std::string& what) {
 std::optional<int64_t> StoredMeasurements::beginRun(const RunInfo& info, int64_t* run_id) {
   std::optional<int64_t> resumed;
   try {
-    for (const auto& r : db_->unfinishedRuns(task_hash_, env_)) {
-      if (notes_ && db_->isLive(r.id)) {
+    // The newest unfinished run whose process is gone is resumed; a live one never is.
+    std::optional<RunRow> prev;
+    for (auto& r : db_->unfinishedRuns(task_hash_, env_)) {
+      if (!r.live) {
+        if (!prev) prev = std::move(r);
+      } else if (notes_) {
         notes_->push_back(fmt::format("run #{} of this task is running in another process now: it is not resumed "
                                       "(on one GPU, the two runs' timings disturb each other)",
                                       r.id));
       }
     }
-    if (auto prev = db_->lastUnfinishedRun(task_hash_, env_)) {
+    if (prev) {
       resumed = prev->id;
       if (notes_) {
         notes_->push_back(fmt::format("run #{} of this task was interrupted; its {} measurements are reused", prev->id,

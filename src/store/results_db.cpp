@@ -468,19 +468,25 @@ void ResultsDb::finishRun(int64_t run_id, const std::string& status, const nlohm
 
 bool ResultsDb::isLive(int64_t run_id) const { return runIsLive(path(), run_id); }
 
+RunRow ResultsDb::readRunRow(const SqliteStatement& s) const {
+  RunRow r = readRun(s);
+  r.live = r.finished_at.empty() && isLive(r.id);
+  return r;
+}
+
 std::vector<RunRow> ResultsDb::unfinishedRuns(const std::string& task_hash, const MeasureEnv& env) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE task_hash = ?1 AND {} = ?2 AND finished_at IS NULL "
                                       "ORDER BY id DESC",
                                       runColumns(), v2("env_key")));
   s.bind(1, task_hash).bind(2, env.key());
   std::vector<RunRow> out;
-  while (s.step()) out.push_back(readRun(s));
+  while (s.step()) out.push_back(readRunRow(s));
   return out;
 }
 
 std::optional<RunRow> ResultsDb::lastUnfinishedRun(const std::string& task_hash, const MeasureEnv& env) {
   for (auto& r : unfinishedRuns(task_hash, env)) {
-    if (!isLive(r.id)) return std::move(r);
+    if (!r.live) return std::move(r);
   }
   return std::nullopt;
 }
@@ -489,19 +495,14 @@ std::optional<RunRow> ResultsDb::run(int64_t run_id) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs WHERE id = ?1", runColumns()));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
-  RunRow r = readRun(s);
-  r.live = r.finished_at.empty() && isLive(r.id);
-  return r;
+  return readRunRow(s);
 }
 
 std::vector<RunRow> ResultsDb::runs(int limit) {
   SqliteStatement s(*db_, fmt::format("SELECT {} FROM runs ORDER BY id DESC LIMIT ?1", runColumns()));
   s.bind(1, static_cast<int64_t>(limit));
   std::vector<RunRow> out;
-  while (s.step()) {
-    out.push_back(readRun(s));
-    out.back().live = out.back().finished_at.empty() && isLive(out.back().id);
-  }
+  while (s.step()) out.push_back(readRunRow(s));
   return out;
 }
 

@@ -40,6 +40,7 @@
 namespace tf {
 
 class SqliteDb;
+class SqliteStatement;
 
 inline constexpr int kResultsDbSchema = 3;
 
@@ -137,7 +138,7 @@ class ResultsDb {
   // True while the process that began the run lives and has not finished it.
   bool isLive(int64_t run_id) const;
   // The runs of the task in `env` that have not finished, newest first: live ones and those
-  // whose process died (interrupted).
+  // whose process died (interrupted), told apart by RunRow::live.
   std::vector<RunRow> unfinishedRuns(const std::string& task_hash, const MeasureEnv& env);
   // The most recent run of the task in `env` that never finished and whose process is gone
   // (interrupted), if any; a live run is never taken for an interrupted one.
@@ -156,6 +157,8 @@ class ResultsDb {
   std::string v3(const char* column) const;
   std::string measurementColumns() const;
   std::string runColumns() const;
+  // A run's row with `live` filled in.
+  RunRow readRunRow(const SqliteStatement& s) const;
   std::unique_ptr<SqliteDb> db_;
   int schema_ = kResultsDbSchema;
   std::vector<int64_t> live_runs_;  // begun here, not finished: their locks go with this object

@@ -73,21 +73,25 @@ const char* signalName(int sig) {
 
 namespace {
 
+// The first executable `dir/program` over the folders of `path` (a PATH value); empty when none.
+std::string findOnPath(const std::string& program, std::string_view path) {
+  while (true) {
+    auto colon = path.find(':');
+    std::string dir(path.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    std::string full = dir + "/" + program;
+    if (access(full.c_str(), X_OK) == 0) return full;
+    if (colon == std::string_view::npos) return "";
+    path.remove_prefix(colon + 1);
+  }
+}
+
 // The program's path, looked up as execvp would, before the fork (nothing may allocate after
 // it); empty when it is not found.
 std::string resolveProgram(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
   const char* path = getenv("PATH");
-  std::string_view rest(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  while (true) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    std::string full = dir + "/" + program;
-    if (access(full.c_str(), X_OK) == 0) return full;
-    if (colon == std::string_view::npos) return "";
-    rest.remove_prefix(colon + 1);
-  }
+  return findOnPath(program, path ? path : "/usr/local/bin:/usr/bin:/bin");
 }
 
 // Closes every descriptor from 3 up except `a` and `b` (both >= 3). close_range where the
@@ -393,17 +397,7 @@ bool programOnPath(const std::string& program) {
   if (program.empty()) return false;
   if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
   const char* path = getenv("PATH");
-  if (!path) return false;
-  std::string_view rest(path);
-  while (!rest.empty()) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    if (access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
+  return path && *path && !findOnPath(program, path).empty();
 }
 
 }  // namespace tf

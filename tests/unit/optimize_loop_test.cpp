@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -355,14 +356,17 @@ class FakePasses final : public PassApplier {
   }
 };
 
-// A run of the fake task with the pass engine and the fake passes, ending after `max_candidates`.
-OptimizeResult runWithPasses(const std::string& name, int max_candidates) {
+// A run of the fake task with the pass engine and the fake passes, ending after `max_candidates`,
+// the fake worker given `env`.
+OptimizeResult runWithPasses(const std::string& name, int max_candidates,
+                             const std::map<std::string, std::string>& env = {}) {
   fs::path dir = writeTask(name);
   auto l = load(dir);
   OptimizeOptions o = fakeOptions("");
   o.engine_impl = std::make_shared<PassEngine>();
   o.passes = std::make_shared<FakePasses>();
   o.max_candidates = max_candidates;
+  for (const auto& [k, v] : env) o.evaluator.worker.env[k] = v;
   Quiet q;
   return optimize(l->task, *l->sources, l->tunables, o, q);
 }
@@ -494,16 +498,7 @@ TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
 // A gain under 3% is not claimed (kMinClaimedGain): a pass 1.02x faster on every case, clear of
 // the (fake, zero) noise, is reported as noise and the original handed back.
 TEST(OptimizeLoop, AGainUnderThreePercentIsReportedAsNoise) {
-  fs::path dir = writeTask("small-gain");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 9;
-  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
-  o.evaluator.worker.env["TF_FAKE_FAST_FACTOR"] = "0.98";
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  OptimizeResult r = runWithPasses("small-gain", 9, {{"TF_FAKE_FLAT", "1"}, {"TF_FAKE_FAST_FACTOR", "0.98"}});
   auto confirm = events(r.trace, "confirm");
   ASSERT_EQ(confirm.size(), 1u);
   EXPECT_EQ(confirm[0]["accepted"], false) << confirm[0].dump();
@@ -519,16 +514,8 @@ TEST(OptimizeLoop, AGainUnderThreePercentIsReportedAsNoise) {
 // The confirmation measures in a fresh process: its runs come from another worker pid than
 // the search's, and the trace says so.
 TEST(OptimizeLoop, TheConfirmationRunsInAFreshProcess) {
-  fs::path dir = writeTask("fresh-confirm");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 9;
-  fs::path log = dir / "runs.jsonl";
-  o.evaluator.worker.env["TF_FAKE_GPU_LOG"] = log.string();
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  fs::path log = test::tempDir("fresh-confirm-log") / "runs.jsonl";
+  OptimizeResult r = runWithPasses("fresh-confirm", 9, {{"TF_FAKE_GPU_LOG", log.string()}});
   auto confirm = events(r.trace, "confirm");
   ASSERT_EQ(confirm.size(), 1u);
   EXPECT_EQ(confirm[0]["accepted"], true) << confirm[0].dump();
@@ -536,7 +523,7 @@ TEST(OptimizeLoop, TheConfirmationRunsInAFreshProcess) {
   std::vector<nlohmann::json> runs;
   std::istringstream in(test::readFile(log));
   for (std::string line; std::getline(in, line);) runs.push_back(nlohmann::json::parse(line));
-  size_t per_confirm = 4 * l->task.cases.size();
+  size_t per_confirm = 4 * r.candidates[0].cases.size();
   ASSERT_GT(runs.size(), per_confirm);
   int search_pid = runs.front()["pid"].get<int>();
   for (size_t i = runs.size() - per_confirm; i < runs.size(); ++i) EXPECT_NE(runs[i]["pid"].get<int>(), search_pid);
