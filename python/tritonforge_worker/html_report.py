@@ -310,6 +310,27 @@ def page(title, body):
             f"<body>\n{body}\n</body></html>\n")
 
 
+def dispatch_html(result):
+    """Which shapes get what, when the run built a per-shape dispatch ("" otherwise)."""
+    d = result.get("dispatch")
+    if not isinstance(d, dict) or not d.get("built"):
+        return ""
+    feature = d.get("feature") or "?"
+    head = "Handed back" if d.get("handed_back") else "Built, not handed back"
+    why = f" ({esc(d.get('reason'))})" if d.get("reason") else ""
+    rows = []
+    for bk in d.get("buckets") or []:
+        extra = bk.get("extra_shapes") or []
+        verified = sum(1 for e in extra if e.get("status") == "verified")
+        rows.append(f"<tr><td class=num>{esc(bk.get('lo'))}..{esc(bk.get('hi'))}</td><td>{esc(bk.get('runs'))}</td>"
+                    f"<td>{esc('; '.join(bk.get('cases') or []))}</td>"
+                    f"<td class=num>{'-' if bk.get('candidate') is None else verified}</td></tr>")
+    return (f"<h2>Per-shape dispatch</h2><p>{head}{why}: the launcher picks by <code>{esc(feature)}</code>; a shape "
+            "outside every row runs the kernel as written.</p>"
+            f"<table><tr><th>{esc(feature)}</th><th>runs</th><th>measured cases</th><th>extra shapes verified</th></tr>"
+            f"{''.join(rows)}</table>")
+
+
 def optimize_html(result, diff=None):
     """The page for one optimize run's result.json (and its changes.diff)."""
     figs = Figures()
@@ -363,6 +384,8 @@ def optimize_html(result, diff=None):
             for lab, w, o in zip(labels, written, opt))
         b.append("<table><tr><th>case</th><th>as written (ms)</th><th>best (ms)</th><th>speed-up</th></tr>"
                  f"{rows}</table>")
+
+        b.append(dispatch_html(result))
 
         b.append("<h2>Roofline</h2>")
         data, why = roofline_data(result)

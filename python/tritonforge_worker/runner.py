@@ -650,6 +650,33 @@ def _output_signature(outputs):
     return sig
 
 
+def _argument_signature(launcher, inputs):
+    """What the launcher was called with, per positional argument: its parameter's name (None
+    past the named ones), and a tensor's shape and dtype or an int's value: the shape features
+    a per-shape dispatch can pick by (the core's dispatch_plan)."""
+    import inspect
+    import torch
+    names = []
+    try:
+        for p in inspect.signature(launcher).parameters.values():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                names.append(p.name)
+            elif p.kind == p.VAR_POSITIONAL:
+                break
+    except (TypeError, ValueError):
+        names = []
+    sig = []
+    for i, v in enumerate(inputs):
+        entry = {"name": names[i] if i < len(names) else None}
+        if isinstance(v, torch.Tensor):
+            entry["shape"] = [int(d) for d in v.shape]
+            entry["dtype"] = str(v.dtype).replace("torch.", "")
+        elif isinstance(v, int) and not isinstance(v, bool):
+            entry["value"] = int(v)
+        sig.append(entry)
+    return sig
+
+
 # ---------------------------------------------------------------------------------------
 # Timing
 
@@ -1160,6 +1187,7 @@ def op_run(args):
             outputs = _as_list(out)
         if out_sig is None:
             out_sig = _output_signature(outputs)
+            result["arguments"] = _argument_signature(launcher, inputs)
         refs = _as_list(ref)
         passed, details = _compare(outputs, refs, rtol, atol)
         _note_errors(result, details)

@@ -125,6 +125,10 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   }
   j["best"] = best;
   j["speedup"] = r.speedup;
+  if (r.dispatch.is_object()) {
+    j["dispatch"] = r.dispatch;
+    j["dispatch"]["handed_back"] = r.best >= 0 && r.dispatch.contains("candidate") && r.dispatch["candidate"] == r.best;
+  }
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) cands.push_back(c.toJson());
   j["candidates"] = cands;
@@ -205,6 +209,30 @@ std::string decisionsMarkdown(const OptimizeResult& r) {
   return md.str();
 }
 
+// Which shapes get what, when a per-shape dispatch was built (result.json's "dispatch").
+std::string dispatchMarkdown(const nlohmann::json& result) {
+  const nlohmann::json d = result.value("dispatch", nlohmann::json());
+  if (!d.is_object() || !d.value("built", false)) return "";
+  std::ostringstream md;
+  md << fmt::format("\n## Per-shape dispatch\n\n{} by {}: {:.3f}x on the search's measurements, against {:.3f}x for "
+                    "the best single candidate{}.\n\n",
+                    d.value("handed_back", false) ? "Handed back: the launcher picks" : "Built, not handed back: it picked",
+                    d.value("feature", "?"), 1.0 / d.value("objective_search", 1.0),
+                    1.0 / d.value("single_best_objective", 1.0),
+                    d.contains("reason") ? " (" + d.value("reason", "") + ")" : "");
+  md << "| " << d.value("feature", "?") << " | runs | measured cases | extra shapes verified |\n| --- | --- | --- | --- |\n";
+  for (const auto& b : d.value("buckets", nlohmann::json::array())) {
+    std::string cases, extra;
+    for (const auto& c : b.value("cases", nlohmann::json::array())) cases += (cases.empty() ? "" : "; ") + c.get<std::string>();
+    int verified = 0;
+    for (const auto& e : b.value("extra_shapes", nlohmann::json::array())) verified += e.value("status", "") == "verified" ? 1 : 0;
+    extra = b.value("candidate", nlohmann::json()).is_null() ? "-" : std::to_string(verified);
+    md << fmt::format("| {}..{} | {} | {} | {} |\n", b.value("lo", 0), b.value("hi", 0), b.value("runs", "?"), cases, extra);
+  }
+  md << "\nA shape outside every row runs the kernel as written.\n";
+  return md.str();
+}
+
 std::string reportMarkdown(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
                            const nlohmann::json& result, const std::string& diff) {
   std::ostringstream md;
@@ -238,6 +266,7 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
     double c = i < best.size() ? best[i].value("time_ms", b) : b;
     md << fmt::format("| {} | {:.4f} | {:.4f} | {:.2f}x |\n", base[i].value("label", ""), b, c, c > 0 ? b / c : 0);
   }
+  md << dispatchMarkdown(result);
   md << "\n## Tunables\n\n| parameter | found as | role | value | tuned |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& t : tunables.items) {
     md << fmt::format("| {} | {} | {} | {} | {} |\n", t.id, toString(t.origin), toString(t.role),

@@ -114,7 +114,11 @@ class Budget {
   const BudgetPlan& plan() const { return plan_; }
   double total() const { return plan_.budget_s; }
   double reserve() const { return plan_.reserve_s; }
-  double searchEnd() const { return plan_.searchEnd(); }
+  double searchEnd() const { return plan_.searchEnd() - kept_s_; }
+  // Ends the search `seconds` earlier, for a stage after it (the per-shape dispatch); 0 gives
+  // the time back. The confirmation's reserve is not touched.
+  void keepBack(double seconds) { kept_s_ = seconds > 0 ? seconds : 0; }
+  double keptBack() const { return kept_s_; }
 
   double elapsed() const;
   double left() const;          // until the budget's end
@@ -139,6 +143,7 @@ class Budget {
 
  private:
   BudgetPlan plan_;
+  double kept_s_ = 0;
   const ElapsedClock* clock_ = nullptr;
 };
 

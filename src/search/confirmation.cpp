@@ -122,7 +122,9 @@ void confirm(const RunContext& ctx, RunState& state) {
   TimingOptions t = state.search_timing;
   t.budget_ms = timing_ms;
   std::vector<CaseMeasurement> base_last(n), cand_last(n);
+  int alternations = 0;
   for (int rep = 0; rep < 2; ++rep) {
+    bool out_of_budget = false;
     for (size_t i = 0; i < n; ++i) {
       CaseMeasurement mb = ctx.evaluator.measure(vb, i, t, lane);
       CaseMeasurement mc = ctx.evaluator.measure(vc, i, t, lane);
@@ -130,7 +132,10 @@ void confirm(const RunContext& ctx, RunState& state) {
         return acceptFromSearch(ctx, state, best, "the measurement worker was lost during the re-measurement");
       }
       if (mb.status == CandidateStatus::kNotRun || mc.status == CandidateStatus::kNotRun) {
-        return acceptFromSearch(ctx, state, best, "the budget ran out during the re-measurement");
+        // A whole alternation on every case is a re-measurement: the second is a refinement.
+        if (rep == 0) return acceptFromSearch(ctx, state, best, "the budget ran out during the re-measurement");
+        out_of_budget = true;
+        break;
       }
       if (mb.status != CandidateStatus::kOk || mc.status != CandidateStatus::kOk) {
         r.notes.push_back(fmt::format("confirmation run failed on case {}: {} / {}", ctx.task.caseLabel(i),
@@ -143,6 +148,12 @@ void confirm(const RunContext& ctx, RunState& state) {
       if (rep == 0 || mb.timing->median_ms < base_last[i].timing->median_ms) base_last[i] = mb;
       if (rep == 0 || mc.timing->median_ms < cand_last[i].timing->median_ms) cand_last[i] = mc;
     }
+    if (out_of_budget) {
+      r.notes.push_back("the confirmation's second alternation did not fit the budget: one alternation on every case "
+                        "decided");
+      break;
+    }
+    ++alternations;
   }
   std::vector<double> ratios;
   std::vector<std::string> slower;
@@ -167,7 +178,8 @@ void confirm(const RunContext& ctx, RunState& state) {
   r.confirm_baseline = base_last;
   r.confirm_best = cand_last;
   nlohmann::json ev = {{"best", best.id}, {"cases", per_case}, {"speedup", 1.0 / obj}, {"noise", noise},
-                       {"margin", margin}, {"timing_ms", timing_ms}, {"fresh_process", fresh}};
+                       {"margin", margin}, {"timing_ms", timing_ms}, {"fresh_process", fresh},
+                       {"alternations", alternations}};
   if (!slower.empty()) {
     std::string list;
     for (const auto& s : slower) list += (list.empty() ? "" : ", ") + s;

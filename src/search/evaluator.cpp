@@ -285,6 +285,17 @@ CaseMeasurement Evaluator::measure(const Variant& v, size_t case_index, const Ti
   return m;
 }
 
+CaseMeasurement Evaluator::verifyShape(const Variant& v, const nlohmann::json& case_values, int lane) {
+  auto limit = timeLeft(run_deadline_, options_.timeouts.run);
+  if (!limit) return stoppedAtDeadline();
+  RunRequest req = runRequest(v, 0);
+  req.case_values = case_values;
+  req.timing.reset();
+  CaseMeasurement m = lanes_[static_cast<size_t>(lane)]->client->run(req, *limit);
+  if (m.status == CandidateStatus::kTimeout && *limit < options_.timeouts.run) return stoppedAtDeadline();
+  return m;
+}
+
 CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index) {
   auto limit = timeLeft(run_deadline_, options_.timeouts.run);
   if (!limit) return stoppedAtDeadline();

@@ -120,6 +120,10 @@ class Evaluator {
   // Runs case `case_index` once (one seed, no timing) and returns the launched kernels with
   // their compiled texts (TTGIR, PTX): the static facts of a diagnosis.
   CaseMeasurement inspect(const Variant& v, size_t case_index);
+  // Runs the launcher of `v` once per seed on a shape that is not one of the task's cases
+  // (`case_values`, as the harness takes them) and verifies its outputs, untimed: the extra
+  // shapes a per-shape dispatch is verified on.
+  CaseMeasurement verifyShape(const Variant& v, const nlohmann::json& case_values, int lane = 0);
   WorkerProcess& mainWorker() { return *lanes_[0]->worker; }
   WorkerClient& client() { return *lanes_[0]->client; }
   const std::filesystem::path& workDir() const { return work_dir_; }

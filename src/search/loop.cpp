@@ -19,6 +19,7 @@
 #include "search/engine_round.h"
 #include "search/measure_callbacks.h"
 #include "search/pass_trials.h"
+#include "search/per_shape.h"
 #include "search/run_state.h"
 #include "search/stored_measurements.h"
 #include "store/measure_env.h"
@@ -215,6 +216,8 @@ void warmStartRound(const RunContext& ctx, RunState& state, std::vector<std::pai
   learnCompileTimes(ctx, state, first);
 }
 
+void applyDeadlines(Evaluator& evaluator, const Budget& budget, const RunClock& clock);
+
 void searchBases(const RunContext& ctx, RunState& state, const std::function<void()>& await_pool) {
   startBase(ctx, state, 0, state.hints);
   const OptimizeOptions& o = ctx.options;
@@ -246,8 +249,16 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
                                   state.search.space->size(), state.result.strategy, state.result.strategy_reason,
                                   ctx.evaluator.compileWorkers(), ctx.engine.name()));
   while (true) {
+    // Time for a per-shape dispatch, once the measurements make one worth it: the search ends
+    // that much earlier (and its compiles and measurements with it).
+    if (double keep = dispatchKeepBack(state); keep != state.budget.keptBack()) {
+      ctx.trace.add("keep-back", {{"for", "per-shape dispatch"}, {"seconds", keep}, {"elapsed_s", state.budget.elapsed()}});
+      state.budget.keepBack(keep);
+      applyDeadlines(ctx.evaluator, state.budget, ctx.clock);
+    }
     // The round is judged on the progress it starts with, and on what it finds (below).
     SearchProgress p;
+    p.keep_back_s = state.budget.keptBack();
     p.elapsed_s = state.budget.elapsed();
     p.evaluated = state.result.evaluated;
     p.stalled_rounds = state.search.tuner->stalledRounds();
@@ -500,6 +511,12 @@ OptimizeResult optimize(const Task& task, const TaskSources& sources, const Tuna
   await_pool();
   trace.add("stop", {{"reason", result.stop_reason}, {"rounds", result.rounds}, {"evaluated", result.evaluated},
                      {"measured", result.measured}, {"reused", result.reused}, {"elapsed_s", clock.elapsed()}});
+  if (searchable) {
+    // The time kept back from the search is the dispatch's.
+    state.budget.keepBack(0);
+    applyDeadlines(evaluator, state.budget, clock);
+    perShapeDispatch(ctx, state);
+  }
   // Compile workers still running after the search copy their inputs on the GPU beside the
   // confirmation's timings: the suspected cause of a confirmation that read 28% noise on the
   // H200 (liger's cross-entropy, 2 GB of logits, the search stopped before its deadline).

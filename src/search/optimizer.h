@@ -143,6 +143,10 @@ struct OptimizeResult {
   // "alive", "measured"}; null with one.
   nlohmann::json lanes;
   std::string roofline_note;         // why there is none, when there is none
+  // The per-shape dispatch built after the search (per_shape.h), when one was: the feature,
+  // its buckets (which candidate serves which shapes), the extra shapes it was verified on and
+  // its candidate's id; null when none was built.
+  nlohmann::json dispatch;
 };
 
 class OptimizeProgress {

@@ -14,7 +14,8 @@ class BudgetStop final : public StopCondition {
     if (p.stopped_by_budget) return "budget";
     // Configurations were left, but none is predicted to compile in the time left.
     if (p.nothing_to_run && p.deferred > 0) return "budget (no configuration left is predicted to compile in time)";
-    return p.elapsed_s >= end_ ? "budget" : "";
+    if (p.elapsed_s >= end_) return "budget";
+    return p.elapsed_s + p.keep_back_s >= end_ ? "budget (the rest kept for a per-shape dispatch)" : "";
   }
 
  private:

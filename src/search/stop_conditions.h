@@ -29,6 +29,7 @@ struct SearchProgress {
   bool nothing_to_run = false;             // the round has no candidate left to evaluate
   size_t deferred = 0;                     // configurations put off: predicted to compile past the search's end
   bool stopped_by_budget = false;          // every candidate of the round was stopped by a deadline
+  double keep_back_s = 0;                  // kept for a stage after the search (a per-shape dispatch)
 };
 
 class StopCondition {
@@ -54,7 +55,8 @@ class StopConditions {
 
 // "budget": the search's end is reached, or a round's every candidate was stopped by a
 // deadline; "budget (no configuration left is predicted to compile in time)": a round had
-// nothing left to run but configurations deferred for their predicted compile time.
+// nothing left to run but configurations deferred for their predicted compile time; "budget
+// (the rest kept for a per-shape dispatch)": the time kept back for one is reached.
 std::unique_ptr<StopCondition> budgetStop(double search_end_s);
 std::unique_ptr<StopCondition> candidateCap(int max_candidates);                 // "max-candidates"
 std::unique_ptr<StopCondition> stallStop(int rounds);                            // "no gain in N rounds"

@@ -52,6 +52,7 @@ nlohmann::json CaseMeasurement::toJson() const {
   if (!kernels.empty()) j["kernels"] = kernels;
   if (!outputs.empty()) j["outputs"] = outputs;
   if (!work.empty()) j["work"] = work;
+  if (!arguments.empty()) j["arguments"] = arguments;
   j["wall_seconds"] = wall_seconds;
   return j;
 }
@@ -162,6 +163,7 @@ CaseMeasurement CaseMeasurement::fromJson(const nlohmann::json& r) {
   if (auto it = r.find("kernels"); it != r.end() && it->is_array()) m.kernels = *it;
   if (auto it = r.find("outputs"); it != r.end() && it->is_array()) m.outputs = *it;
   if (auto it = r.find("work"); it != r.end() && it->is_object()) m.work = *it;
+  if (auto it = r.find("arguments"); it != r.end() && it->is_array()) m.arguments = *it;
   m.wall_seconds = num(r, "wall_seconds");
   // A verified measurement without a usable time is not a measurement.
   if (m.status == CandidateStatus::kOk && m.timing && !(m.timing->median_ms > 0)) {

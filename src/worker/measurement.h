@@ -57,6 +57,9 @@ struct CaseMeasurement {
   nlohmann::json kernels = nlohmann::json::array();   // per launched kernel: regs, smem, constexprs ...
   nlohmann::json outputs = nlohmann::json::array();   // shapes and dtypes
   nlohmann::json work = nlohmann::json::object();     // the harness's {"flops": x, "bytes": y}, when defined
+  // What the launcher was called with, per positional argument: {"name", "shape", "dtype"} for a
+  // tensor, {"name", "value"} for an int, {"name"} otherwise (the per-shape dispatch's features).
+  nlohmann::json arguments = nlohmann::json::array();
   double wall_seconds = 0;
   // The worker found the task at odds with its harness (a TaskError: an in_place index
   // beyond the inputs): the user's input is wrong, not the kernel.

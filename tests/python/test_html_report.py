@@ -66,6 +66,23 @@ def test_optimize_page_has_every_section():
         assert "No figures" not in text
 
 
+def test_a_per_shape_dispatch_gets_its_table():
+    result, diff = load_result("matmul_fp16")
+    assert "Per-shape dispatch" not in html_report.optimize_html(result, diff)
+    result = copy.deepcopy(result)
+    result["dispatch"] = {
+        "built": True, "handed_back": True, "feature": "a.shape[0]", "status": "ok",
+        "buckets": [
+            {"lo": 8, "hi": 256, "candidate": 12, "runs": "#12 (BLOCK_M=16)", "cases": ["M=16"],
+             "extra_shapes": [{"case": {"M": 32}, "status": "verified"}, {"case": {"M": 8}, "status": "verified"}]},
+            {"lo": 257, "hi": 8192, "candidate": None, "runs": "as written", "cases": ["M=4096"]},
+        ]}
+    text = html_report.optimize_html(result, diff)
+    assert "<h2>Per-shape dispatch</h2><p>Handed back: the launcher picks by <code>a.shape[0]</code>" in text
+    assert "<td class=num>8..256</td><td>#12 (BLOCK_M=16)</td><td>M=16</td><td class=num>2</td>" in text
+    assert "<td class=num>257..8192</td><td>as written</td><td>M=4096</td><td class=num>-</td>" in text
+
+
 def test_progress_points_and_best_so_far():
     result, _ = load_result("matmul_fp16")
     pts = html_report.progress_points(result)

@@ -168,6 +168,36 @@ TEST(StopConditions, TheBudgetEndsARoundThatRanOutOrHasNothingThatCompilesInTime
   EXPECT_EQ(stop.check(p), "max-candidates");
 }
 
+// Time kept back for a stage after the search (a per-shape dispatch) ends the search that
+// much earlier, for every stage and for the stop condition; given back, the search's end is
+// as planned. The confirmation's reserve is not touched.
+TEST(Budget, TimeKeptBackForADispatchEndsTheSearchEarlier) {
+  SimulatedClock clock;
+  Budget b(sixtyTenPlan(), clock);
+  clock.set(40);
+  b.keepBack(6);
+  EXPECT_DOUBLE_EQ(b.searchEnd(), 44);
+  EXPECT_DOUBLE_EQ(b.reserve(), 10);
+  EXPECT_DOUBLE_EQ(b.deadline(BudgetStage::kCompile), 44);
+  EXPECT_DOUBLE_EQ(b.deadline(BudgetStage::kMeasure), 60);
+  EXPECT_TRUE(b.mayStart(BudgetStage::kMeasure, 4));
+  EXPECT_FALSE(b.mayStart(BudgetStage::kMeasure, 4.5));
+  b.keepBack(0);
+  EXPECT_DOUBLE_EQ(b.searchEnd(), 50);
+  EXPECT_TRUE(b.mayStart(BudgetStage::kPassVariant, 9));
+
+  StopSettings s;
+  s.budget = sixtyTenPlan();
+  StopConditions stop = makeStopConditions(s);
+  SearchProgress p;
+  p.elapsed_s = 45;
+  EXPECT_EQ(stop.check(p), "");
+  p.keep_back_s = 5;
+  EXPECT_EQ(stop.check(p), "budget (the rest kept for a per-shape dispatch)");
+  p.elapsed_s = 50;
+  EXPECT_EQ(stop.check(p), "budget");
+}
+
 TEST(Budget, ReplayRunsTheSameBudgetOnASimulatedClock) {
   auto dir = test::tempDir("budget-replay");
   test::writeFile(dir / "s.csv",

@@ -793,11 +793,59 @@ TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
   ASSERT_EQ(r.bases.size(), 2u);
   EXPECT_NE(r.bases[1].find("on trial: slower on N=8192"), std::string::npos) << r.bases[1];
   for (const auto& c : r.candidates) {
-    if (c.base == 1 && c.status == CandidateStatus::kOk) EXPECT_FALSE(c.eligible()) << c.config_text;
+    if (c.base == 1 && c.status == CandidateStatus::kOk && c.origin != "per-shape dispatch") {
+      EXPECT_FALSE(c.eligible()) << c.config_text;
+    }
   }
-  EXPECT_EQ(r.best_source.find("# fast"), std::string::npos);
-  EXPECT_EQ(r.best, -1);  // nothing else beat the original: it is handed back
+  // Handed back instead: a per-shape dispatch that runs the pass's output on the two cases it
+  // is faster on and the kernel as written on N=8192, verified on shapes near each.
+  ASSERT_GE(r.best, 0);
+  const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
+  EXPECT_EQ(best.origin, "per-shape dispatch");
+  EXPECT_TRUE(best.eligible());
+  ASSERT_TRUE(best.objective);
+  EXPECT_NEAR(*best.objective, std::cbrt(0.5 * 0.5 * 1.0), 1e-3);
+  EXPECT_EQ(r.best_source.rfind(test::readFile(dir / "add.py"), 0), 0u) << "the original comes first, unchanged";
+  ASSERT_TRUE(r.dispatch.is_object());
+  EXPECT_EQ(r.dispatch["feature"], "x.shape[0]");
+  const auto& buckets = r.dispatch["buckets"];
+  ASSERT_EQ(buckets.size(), 3u) << r.dispatch.dump(1);
+  EXPECT_EQ(buckets[0]["cases"], nlohmann::json::array({"N=4096,scale=2"}));
+  EXPECT_EQ(buckets[0]["lo"], 2048);
+  EXPECT_EQ(buckets[0]["hi"], 5792);
+  EXPECT_TRUE(buckets[1]["candidate"].is_null());
+  EXPECT_EQ(buckets[1]["cases"], nlohmann::json::array({"N=8192"}));
+  EXPECT_FALSE(buckets[2]["candidate"].is_null());
+  for (size_t b : {0u, 2u}) {
+    ASSERT_EQ(buckets[b]["extra_shapes"].size(), 2u) << buckets[b].dump();
+    for (const auto& e : buckets[b]["extra_shapes"]) EXPECT_EQ(e["status"], "verified") << e.dump();
+  }
+  EXPECT_EQ(buckets[0]["extra_shapes"][0]["case"]["N"], 5120);
+  EXPECT_EQ(buckets[0]["extra_shapes"][0]["feature"], 5120);
+}
+
+// The same dispatch, wrong on a shape near a measured one (a planted fault no task case has):
+// it is never handed back, and the trace says where it failed.
+TEST(OptimizeLoop, APerShapeDispatchWrongOnANearbyShapeIsRefused) {
+  fs::path dir = writeTask("dispatch_wrong", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
+  o.evaluator.worker.env["TF_FAKE_WRONG_AT"] = "N=5120";
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.max_candidates = 20;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  ASSERT_TRUE(r.dispatch.is_object());
+  EXPECT_EQ(r.dispatch["status"], "wrong-result") << r.dispatch.dump(1);
+  EXPECT_NE(r.dispatch["reason"].get<std::string>().find("on the shape N=5120,scale=2"), std::string::npos)
+      << r.dispatch["reason"];
+  EXPECT_EQ(r.best, -1);
   EXPECT_EQ(r.best_source, test::readFile(dir / "add.py"));
+  auto per_shape = events(r.trace, "per-shape");
+  ASSERT_EQ(per_shape.size(), 1u);
 }
 
 // A proposal may name several values for a pass parameter: each is a variant of the trial.

@@ -21,6 +21,8 @@ Environment:
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
   TF_FAKE_WRONG_SHAPE a regular expression: variants whose text matches it return an output
                     of another shape (as a launcher whose block size sets its output's size)
+  A per-shape dispatch's source is timed as the part its routes pick for the case's N (the
+  kernel as written, or a variant's section with its names' suffixes taken off).
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_FAST_FACTOR what a "# fast" line multiplies the time by (default 0.5)
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
@@ -36,6 +38,8 @@ Environment:
                     SPREAD of the median apart (a measurement something else on the GPU disturbed)
   TF_FAKE_WRONG     a regular expression: variants whose text matches it fail verification
                     (wrong-result at seed 0)
+  TF_FAKE_WRONG_AT  KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant fails
+                    verification (wrong on a shape no task case has)
   TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
   TF_FAKE_COMPILE_ERROR a regular expression: variants whose text matches it fail to compile
                     ("fake: name 'undefined_thing' is not defined", as a rewrite with a typo)
@@ -90,8 +94,8 @@ def fake_kernels(tags):
              "registers": 255 if "spills" in tags else 32, "spills": 64 if "spills" in tags else 0}]
 
 
-def _slow_case(case):
-    spec = os.environ.get("TF_FAKE_SLOW_CASE")
+def _slow_case(case, var="TF_FAKE_SLOW_CASE"):
+    spec = os.environ.get(var)
     if not spec or "=" not in spec:
         return False
     key, value = spec.split("=", 1)
@@ -161,6 +165,30 @@ def _maybe_die():
         os._exit(17)
 
 
+_DISPATCH_HEAD = b"# tritonforge: a per-shape dispatch."
+_ROUTE = re.compile(rb"^    \((\d+), (\d+), \w+_tfv(\d+)\),", re.M)
+_SECTION = re.compile(rb"^# -{20} variant (\d+): .*$", re.M)
+
+
+def routed_text(text, n):
+    """The text of what a per-shape dispatch runs for N = n (x.shape[0]): the variant section
+    its routes pick, with the suffixes taken off (the candidate's own text), or the kernel as
+    written above the dispatch's head."""
+    head = text.find(_DISPATCH_HEAD)
+    if head < 0:
+        return text
+    original = text[:text.rfind(b"\n\n\n# ", 0, head) + 1]
+    sections = {}
+    marks = _SECTION.finditer(text)
+    for m in marks:
+        end = text.find(b"\n\n\n# -", m.end())
+        sections[int(m.group(1))] = re.sub(rb"_tfv\d+", b"", text[m.end() + 1:end + 1])
+    for m in _ROUTE.finditer(text):
+        if int(m.group(1)) <= n <= int(m.group(2)):
+            return sections[int(m.group(3))]
+    return original
+
+
 def op_run(args):
     _maybe_die()
     if os.environ.get("TF_FAKE_INPUTS"):
@@ -170,10 +198,10 @@ def op_run(args):
     if not _FIRST_RUN_DONE:
         _FIRST_RUN_DONE = True
         time.sleep(float(os.environ.get("TF_FAKE_FIRST_RUN_S", "0")))
-    text = variant_text(args)
+    case = args.get("case") or {}
+    text = routed_text(variant_text(args), int(case.get("N", 1024)))
     h = fnv1a64(text)
     tags = tags_of(text)
-    case = args.get("case") or {}
     budget = (args.get("timing") or {}).get("budget_ms", 0)
     log = os.environ.get("TF_FAKE_GPU_LOG")
     if log:
@@ -199,7 +227,8 @@ def op_run(args):
         t *= 0.25
     n = int(case.get("N", 1024))
     wrong_value = os.environ.get("TF_FAKE_WRONG")
-    if wrong_value and re.search(wrong_value, text.decode("utf-8", "replace")):
+    if (wrong_value and re.search(wrong_value, text.decode("utf-8", "replace"))) or \
+            (b"# fast" in text and _slow_case(case, "TF_FAKE_WRONG_AT")):
         return {"status": "wrong-result",
                 "verify": {"passed": False, "failed_seed": 0, "max_abs_err": 1.0, "max_rel_err": 1.0,
                            "reason": "fake: output 0 differs from the reference at index 3"},
@@ -208,6 +237,8 @@ def op_run(args):
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):
         n += 1
     return {"status": "ok",
+            "arguments": [{"name": "x", "shape": [n], "dtype": "float32"},
+                          {"name": "y", "shape": [n], "dtype": "float32"}],
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
             "timing": {"median_ms": t, "q1_ms": t * (1 - _spread(case) / 2), "q3_ms": t * (1 + _spread(case) / 2),
                        "min_ms": t * 0.998,
