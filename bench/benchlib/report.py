@@ -218,6 +218,10 @@ def _what_won(tf):
     status = tf.get("status")
     if status == "improved":
         origin = tf.get("best_origin") or ""
+        dispatch = tf.get("dispatch")
+        if dispatch:
+            routes = "; ".join(f"{b.get('lo')}..{b.get('hi')}: {b.get('runs')}" for b in dispatch.get("buckets") or [])
+            return f"per-shape on {dispatch.get('feature')}: {routes}"
         changes = tf.get("best_changes")
         if changes is not None:
             params = [k.split(".", 1)[-1] for k in changes]

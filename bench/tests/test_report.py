@@ -175,6 +175,13 @@ def test_real_summary_and_table():
     assert "tritonforge accepted 2, refused or failed on 1, not run on 1" in md
 
 
+def test_what_won_names_each_shapes_route_of_a_dispatch():
+    tf = {"status": "improved", "best_origin": "per-shape dispatch", "best_changes": {},
+          "dispatch": {"feature": "a.shape[0]", "buckets": [{"lo": 8, "hi": 256, "runs": "#21 (BLOCK_M=64)"},
+                                                           {"lo": 257, "hi": 8192, "runs": "as written"}]}}
+    assert report._what_won(tf) == "per-shape on a.shape[0]: 8..256: #21 (BLOCK_M=64); 257..8192: as written"
+
+
 def test_what_won_names_the_kernel_only_when_two_share_a_parameter():
     tf = {"status": "improved", "best_changes": {"q.BLOCK_M": 64, "mm.BLOCK_M": 128, "mm.num_warps": 4}}
     assert report._what_won(tf) == "mm.BLOCK_M=128 num_warps=4 q.BLOCK_M=64"

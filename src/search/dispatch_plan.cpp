@@ -248,6 +248,9 @@ std::vector<nlohmann::json> nearbyShapes(const nlohmann::json& case_values, cons
       while (p2 < 16 && x % (p2 * 2) == 0) p2 *= 2;
       int64_t step = std::max(p2, (x / 4) / p2 * p2);
       int64_t y = x + direction * step;
+      // Down from a value no larger than its step: half of it (16 -> 8), so that the bucket's
+      // low end is verified too.
+      if (y < 1) y = x / 2;
       if (y < 1) {
         valid = false;
         break;

@@ -80,8 +80,8 @@ std::string featureParam(const std::vector<nlohmann::json>& case_values, const s
 
 // Shapes near a case, for verifying a bucket beyond the cases measured: `param` (every int
 // parameter when "") moved up and down by about a quarter, keeping the largest power of two
-// (up to 16) that divides it, so that alignment stays as measured. Values of 1 and non-int
-// parameters stay.
+// (up to 16) that divides it, so that alignment stays as measured (down from a value no larger
+// than that step: half of it). Values of 1 and non-int parameters stay.
 std::vector<nlohmann::json> nearbyShapes(const nlohmann::json& case_values, const std::string& param);
 
 }  // namespace tf

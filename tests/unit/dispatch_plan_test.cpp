@@ -123,9 +123,10 @@ TEST(DispatchPlan, NearbyShapesKeepTheAlignment) {
   EXPECT_EQ(all[0]["one"], 1);
   EXPECT_EQ(all[0]["dtype"], "float16");
   EXPECT_EQ(nearbyShapes({{"M", 1}}, "M").size(), 0u);
-  auto small = nearbyShapes({{"M", 2}}, "M");
-  ASSERT_EQ(small.size(), 1u);       // 2 - 2 is no shape
-  EXPECT_EQ(small[0]["M"], 4);
+  auto small = nearbyShapes({{"M", 16}}, "M");
+  ASSERT_EQ(small.size(), 2u);
+  EXPECT_EQ(small[0]["M"], 32);      // steps of 16 ...
+  EXPECT_EQ(small[1]["M"], 8);       // ... and 16 - 16 is no shape: half of it
 }
 
 }  // namespace
