@@ -183,7 +183,10 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
   rec.compile.kernels = rec.cases.front().kernels;
   noteHints(rec, ctx.tunables, &state.hints);
   state.seen_sources[rec.source_hash] = 0;
-  state.budget.reserveForConfirmation(walls, ctx.options.confirm_timing_ms, ctx.evaluator.workerStartSeconds());
+  // A fresh process pays its start and the cases' inputs and references again.
+  double setup = 0;
+  for (const auto& c : rec.cases) setup += c.setup_seconds;
+  state.budget.reserveForConfirmation(walls, ctx.options.confirm_timing_ms, ctx.evaluator.workerStartSeconds() + setup);
   state.result.reserve_s = state.budget.reserve();
   const CandidateRecord& added = recordCandidate(ctx, state, std::move(rec));
   ctx.trace.add("baseline", {{"time_ms", times}, {"reused", reused}, {"source_hash", added.source_hash},

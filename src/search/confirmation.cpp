@@ -102,13 +102,22 @@ void confirm(const RunContext& ctx, RunState& state) {
   // In a fresh process: nothing of the search's process carries over (an autotuner's choice
   // made there under load, caches, the allocator's state), as in the user's own run. It costs
   // a worker start (kept back in the reserve); without the time for it, the search's process.
+  // Its start and the cases' inputs and references made again (what the baseline's first
+  // measurement of each case spent on them) must fit with the measurements; otherwise the
+  // search's process, which has them, re-measures.
   bool fresh = false;
   double start_s = ctx.evaluator.workerStartSeconds();
-  if (start_s > 0 && state.budget.confirmationTimingMs(n, overhead, wanted_ms, start_s)) {
+  double setup_s = 0;
+  for (const auto& c : r.candidates[0].cases) setup_s += c.setup_seconds;
+  if (start_s > 0 && state.budget.confirmationTimingMs(n, overhead, wanted_ms, start_s + setup_s)) {
     ctx.progress.status(fmt::format("starting a fresh measurement process to confirm #{}", best.id));
     fresh = ctx.evaluator.freshWorker(lane);
   }
-  if (!fresh) r.notes.push_back("the confirmation re-measured in the search's own process (no time or no start for a fresh one)");
+  if (!fresh) {
+    r.notes.push_back(fmt::format("the confirmation re-measured in the search's own process (no time or no start for a "
+                                  "fresh one: its start {:.1f} s and the cases' inputs and references {:.1f} s)",
+                                  start_s, setup_s));
+  }
   // The timing fitted to what is left once the process has started.
   std::optional<double> fitted = state.budget.confirmationTimingMs(n, overhead, wanted_ms);
   if (!fitted) {

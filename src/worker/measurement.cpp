@@ -54,6 +54,7 @@ nlohmann::json CaseMeasurement::toJson() const {
   if (!work.empty()) j["work"] = work;
   if (!arguments.empty()) j["arguments"] = arguments;
   j["wall_seconds"] = wall_seconds;
+  if (setup_seconds > 0) j["setup_seconds"] = setup_seconds;
   return j;
 }
 
@@ -165,6 +166,7 @@ CaseMeasurement CaseMeasurement::fromJson(const nlohmann::json& r) {
   if (auto it = r.find("work"); it != r.end() && it->is_object()) m.work = *it;
   if (auto it = r.find("arguments"); it != r.end() && it->is_array()) m.arguments = *it;
   m.wall_seconds = num(r, "wall_seconds");
+  m.setup_seconds = num(r, "setup_seconds");
   // A verified measurement without a usable time is not a measurement.
   if (m.status == CandidateStatus::kOk && m.timing && !(m.timing->median_ms > 0)) {
     m.status = CandidateStatus::kRuntimeError;

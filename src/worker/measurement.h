@@ -61,6 +61,9 @@ struct CaseMeasurement {
   // tensor, {"name", "value"} for an int, {"name"} otherwise (the per-shape dispatch's features).
   nlohmann::json arguments = nlohmann::json::array();
   double wall_seconds = 0;
+  // Of the request, the seconds spent making the case's inputs and references (0 when the
+  // worker had them cached): what a fresh process pays again.
+  double setup_seconds = 0;
   // The worker found the task at odds with its harness (a TaskError: an in_place index
   // beyond the inputs): the user's input is wrong, not the kernel.
   std::optional<std::string> task_error;

@@ -530,6 +530,27 @@ TEST(OptimizeLoop, TheConfirmationRunsInAFreshProcess) {
   for (size_t i = 0; i < runs.size() - per_confirm; ++i) EXPECT_EQ(runs[i]["pid"].get<int>(), search_pid);
 }
 
+// A fresh process would make every case's inputs and references again (here 100 s each, as
+// reported by the search's first measurements): that does not fit, and the search's own
+// process, which has them, re-measures rather than nothing at all.
+TEST(OptimizeLoop, TheConfirmationStaysInTheSearchsProcessWhenRemakingInputsWouldNotFit) {
+  fs::path log = test::tempDir("setup-confirm-log") / "runs.jsonl";
+  OptimizeResult r =
+      runWithPasses("setup-confirm", 9, {{"TF_FAKE_GPU_LOG", log.string()}, {"TF_FAKE_SETUP_S", "100"}});
+  auto confirm = events(r.trace, "confirm");
+  ASSERT_EQ(confirm.size(), 1u);
+  EXPECT_EQ(confirm[0]["accepted"], true) << confirm[0].dump();
+  EXPECT_EQ(confirm[0]["fresh_process"], false) << confirm[0].dump();
+  EXPECT_EQ(confirm[0]["alternations"], 2) << confirm[0].dump();
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("inputs and references 200.0 s") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::istringstream in(test::readFile(log));
+  std::set<int> pids;
+  for (std::string line; std::getline(in, line);) pids.insert(nlohmann::json::parse(line)["pid"].get<int>());
+  EXPECT_EQ(pids.size(), 1u);
+}
+
 // One of three cases measured with a wide spread (something else on the GPU) does not veto a
 // gain clear on every case: the geometric mean's margin adds the cases' tolerances in
 // quadrature over their number, rather than taking the widest one's. (liger's cross-entropy on

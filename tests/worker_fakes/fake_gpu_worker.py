@@ -40,6 +40,8 @@ Environment:
                     (wrong-result at seed 0)
   TF_FAKE_WRONG_AT  KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant fails
                     verification (wrong on a shape no task case has)
+  TF_FAKE_SETUP_S   the seconds a process's first run of a case reports as spent making its
+                    inputs and references (setup_seconds; not slept)
   TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
   TF_FAKE_COMPILE_ERROR a regular expression: variants whose text matches it fail to compile
                     ("fake: name 'undefined_thing' is not defined", as a rewrite with a typo)
@@ -189,6 +191,19 @@ def routed_text(text, n):
     return original
 
 
+_CASES_SET_UP = set()
+
+
+def _setup_seconds(case):
+    """TF_FAKE_SETUP_S on the first run of a case in this process (its inputs and references
+    made), 0 after: reported, not slept."""
+    key = json.dumps(case, sort_keys=True)
+    if key in _CASES_SET_UP:
+        return 0.0
+    _CASES_SET_UP.add(key)
+    return float(os.environ.get("TF_FAKE_SETUP_S", "0"))
+
+
 def op_run(args):
     _maybe_die()
     if os.environ.get("TF_FAKE_INPUTS"):
@@ -237,6 +252,7 @@ def op_run(args):
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):
         n += 1
     return {"status": "ok",
+            "setup_seconds": _setup_seconds(case),
             "arguments": [{"name": "x", "shape": [n], "dtype": "float32"},
                           {"name": "y", "shape": [n], "dtype": "float32"}],
             "verify": {"passed": True, "max_abs_err": 0.0, "max_rel_err": 0.0},
