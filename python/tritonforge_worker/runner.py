@@ -1111,7 +1111,6 @@ def _run_backward(args, harness, harness_path, launcher):
             break
     result["kernels"] = kernels
     result["outputs"] = out_sig
-    result["setup_seconds"] = setup_s
     result["work"] = harness.work(case)
     timing_opts = args.get("timing") or {}
     if result["status"] == "ok" and timing_opts.get("enabled", True):
@@ -1211,6 +1210,7 @@ def op_run(args):
             break
     result["kernels"] = kernels
     result["outputs"] = out_sig
+    result["setup_seconds"] = setup_s
     result["work"] = harness.work(case)
     timing_opts = args.get("timing") or {}
     if result["status"] == "ok" and timing_opts.get("enabled", True):

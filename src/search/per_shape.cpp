@@ -75,23 +75,29 @@ std::optional<DispatchOutlook> dispatchOutlook(const RunState& state) {
 
 double dispatchSeconds(const RunState& state, const DispatchOutlook& o) {
   const size_t n = state.baseline.times_ms.size();
-  // The merged module compiles every variant's kernels under new names, on one worker.
-  double compile = state.compile_model.median().value_or(5.0) * static_cast<double>(o.plan.options.size());
+  // The merged module compiles its kernels under new names (each case compiles the variant it
+  // routes to: about one candidate's compile).
+  const double compile = state.compile_model.median().value_or(5.0);
   size_t routed = 0;
   for (const auto& b : o.plan.buckets) routed += b.option >= 0 ? 1 : 0;
-  // Each extra shape may compile again (another specialization) and runs untimed.
-  double per_shape = state.compile_model.median().value_or(5.0) / 2 + expectedMeasureSeconds(state, 1) / 2;
-  return compile + expectedMeasureSeconds(state, n) + static_cast<double>(routed * kShapesPerBucket) * per_shape;
+  // One nearby shape per routed bucket at least (a second when there is time): it runs
+  // untimed, and sometimes compiles another specialization.
+  const double per_shape = compile / 4 + expectedMeasureSeconds(state, 1);
+  return compile + expectedMeasureSeconds(state, n) + static_cast<double>(routed) * per_shape;
 }
 
 double dispatchKeepBack(const RunState& state) {
   std::optional<DispatchOutlook> o = dispatchOutlook(state);
   if (!o) return 0;
-  double s = dispatchSeconds(state, *o);
   // Beyond the estimate: the stage's own margin (kPassVariant's second) and a second for the
   // parse and the merge (on the H200, a search that kept back the bare estimate left the stage
   // short of its margin, and the dispatch was not built).
-  return s > kMostOfBudget * state.budget.total() ? 0 : s + 2.0;
+  double s = dispatchSeconds(state, *o) + 2.0;
+  if (s > kMostOfBudget * state.budget.total()) return 0;
+  // Too late for it (the plan came with the search's last rounds): the search keeps its time
+  // rather than stopping for a stage that could not start anyway.
+  if (state.budget.keptBack() == 0 && state.budget.elapsed() + s > state.budget.searchEnd()) return 0;
+  return s;
 }
 
 void perShapeDispatch(const RunContext& ctx, RunState& state) {
@@ -207,6 +213,8 @@ void perShapeDispatch(const RunContext& ctx, RunState& state) {
     for (size_t c : b.cases) {
       for (const auto& shape : nearbyShapes(ctx.task.cases[c], param)) {
         if (verified >= kShapesPerBucket || tried >= 2 * kShapesPerBucket || !failed.empty()) break;
+        // One per bucket is required; a second only with the time for it.
+        if (verified >= 1 && !state.budget.mayStart(BudgetStage::kMeasure, expectedMeasureSeconds(state, 1))) break;
         if (std::find(ctx.task.cases.begin(), ctx.task.cases.end(), shape) != ctx.task.cases.end()) continue;
         ++tried;
         CaseMeasurement m = ctx.evaluator.verifyShape(vm, shape);
