@@ -41,6 +41,115 @@ std::optional<int64_t> featureValue(const CaseMeasurement& m, const DispatchFeat
   return std::nullopt;
 }
 
+// The dispatch's source: the module as written, each variant's module renamed after it, the
+// launcher that picks (transform/dispatch_source.h); `refused` says why there is none.
+MergedSource dispatchSource(const RunContext& ctx, const RunState& state, const DispatchOutlook& o) {
+  // The variants' whole modules, parsed (their positions are those of the text with the
+  // configuration applied).
+  std::vector<ParsedSource> parsed;
+  std::vector<std::string> notes;
+  try {
+    for (int opt : o.plan.options) {
+      int id = o.option_ids[static_cast<size_t>(opt)];
+      parsed.push_back(parseSource(ctx.evaluator.client(), ctx.task.source,
+                                   state.recordText(state.result.candidates[static_cast<size_t>(id)])));
+      notes.push_back(optionText(state, id));
+    }
+  } catch (const std::exception& e) {
+    return {"", fmt::format("a variant did not parse: {}", e.what())};
+  }
+  DispatchSourceSpec spec;
+  spec.launcher = ctx.task.launcher;
+  spec.arg_index = o.plan.feature.index;
+  spec.arg_name = o.plan.feature.name;
+  spec.dim = o.plan.feature.dim;
+  spec.variant_notes = notes;
+  std::string gpu;
+  if (const auto& env = state.result.environment; env.is_object() && env.contains("gpu") && env["gpu"].is_object()) {
+    gpu = env["gpu"].value("name", "");
+  }
+  spec.header_note = fmt::format("Picked by tritonforge from measurements{}; each route verified on the cases it lists "
+                                 "and on shapes near them.", gpu.empty() ? "" : " on " + gpu);
+  for (const auto& b : o.plan.buckets) {
+    if (b.option < 0) continue;
+    DispatchRoute r;
+    r.lo = b.lo;
+    r.hi = b.hi;
+    r.variant = static_cast<int>(std::find(o.plan.options.begin(), o.plan.options.end(), b.option) - o.plan.options.begin());
+    std::string cases;
+    for (size_t c : b.cases) cases += (cases.empty() ? "" : "; ") + ctx.task.caseLabel(c);
+    r.note = "measured on " + cases;
+    spec.routes.push_back(r);
+  }
+  std::vector<const ParsedSource*> ptrs;
+  for (const auto& p : parsed) ptrs.push_back(&p);
+  return mergeDispatch(ctx.sources.source, ptrs, spec);
+}
+
+// What shapes near the measured ones found, inside each routed bucket: `failed` (wrong where
+// the kernel as written is right), `unverified` (a bucket without a verified shape); each
+// bucket's shapes go to its entry of `buckets` ("extra_shapes").
+struct NearbyOutcome {
+  std::string failed, unverified;
+};
+
+NearbyOutcome verifyNearbyShapes(const RunContext& ctx, const RunState& state, const DispatchOutlook& o,
+                                 const std::string& merged, nlohmann::json& buckets) {
+  const DispatchPlan& plan = o.plan;
+  std::string param = featureParam(ctx.task.cases, o.features, plan.feature);
+  Variant vm = ctx.evaluator.materialize(merged);
+  Variant vw = ctx.evaluator.materialize(ctx.sources.source.source.text());
+  NearbyOutcome out;
+  std::string& failed = out.failed;
+  std::string& unverified = out.unverified;
+  for (size_t bi = 0; bi < plan.buckets.size() && failed.empty(); ++bi) {
+    const DispatchBucket& b = plan.buckets[bi];
+    if (b.option < 0) continue;
+    nlohmann::json shapes = nlohmann::json::array();
+    size_t verified = 0, tried = 0;
+    for (size_t c : b.cases) {
+      for (const auto& shape : nearbyShapes(ctx.task.cases[c], param)) {
+        if (verified >= kShapesPerBucket || tried >= 2 * kShapesPerBucket || !failed.empty()) break;
+        // One per bucket is required; a second only with the time for it.
+        if (verified >= 1 && !state.budget.mayStart(BudgetStage::kMeasure, expectedMeasureSeconds(state, 1))) break;
+        if (std::find(ctx.task.cases.begin(), ctx.task.cases.end(), shape) != ctx.task.cases.end()) continue;
+        ++tried;
+        CaseMeasurement m = ctx.evaluator.verifyShape(vm, shape);
+        nlohmann::json entry = {{"case", shape}};
+        if (m.status == CandidateStatus::kNotRun) {
+          entry["status"] = "not run: the budget ran out";
+          shapes.push_back(entry);
+          break;
+        }
+        std::optional<int64_t> value = featureValue(m, plan.feature);
+        if (value) entry["feature"] = *value;
+        if (m.status == CandidateStatus::kOk) {
+          bool inside = value && *value >= b.lo && *value <= b.hi;
+          entry["status"] = inside ? "verified" : "verified (outside this bucket)";
+          verified += inside ? 1 : 0;
+        } else {
+          // Wrong here, and right as written: the dispatch is not handed back. Wrong both ways:
+          // a shape the harness does not support.
+          CaseMeasurement w = ctx.evaluator.verifyShape(vw, shape);
+          if (w.status == CandidateStatus::kOk) {
+            entry["status"] = fmt::format("{}: {}", toString(m.status), m.message);
+            failed = fmt::format("on the shape {} ({} = {}): {}", caseLabelOf(shape), plan.feature.label(),
+                                 value ? std::to_string(*value) : "?", m.message);
+          } else {
+            entry["status"] = "skipped: the kernel as written fails on it too";
+          }
+        }
+        shapes.push_back(entry);
+      }
+    }
+    buckets[bi]["extra_shapes"] = shapes;
+    if (verified == 0 && unverified.empty()) {
+      unverified = fmt::format("no shape near those measured could be verified inside {}..{}", b.lo, b.hi);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<DispatchOutlook> dispatchOutlook(const RunState& state) {
@@ -134,46 +243,7 @@ void perShapeDispatch(const RunContext& ctx, RunState& state) {
   if (BudgetAnswer may = state.budget.mayStart(BudgetStage::kPassVariant, expected); !may) return skip(may.reason);
   ctx.progress.status(fmt::format("building a per-shape dispatch on {} ({} variants)", plan.feature.label(), plan.options.size()));
 
-  // The variants' whole modules, parsed (their positions are those of the text with the
-  // configuration applied).
-  std::vector<ParsedSource> parsed;
-  std::vector<std::string> notes;
-  try {
-    for (int opt : plan.options) {
-      int id = o->option_ids[static_cast<size_t>(opt)];
-      parsed.push_back(parseSource(ctx.evaluator.client(), ctx.task.source,
-                                   state.recordText(state.result.candidates[static_cast<size_t>(id)])));
-      notes.push_back(optionText(state, id));
-    }
-  } catch (const std::exception& e) {
-    return skip(fmt::format("a variant did not parse: {}", e.what()));
-  }
-  DispatchSourceSpec spec;
-  spec.launcher = ctx.task.launcher;
-  spec.arg_index = plan.feature.index;
-  spec.arg_name = plan.feature.name;
-  spec.dim = plan.feature.dim;
-  spec.variant_notes = notes;
-  std::string gpu;
-  if (const auto& env = state.result.environment; env.is_object() && env.contains("gpu") && env["gpu"].is_object()) {
-    gpu = env["gpu"].value("name", "");
-  }
-  spec.header_note = fmt::format("Picked by tritonforge from measurements{}; each route verified on the cases it lists "
-                                 "and on shapes near them.", gpu.empty() ? "" : " on " + gpu);
-  for (const auto& b : plan.buckets) {
-    if (b.option < 0) continue;
-    DispatchRoute r;
-    r.lo = b.lo;
-    r.hi = b.hi;
-    r.variant = static_cast<int>(std::find(plan.options.begin(), plan.options.end(), b.option) - plan.options.begin());
-    std::string cases;
-    for (size_t c : b.cases) cases += (cases.empty() ? "" : "; ") + ctx.task.caseLabel(c);
-    r.note = "measured on " + cases;
-    spec.routes.push_back(r);
-  }
-  std::vector<const ParsedSource*> ptrs;
-  for (const auto& p : parsed) ptrs.push_back(&p);
-  MergedSource merged = mergeDispatch(ctx.sources.source, ptrs, spec);
+  MergedSource merged = dispatchSource(ctx, state, *o);
   if (!merged.refused.empty()) return skip(merged.refused);
 
   Prepared item;
@@ -200,56 +270,9 @@ void perShapeDispatch(const RunContext& ctx, RunState& state) {
     return;
   }
 
-  // Shapes near the measured ones, inside each routed bucket.
-  std::string param = featureParam(ctx.task.cases, o->features, plan.feature);
-  Variant vm = ctx.evaluator.materialize(merged.text);
-  Variant vw = ctx.evaluator.materialize(ctx.sources.source.source.text());
-  std::string failed, unverified;
-  for (size_t bi = 0; bi < plan.buckets.size() && failed.empty(); ++bi) {
-    const DispatchBucket& b = plan.buckets[bi];
-    if (b.option < 0) continue;
-    nlohmann::json shapes = nlohmann::json::array();
-    size_t verified = 0, tried = 0;
-    for (size_t c : b.cases) {
-      for (const auto& shape : nearbyShapes(ctx.task.cases[c], param)) {
-        if (verified >= kShapesPerBucket || tried >= 2 * kShapesPerBucket || !failed.empty()) break;
-        // One per bucket is required; a second only with the time for it.
-        if (verified >= 1 && !state.budget.mayStart(BudgetStage::kMeasure, expectedMeasureSeconds(state, 1))) break;
-        if (std::find(ctx.task.cases.begin(), ctx.task.cases.end(), shape) != ctx.task.cases.end()) continue;
-        ++tried;
-        CaseMeasurement m = ctx.evaluator.verifyShape(vm, shape);
-        nlohmann::json entry = {{"case", shape}};
-        if (m.status == CandidateStatus::kNotRun) {
-          entry["status"] = "not run: the budget ran out";
-          shapes.push_back(entry);
-          break;
-        }
-        std::optional<int64_t> value = featureValue(m, plan.feature);
-        if (value) entry["feature"] = *value;
-        if (m.status == CandidateStatus::kOk) {
-          bool inside = value && *value >= b.lo && *value <= b.hi;
-          entry["status"] = inside ? "verified" : "verified (outside this bucket)";
-          verified += inside ? 1 : 0;
-        } else {
-          // Wrong here, and right as written: the dispatch is not handed back. Wrong both ways:
-          // a shape the harness does not support.
-          CaseMeasurement w = ctx.evaluator.verifyShape(vw, shape);
-          if (w.status == CandidateStatus::kOk) {
-            entry["status"] = fmt::format("{}: {}", toString(m.status), m.message);
-            failed = fmt::format("on the shape {} ({} = {}): {}", caseLabelOf(shape), plan.feature.label(),
-                                 value ? std::to_string(*value) : "?", m.message);
-          } else {
-            entry["status"] = "skipped: the kernel as written fails on it too";
-          }
-        }
-        shapes.push_back(entry);
-      }
-    }
-    ev["buckets"][bi]["extra_shapes"] = shapes;
-    if (verified == 0 && unverified.empty()) {
-      unverified = fmt::format("no shape near those measured could be verified inside {}..{}", b.lo, b.hi);
-    }
-  }
+  const NearbyOutcome nearby = verifyNearbyShapes(ctx, state, *o, merged.text, ev["buckets"]);
+  const std::string& failed = nearby.failed;
+  const std::string& unverified = nearby.unverified;
   if (!failed.empty()) {
     rec.status = CandidateStatus::kWrongResult;
     rec.message = "per-shape dispatch: wrong " + failed;
