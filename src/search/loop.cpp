@@ -251,6 +251,7 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
   while (true) {
     // Time for a per-shape dispatch, once the measurements make one worth it: the search ends
     // that much earlier (and its compiles and measurements with it).
+    compileDispatchAhead(ctx, state);
     if (double keep = dispatchKeepBack(state); keep != state.budget.keptBack()) {
       ctx.trace.add("keep-back", {{"for", "per-shape dispatch"}, {"seconds", keep}, {"elapsed_s", state.budget.elapsed()}});
       state.budget.keepBack(keep);

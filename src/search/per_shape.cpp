@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <future>
 
 #include "search/batch_evaluation.h"
 #include "search/scoring.h"
@@ -185,14 +187,32 @@ std::optional<DispatchOutlook> dispatchOutlook(const RunState& state) {
 double dispatchSeconds(const RunState& state, const DispatchOutlook& o) {
   const size_t n = state.baseline.times_ms.size();
   // The merged module compiles its kernels under new names (each case compiles the variant it
-  // routes to: about one candidate's compile).
-  const double compile = state.compile_model.median().value_or(5.0);
+  // routes to: about one candidate's compile), unless compiled ahead (the last plan's source;
+  // a later plan's shares most of its kernels).
+  const double median_compile = state.compile_model.median().value_or(5.0);
+  const bool ahead = !state.dispatch_hash.empty() && state.dispatch_compile.valid() &&
+                     state.dispatch_compile.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  const double compile = ahead ? median_compile / 4 : median_compile;
   size_t routed = 0;
   for (const auto& b : o.plan.buckets) routed += b.option >= 0 ? 1 : 0;
   // One nearby shape per routed bucket at least (a second when there is time): it runs
   // untimed, and sometimes compiles another specialization.
-  const double per_shape = compile / 4 + expectedMeasureSeconds(state, 1);
+  const double per_shape = median_compile / 4 + expectedMeasureSeconds(state, 1);
   return compile + expectedMeasureSeconds(state, n) + static_cast<double>(routed) * per_shape;
+}
+
+void compileDispatchAhead(const RunContext& ctx, RunState& state) {
+  if (!state.search.space || ctx.evaluator.compileWorkers() == 0) return;
+  std::optional<DispatchOutlook> o = dispatchOutlook(state);
+  if (!o) return;
+  MergedSource merged = dispatchSource(ctx, state, *o);
+  if (!merged.refused.empty()) return;  // the stage after the search says why
+  Variant v = ctx.evaluator.materialize(merged.text);
+  if (v.hash == state.dispatch_hash) return;
+  state.dispatch_hash = v.hash;
+  state.dispatch_compile = ctx.evaluator.compileAsync(v);
+  ctx.trace.add("per-shape-compile", {{"source_hash", v.hash}, {"feature", o->plan.feature.label()},
+                                      {"elapsed_s", state.budget.elapsed()}});
 }
 
 double dispatchKeepBack(const RunState& state) {

@@ -32,6 +32,11 @@ std::optional<DispatchOutlook> dispatchOutlook(const RunState& state);
 // What building, measuring and verifying the plan's source is expected to take.
 double dispatchSeconds(const RunState& state, const DispatchOutlook& o);
 
+// Compiles the source of the plan the measurements support now on the compile pool, while the
+// search goes on (once per distinct source): the stage after the search then finds it
+// compiled, and keeps back only its measurements. Nothing when no plan is worth it.
+void compileDispatchAhead(const RunContext& ctx, RunState& state);
+
 // The seconds the search should keep back for a dispatch now: dispatchSeconds of the plan the
 // measurements support, 0 when none is worth it or it would take too much of the budget.
 double dispatchKeepBack(const RunState& state);

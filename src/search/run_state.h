@@ -4,6 +4,7 @@
 // run's Budget (budget.h) is in RunState: every stage asks it whether it may start.
 #pragma once
 
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,6 +115,10 @@ struct RunState {
   int current_base = 0;
   std::map<std::string, int> seen_sources; // source hash -> the candidate that ran it
   std::map<int, std::string> pass_texts;   // candidate id -> the source a pass made
+  // The per-shape dispatch compiled ahead, while the search goes on (per_shape.h): its
+  // source's hash ("" : none yet) and its compile.
+  std::string dispatch_hash;
+  std::shared_future<CompileOutcome> dispatch_compile;
   BaseSearch search;
   EngineLedger engine;
   FailurePatterns failures;                // structural failures: frozen dimensions, dropped passes (the one list)

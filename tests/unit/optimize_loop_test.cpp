@@ -843,6 +843,12 @@ TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
   }
   EXPECT_EQ(buckets[0]["extra_shapes"][0]["case"]["N"], 5120);
   EXPECT_EQ(buckets[0]["extra_shapes"][0]["feature"], 5120);
+  // Its source was compiled on the pool while the search went on.
+  auto ahead = events(r.trace, "per-shape-compile");
+  ASSERT_GE(ahead.size(), 1u);
+  bool same = false;
+  for (const auto& a : ahead) same = same || a["source_hash"] == best.source_hash;
+  EXPECT_TRUE(same) << best.source_hash;
 }
 
 // The same dispatch, wrong on a shape near a measured one (a planted fault no task case has):
