@@ -71,7 +71,9 @@ ShapeTable bestPerShape(const nlohmann::json& result, const std::string& what) {
     double best_t = std::numeric_limits<double>::infinity();
     const nlohmann::json* chosen = nullptr;
     for (const auto& c : cands) {
-      if (!c.is_object() || c.value("base", 0) != 0) continue;
+      // Configurations of the source as written only: a pass's output (or a per-shape
+      // dispatch, kind "pass" too) is another source, even on base 0.
+      if (!c.is_object() || c.value("base", 0) != 0 || c.value("kind", "") == "pass") continue;
       std::optional<double> t = caseTime(c, i);
       if (c.value("kind", "") == "baseline" && t) best.as_written_ms = *t;
       if (c.value("status", "") != "ok" || !t) continue;

@@ -31,7 +31,8 @@ nlohmann::json candidate(int id, const std::string& kind, int base, nlohmann::js
 
 // Case N=1048576 is fastest with BLOCK 256 / 8 warps (candidate 1), case N=4096 with BLOCK 64
 // / 2 warps (candidate 2); candidate 3 is faster on both but wrong, candidate 4 belongs to a
-// pass's rewrite (another source).
+// pass's rewrite (another source), candidate 5 is a pass's output (or a per-shape dispatch) on
+// base 0: another source too.
 fs::path writeResult(const fs::path& dir) {
   test::writeFile(dir / "add.py", kSource);
   nlohmann::json as_written = {{"add_kernel.BLOCK", "as-written"}, {"add_kernel.num_warps", "as-written"}};
@@ -52,7 +53,8 @@ fs::path writeResult(const fs::path& dir) {
             candidate(1, "config", 0, {{"add_kernel.BLOCK", 256}, {"add_kernel.num_warps", 8}}, "ok", 1.0, 3.0),
             candidate(2, "config", 0, {{"add_kernel.BLOCK", 64}, {"add_kernel.num_warps", 2}}, "ok", 1.5, 2.5),
             candidate(3, "config", 0, {{"add_kernel.BLOCK", 512}, {"add_kernel.num_warps", 8}}, "wrong-result", 0.1, 0.1),
-            candidate(4, "pass", 1, {{"add_kernel.BLOCK", 1024}, {"add_kernel.num_warps", 8}}, "ok", 0.5, 0.5)})}};
+            candidate(4, "pass", 1, {{"add_kernel.BLOCK", 1024}, {"add_kernel.num_warps", 8}}, "ok", 0.5, 0.5),
+            candidate(5, "pass", 0, nlohmann::json::object(), "ok", 0.4, 0.4)})}};
   test::writeFile(dir / "result.json", result.dump(2));
   return dir / "result.json";
 }
