@@ -341,11 +341,6 @@ bool boundAtTopLevel(const ParsedSource& src, const std::string& name) {
   return bound.count(name) > 0;
 }
 
-bool identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 }  // namespace
 
 MergedSource renameModuleNames(const ParsedSource& source, const std::string& suffix, bool drop_script_parts) {
@@ -374,7 +369,7 @@ MergedSource mergeDispatch(const ParsedSource& as_written, const std::vector<con
   const size_t dot = launcher.find('.');
   const std::string L = launcher.substr(0, dot);
   const std::string attr = dot == std::string::npos ? "" : launcher.substr(dot + 1);
-  if (!identifier(L) || (dot != std::string::npos && !identifier(attr)) || !boundAtTopLevel(as_written, L)) {
+  if (!isIdentifier(L) || (dot != std::string::npos && !isIdentifier(attr)) || !boundAtTopLevel(as_written, L)) {
     return {"", fmt::format("the launcher '{}' is not a name bound at the module's top level, or one attribute of one",
                             launcher)};
   }

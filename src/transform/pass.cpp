@@ -8,17 +8,10 @@
 #include "diagnose/vocabulary.h"
 #include "transform/passes/passes.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace tf {
 namespace {
-
-bool isIdentifier(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  }
-  return true;
-}
 
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");

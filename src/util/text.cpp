@@ -1,5 +1,6 @@
 #include "util/text.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace tf {
@@ -82,6 +83,14 @@ std::string firstLine(std::string_view text, size_t max_bytes) {
   std::string s = oneLine(toValidUtf8(text.substr(0, text.find('\n'))));
   if (s.size() > max_bytes) s = cutUtf8(s, max_bytes) + "...";
   return s;
+}
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
 }
 
 }  // namespace tf

@@ -1,7 +1,8 @@
 // Text that goes into messages and JSON output: one line, valid UTF-8.
 //
 // Entry points: oneLine (control characters escaped), toValidUtf8 (ill-formed sequences
-// replaced), cutUtf8 (a prefix that ends at a character boundary), firstLine.
+// replaced), cutUtf8 (a prefix that ends at a character boundary), firstLine; isIdentifier
+// (an ASCII Python name).
 #pragma once
 
 #include <string>
@@ -25,5 +26,8 @@ std::string cutUtf8(std::string_view text, size_t max_bytes);
 // The first line of `text` (any bytes) as one line of valid UTF-8, cut to `max_bytes` at a
 // character boundary with "..." after a cut.
 std::string firstLine(std::string_view text, size_t max_bytes);
+
+// Whether `s` is an ASCII identifier: a letter or `_`, then letters, digits or `_`.
+bool isIdentifier(std::string_view s);
 
 }  // namespace tf
