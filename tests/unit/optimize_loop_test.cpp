@@ -780,19 +780,42 @@ TEST(OptimizeLoop, AFailingExternalEngineIsTracedAndTheRunGoesOn) {
 }
 
 }  // namespace
+// The three-case task whose N=8192 case the fake pass's output runs 1.5x slower on (twice as
+// fast on the others; every configuration otherwise as fast as the original), searched with
+// the pass engine and the fake passes; `env` adds to the fake worker's settings.
+namespace {
+
+struct SlowCaseRun {
+  fs::path dir;
+  OptimizeResult r;
+};
+
+SlowCaseRun runSlowCase(const std::string& name, int max_candidates, const std::map<std::string, std::string>& env = {},
+                        const Region& only = {}) {
+  SlowCaseRun run;
+  run.dir = writeTask(name, "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
+  auto l = load(run.dir);
+  OptimizeOptions o = fakeOptions("");
+  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
+  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
+  for (const auto& [k, v] : env) o.evaluator.worker.env[k] = v;
+  o.engine_impl = std::make_shared<PassEngine>();
+  o.passes = std::make_shared<FakePasses>();
+  o.only = only;
+  o.max_candidates = max_candidates;
+  Quiet q;
+  run.r = optimize(l->task, *l->sources, l->tunables, o, q);
+  return run;
+}
+
+}  // namespace
+
 // A candidate twice as fast on two cases and 1.5x slower on the third is faster overall
 // (geometric mean 0.72) and still never handed back: no case may be slower than as written.
 TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
-  fs::path dir = writeTask("regress", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
-  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";  // every configuration as fast as the original
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 20;
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  SlowCaseRun run = runSlowCase("regress", 20);
+  const fs::path& dir = run.dir;
+  const OptimizeResult& r = run.r;
   const CandidateRecord* pass = nullptr;
   for (const auto& c : r.candidates) {
     if (c.origin == "pass fast-comment") pass = &c;
@@ -854,17 +877,9 @@ TEST(OptimizeLoop, ACandidateSlowerOnOneCaseIsRefused) {
 // The same dispatch, wrong on a shape near a measured one (a planted fault no task case has):
 // it is never handed back, and the trace says where it failed.
 TEST(OptimizeLoop, APerShapeDispatchWrongOnANearbyShapeIsRefused) {
-  fs::path dir = writeTask("dispatch_wrong", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
-  o.evaluator.worker.env["TF_FAKE_WRONG_AT"] = "N=5120";
-  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.max_candidates = 20;
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  SlowCaseRun run = runSlowCase("dispatch_wrong", 20, {{"TF_FAKE_WRONG_AT", "N=5120"}});
+  const fs::path& dir = run.dir;
+  const OptimizeResult& r = run.r;
   ASSERT_TRUE(r.dispatch.is_object());
   EXPECT_EQ(r.dispatch["status"], "wrong-result") << r.dispatch.dump(1);
   EXPECT_NE(r.dispatch["reason"].get<std::string>().find("on the shape N=5120,scale=2"), std::string::npos)
@@ -909,18 +924,9 @@ TEST(OptimizeLoop, APassParameterListIsOneVariantPerValue) {
 // finds the configuration under which it is slower on no case (here, 8 warps), and that
 // candidate is the result; its speed-up is over the kernel as written on every case.
 TEST(OptimizeLoop, ABaseOnTrialIsTunedUntilNoCaseIsSlower) {
-  fs::path dir = writeTask("on_trial", "[ { N = 1048576 }, { N = 4096, scale = 2 }, { N = 8192 } ]");
-  auto l = load(dir);
-  OptimizeOptions o = fakeOptions("");
-  o.evaluator.worker.env["TF_FAKE_SLOW_CASE"] = "N=8192";
-  o.evaluator.worker.env["TF_FAKE_SLOW_CASE_FIX"] = "num_warps=8";
-  o.evaluator.worker.env["TF_FAKE_FLAT"] = "1";
-  o.engine_impl = std::make_shared<PassEngine>();
-  o.passes = std::make_shared<FakePasses>();
-  o.only = {{"add_kernel.num_warps", {2, 4, 8}}};
-  o.max_candidates = 30;
-  Quiet q;
-  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  SlowCaseRun run = runSlowCase("on_trial", 30, {{"TF_FAKE_SLOW_CASE_FIX", "num_warps=8"}},
+                                {{"add_kernel.num_warps", {2, 4, 8}}});
+  const OptimizeResult& r = run.r;
   ASSERT_EQ(events(r.trace, "base-on-trial").size(), 1u);
   ASSERT_EQ(r.bases.size(), 2u);
   ASSERT_GE(r.best, 0);
