@@ -22,6 +22,7 @@
 
 #include "kernel/module_ir.h"
 #include "task/source_parser.h"
+#include "transform/kernel_normalize.h"
 #include "transform/pass.h"
 #include "transform/pass_applier.h"
 #include "transform/pass_context.h"
@@ -76,7 +77,13 @@ class CensusPassApplier final : public PassApplier {
     last_spec_ = spec;
     try {
       PassArgs args = validateArgs(*pass, parsePassSpec(spec));
-      PassOutcome o = pass->run(ctx, args);
+      PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
+        const ParsedSource& nsrc = normalizedParse(normalized);
+        ModuleIR nir = buildModuleIR(nsrc);
+        const Kernel* nk = nir.kernel(request.kernel);
+        if (!nk) return refuse(fmt::format("the normal form has no kernel '{}'", request.kernel));
+        return pass->run(PassContext::make(nir, *nk), args);
+      });
       if (!o.applied) {
         out.message = o.reason;
         return out;
@@ -88,6 +95,13 @@ class CensusPassApplier final : public PassApplier {
       out.message = e.what();  // as transform: the pass cannot run on this kernel
     }
     return out;
+  }
+
+  // The parse of a normal form, made once for all the passes tried on it.
+  const ParsedSource& normalizedParse(const std::string& text) {
+    auto it = normalized_.find(text);
+    if (it == normalized_.end()) it = normalized_.emplace(text, parseSource(worker_, src_.path, text)).first;
+    return it->second;
   }
 
   PassApplication check(const PassRequest& request, PassApplication applied) override {
@@ -108,6 +122,7 @@ class CensusPassApplier final : public PassApplier {
  private:
   WorkerProcess& worker_;
   const ParsedSource& src_;
+  std::map<std::string, ParsedSource> normalized_;
   bool check_;
   std::string last_spec_;
 };

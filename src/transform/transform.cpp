@@ -11,6 +11,7 @@
 #include "kernel/tunables.h"
 #include "task/imported_kernels.h"
 #include "task/task.h"
+#include "transform/kernel_normalize.h"
 #include "transform/pass_context.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -271,7 +272,17 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     if (auto it = settings_.signatures.find(request.kernel); it != settings_.signatures.end()) ctx.signature = it->second;
     ctx.rtol = settings_.rtol;
     ctx.atol = settings_.atol;
-    PassOutcome o = pass->run(ctx, args);
+    PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
+      ParsedSource nsrc = parseSource(worker_, settings_.source_path, normalized);
+      ModuleIR nir = buildModuleIR(nsrc, pass->info().launcher_only ? settings_.imported : nullptr);
+      const Kernel* nk = nir.kernel(request.kernel);
+      if (!nk) return refuse(fmt::format("the normal form has no kernel '{}'", request.kernel));
+      PassContext nctx = PassContext::make(nir, *nk);
+      nctx.signature = ctx.signature;
+      nctx.rtol = ctx.rtol;
+      nctx.atol = ctx.atol;
+      return pass->run(nctx, args);
+    });
     if (!o.applied) {
       out.message = o.reason;
       return out;

@@ -61,6 +61,13 @@ def matmul_lower(mod, M, N, K):
     return close(out[lower], ref[lower], 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
 
 
+def matmul_tril(mod, M, N, K):
+    """The lower triangle of A @ B, zeros above."""
+    a, b = torch.randn(M, K, generator=gen).half(), torch.randn(K, N, generator=gen).half()
+    out, ref = mod.matmul(a, b), (a.float() @ b.float()).tril()
+    return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+
+
 def softmax(mod, M, N):
     x = torch.randn(M, N, generator=gen) * 3
     return close(mod.softmax(x), torch.softmax(x.double(), -1), 1e-4, 1e-6)
@@ -116,6 +123,27 @@ def rms(mod, B, H, N):
     x = torch.randn(B, H, N, generator=gen).half()
     ref = x.double() / torch.sqrt((x.double() ** 2).mean(-1, keepdim=True) + 1e-6)
     return close(mod.rms(x), ref, 2e-3, 2e-3)
+
+
+def head_rms(mod, T, H):
+    x, w = torch.randn(T, H, 64, generator=gen).half(), torch.randn(64, generator=gen).half()
+    ref = x.double() / torch.sqrt((x.double() ** 2).mean(-1, keepdim=True) + 1e-6) * w.double()
+    return close(mod.rms_norm(x, w), ref, 2e-3, 4e-3)
+
+
+def block_scaled_matmul(mod, M, N, K):
+    """int8 operands, a scale per 128-wide K block of A's rows and of B's columns, one scale."""
+    blocks = -(-K // 128)
+    a = torch.randint(-4, 5, (M, K), generator=gen, dtype=torch.int8)
+    b = torch.randint(-4, 5, (K, N), generator=gen, dtype=torch.int8)
+    a_s, b_s = torch.rand(M, blocks, generator=gen) + 0.5, torch.rand(N, blocks, generator=gen) + 0.5
+    ref = torch.zeros(M, N, dtype=torch.float64)
+    for kb in range(blocks):
+        part = a[:, kb * 128:(kb + 1) * 128].double() @ b[kb * 128:(kb + 1) * 128].double()
+        ref += part * a_s[:, kb, None].double() * b_s[None, :, kb].double()
+    ref *= 0.01
+    out = mod.matmul(a, b, a_s, b_s, 0.01)
+    return close(out, ref, 2e-3, 2e-3 * ref.abs().max().item())
 
 
 def center(mod, M, N):
@@ -362,6 +390,13 @@ CASES = {
     "rows-per-program/block_layernorm": (layernorm, (37, 200)),
     "rows-per-program/block_layernorm_column_loops": (layernorm, (37, 600)),
     "rows-per-program/block_router_topk": (router, (37, 60, 6)),
+    # (rows-per-program/normalized_cast_pid_docstring is not run here: the interpreter's loop
+    # variable is a Python int, which has no .to(); compiled, it is an i32 tensor.)
+    "rows-per-program/loop_2d_grid_heads": (head_rms, (37, 3)),
+    "grouped-order/normalized_tuple_pids": (matmul, (100, 136, 72)),
+    "persistent/normalized_inline_pid": (add, (5000,)),
+    "split-k/atomic_block_scaled": (block_scaled_matmul, (20, 72, 300)),
+    "split-k/atomic_branch_epilogue": (matmul_tril, (100, 136, 72)),
     "column-loop/softmax": (softmax, (3, 9000)),
     "column-loop/softmax_passes": (softmax, (3, 9000)),
     "column-loop/log_softmax": (log_softmax, (3, 5000)),

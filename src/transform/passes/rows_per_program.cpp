@@ -15,8 +15,13 @@
 //               Loops and `if`s are kept when no row decides them (row_block.h).
 //
 // The row count is the grid written in the kernel's terms, or a new `n_rows` parameter.
-// Launcher: `rows_per_program = R` before the grid, the grid becomes cdiv(rows, rows_per_program).
+// Launcher: `rows_per_program = R` before the grid, grid axis 0 becomes cdiv(rows, rows_per_program);
+// a 2-D or 3-D grid keeps its other axes (mode=loop: each program loops over consecutive axis-0
+// ids, its other ids unchanged).
 #include <fmt/format.h>
+
+#include <map>
+#include <optional>
 
 #include "transform/pass_context.h"
 #include "transform/passes/passes.h"
@@ -25,16 +30,31 @@
 namespace tf {
 namespace {
 
+// tl.program_id calls per literal axis; key -1 counts calls with a computed axis.
+std::map<int, int> programIdCallsByAxis(const PassContext& ctx) {
+  std::map<int, int> out;
+  walk(*ctx.kernel->def, [&](const Node& n) {
+    if (!ctx.isTlCall(n, "program_id")) return true;
+    const Node* axis = n["args"].empty() ? keywordArg(n, "axis") : &n["args"][0];
+    std::optional<int64_t> a = axis ? intLiteral(*axis) : std::nullopt;
+    ++out[a && *a >= 0 && *a <= 2 ? static_cast<int>(*a) : -1];
+    return true;
+  });
+  return out;
+}
+
 class RowsPerProgramPass : public Pass {
  public:
   RowsPerProgramPass() {
     info_.name = "rows-per-program";
     info_.summary = "Short rows: each program handles ROWS_PER_PROGRAM consecutive rows in a loop, instead of one.";
     info_.preconditions = {
-        "a 1-D grid of one program per row: the kernel binds `row = tl.program_id(0)` at the top of its body, "
-        "calls tl.program_id nowhere else (nor tl.num_programs), and never assigns the row variable again",
+        "one program per row along grid axis 0: the kernel binds `row = tl.program_id(0)` at the top of its body, "
+        "reads tl.program_id(0) nowhere else (nor tl.num_programs), and never assigns the row variable again; "
+        "other grid axes (a 2-D or 3-D grid) are kept, with mode=loop",
         "the body has no `return` (it would end the program, not the row) but a bare one ending it (dropped)",
-        "every launch's grid is a 1-tuple (or a lambda returning one)",
+        "every launch's grid is a tuple (or a lambda returning one) with the axes the kernel reads; axis 0 "
+        "becomes cdiv(rows, ROWS_PER_PROGRAM)",
         "the row count is expressible with the kernel's parameters, or the grid is a plain tuple (then it is "
         "passed as n_rows)",
         "mode=block: every value is a scalar or a 1-D vector per row; loops and ifs are not decided by a row's "
@@ -56,14 +76,26 @@ class RowsPerProgramPass : public Pass {
 
   PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
     const Kernel& k = *ctx.kernel;
+    // The rows are grid axis 0: its id bound once at the top of the body and read nowhere
+    // else. Other axes (heads, column blocks of a 2-D or 3-D grid) stay as they are: each
+    // program loops over consecutive axis-0 ids with its other ids unchanged.
     std::vector<PidVar> pids = ctx.pidVars();
-    if (pids.size() != 1 || pids[0].axis != 0 || ctx.programIdCalls() != 1) {
+    const PidVar* p0 = nullptr;
+    for (const auto& p : pids) {
+      if (p.axis == 0 && !p0) p0 = &p;
+    }
+    std::map<int, int> calls = programIdCallsByAxis(ctx);
+    if (!p0 || calls.count(-1) || calls[0] != 1) {
       return refuse(fmt::format("{} is not launched one program per row: it does not bind tl.program_id(0) once, "
                                 "alone, at the top of its body",
                                 k.name));
     }
-    const PidVar& pv = pids[0];
+    const PidVar& pv = *p0;
+    int dims = calls.rbegin()->first + 1;
     if (ctx.numProgramsCalls() != 0) return refuse("the kernel calls tl.num_programs; the loop would change its meaning");
+    if (dims > 1 && args.text("mode") == "block") {
+      return refuse(fmt::format("mode=block: the kernel reads {} grid axes (mode=loop takes them)", dims));
+    }
     if (ctx.hasReturn(true)) return refuse("the kernel body has a `return`: in a loop over rows it would end the program");
     // A bare `return` that ends the body does nothing: it is dropped (inside the loop it would
     // end the program after the first row).
@@ -75,8 +107,9 @@ class RowsPerProgramPass : public Pass {
     });
     if (assigns != 1) return refuse(fmt::format("'{}' is assigned again in the body", pv.name));
     for (const auto& [p, u] : ctx.facts.params) {
-      // A tile the programs step by (pid * BLOCK); a constexpr row stride (pid * K) is fine.
-      if (u.pid_scaled && u.tile_extent) {
+      // A tile the programs step by along the rows (pid * BLOCK); a constexpr row stride
+      // (pid * K) is fine, and so is a tile another axis steps by.
+      if ((dims == 1 ? u.pid_scaled : u.pid_axes.count(0) > 0) && u.tile_extent) {
         return refuse(fmt::format("programs step by {} ({} * {}): the kernel tiles a dimension, it is not one row "
                                   "per program",
                                   p, pv.name, p));
@@ -137,7 +170,9 @@ class RowsPerProgramPass : public Pass {
       if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
       auto g = gridOf(ctx, *site, &why);
       if (!g) return refuse(why);
-      if (g->axes.size() != 1) return refuse(fmt::format("a grid has {} axes, not 1", g->axes.size()));
+      if (static_cast<int>(g->axes.size()) < dims) {
+        return refuse(fmt::format("a grid has {} axes; the kernel reads {}", g->axes.size(), dims));
+      }
       if (!rows_expr && g->lambda) return refuse("the row count depends on META (a lambda grid)");
       const FunctionInfo& fn = ctx.ir->functions.at(site->function);
       std::string var = "rows_per_program";
@@ -149,8 +184,9 @@ class RowsPerProgramPass : public Pass {
                   fmt::format("{}{} = {}\n", ctx.text().indentOf(line), var, args.text("rows")));
       }
       if (grids_done.insert(g->expr).second) {
-        ed.replace(ctx.range(*g->expr),
-                   gridText({fmt::format("{}.cdiv({}, {})", ctx.triton(), ctx.slice(*g->axes[0]), var)}, g->lambda_arg));
+        std::vector<std::string> axes = {fmt::format("{}.cdiv({}, {})", ctx.triton(), ctx.slice(*g->axes[0]), var)};
+        for (size_t a = 1; a < g->axes.size(); ++a) axes.push_back(ctx.slice(*g->axes[a]));
+        ed.replace(ctx.range(*g->expr), gridText(axes, g->lambda_arg));
       }
       addLaunchKeyword(ctx, ed, *site, rpp, var);
       if (!rows_expr) addLaunchKeyword(ctx, ed, *site, n_rows, ctx.slice(*g->axes[0]));

@@ -3,7 +3,8 @@
 //
 // Kernel: a new grid axis gives pid_k; the K loop starts at pid_k's share and steps
 // SPLIT_K times as far (pointers advanced in the loop get the matching start offset and
-// stride). The epilogue must be linear in the accumulator (acc, or acc.to(dtype)), since
+// stride). The epilogue must be linear in the accumulator (acc, acc.to(dtype); mode=atomic also
+// acc scaled by values that do not depend on it), since
 // each program now holds a partial sum. Then:
 //   mode=atomic     the store becomes tl.atomic_add into an output the launcher zeroes first
 //                   (partial sums rounded to the output type; order not deterministic)
@@ -11,6 +12,11 @@
 //                   [SPLIT_K, M, N]; the launcher sums it into the output (deterministic)
 // Launcher: `split_k = S` before the grid, a third grid axis, SPLIT_K=split_k at the launch.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <set>
 
 #include "transform/pass_context.h"
 #include "transform/passes/passes.h"
@@ -25,12 +31,14 @@ class SplitKPass : public Pass {
     info_.summary = "Split the K loop of a matmul over SPLIT_K programs per output tile (atomic or two-stage "
                     "reduction), for long K and few output tiles.";
     info_.preconditions = {
-        "one loop at the top of the kernel body accumulates tl.dot into a variable (acc += tl.dot(a, b) or "
-        "acc = tl.dot(a, b, acc))",
+        "one loop at the top of the kernel body accumulates tl.dot into one variable (acc += E, acc = acc + E "
+        "with E holding the dot and not reading acc, e.g. a per-block scaled dot, or acc = tl.dot(a, b, acc)) and "
+        "writes it nowhere else",
         "the loop is range(start, end, step) with a step of the K tile (its variable is the K offset), or "
         "range(n) advancing pointers by the K tile inside (p += BLOCK_K * stride)",
-        "after the loop, one tl.store writes acc or acc.to(dtype), directly or through one variable (the "
-        "epilogue is linear in the accumulator)",
+        "after the loop, one tl.store writes acc or acc.to(dtype), directly or through one variable; mode=atomic "
+        "also takes copies of acc scaled by values that do not depend on it (acc * scale, acc / l[:, None]): the "
+        "epilogue is linear in the accumulator",
         "the grid has fewer than 3 axes and the kernel does not use the next program-id axis",
         "atomic: the store takes only a mask; two-stage: the output's strides are passed as out.stride(i) and "
         "the launch is a statement of its own",
@@ -84,29 +92,42 @@ class SplitKPass : public Pass {
     const Node& rargs = iter["args"];
     if (rargs.empty() || rargs.size() > 3) return refuse("the K loop's range has no bounds");
 
-    // The accumulator.
+    // The accumulator: one variable the loop adds a tl.dot's contribution to, and writes
+    // nowhere else (a rescale inside the loop would make the sum over K something else).
     std::string acc;
+    int acc_updates = 0;
+    bool several = false;
     walk((*loop)["body"], [&](const Node& n) {
-      if (isType(n, "AugAssign") && isType(n["op"], "Add") && isType(n["target"], "Name") &&
-          ctx.isTlCall(n["value"], "dot")) {
-        acc = n["target"]["id"].get<std::string>();
-      }
-      if (isType(n, "Assign") && n["targets"].size() == 1 && isType(n["targets"][0], "Name") &&
-          ctx.isTlCall(n["value"], "dot")) {
-        const Node& call = n["value"];
-        const Node* a3 = call["args"].size() > 2 ? &call["args"][2] : keywordArg(call, "acc");
-        std::string t = n["targets"][0]["id"].get<std::string>();
-        if (a3 && isType(*a3, "Name") && (*a3)["id"] == t) acc = t;
-      }
+      std::string t = accumulation(ctx, n);
+      if (t.empty()) return true;
+      if (!acc.empty() && t != acc) several = true;
+      acc = t;
+      ++acc_updates;
       return true;
     });
-    if (acc.empty()) return refuse("no accumulator: the loop does not do acc += tl.dot(...) or acc = tl.dot(a, b, acc)");
+    if (several) return refuse("the K loop accumulates tl.dot into more than one variable");
+    if (acc.empty()) {
+      return refuse("no accumulator: the loop does not do acc += tl.dot(...), acc = acc + tl.dot(...) or "
+                    "acc = tl.dot(a, b, acc)");
+    }
+    int acc_writes = 0;
+    walk((*loop)["body"], [&](const Node& n) {
+      if (isType(n, "Name") && n["id"] == acc && n["ctx"] == "Store") ++acc_writes;
+      return true;
+    });
+    if (acc_writes != acc_updates) {
+      return refuse(fmt::format("the K loop writes '{}' otherwise than by adding a tl.dot: it is not a sum over K", acc));
+    }
 
-    // The store after the loop, and that its value is linear in acc.
+    // The store after the loop, and that its value is linear in acc. atomic: any chain of
+    // copies, casts and scalings by values that do not depend on acc (each program's partial
+    // sum is scaled, then the partials add up); two-stage: the fp32 partial itself goes to the
+    // workspace, so only acc or one cast copy of it.
     int loop_index = ctx.bodyIndex(loop);
     const Node* store = nullptr;
     const Node* cast_stmt = nullptr;  // `c = acc.to(...)`
     std::string cast_var;
+    std::set<std::string> linear = {acc};
     for (size_t i = static_cast<size_t>(loop_index) + 1; i < body.size(); ++i) {
       const Node& s = body[i];
       if (isType(s, "Expr") && ctx.isTlCall(s["value"], "store")) {
@@ -120,19 +141,23 @@ class SplitKPass : public Pass {
         return true;
       });
       if (store_inside) return refuse("a store after the K loop is nested or not a plain tl.store statement");
-      if (isType(s, "Assign") && s["targets"].size() == 1 && isType(s["targets"][0], "Name") &&
+      if (!atomic && isType(s, "Assign") && s["targets"].size() == 1 && isType(s["targets"][0], "Name") &&
           isLinearIn(ctx, s["value"], acc) && s["targets"][0]["id"] != acc) {
         if (cast_stmt) return refuse("the accumulator is copied more than once after the loop");
         cast_stmt = &s;
         cast_var = s["targets"][0]["id"].get<std::string>();
         continue;
       }
-      bool touches = false;
-      walk(s, [&](const Node& n) {
-        if (isType(n, "Name") && n["id"] == acc) touches = true;
-        return true;
-      });
-      if (touches) {
+      if (atomic) {
+        const Node* bad = nullptr;
+        if (!linearEpilogue(ctx, s, &linear, &bad)) {
+          return refuse(fmt::format("the epilogue `{}` uses the accumulator: with split-k it would act on partial "
+                                    "sums",
+                                    firstLine(ctx.slice(*bad))));
+        }
+        continue;
+      }
+      if (mentionsAny(s, linear)) {
         return refuse(fmt::format("the epilogue `{}` uses the accumulator: with split-k it would act on partial sums",
                                   firstLine(ctx.slice(s))));
       }
@@ -141,11 +166,12 @@ class SplitKPass : public Pass {
     const Node* value = store->at("args").size() > 1 ? &store->at("args")[1] : keywordArg(*store, "value");
     const Node* ptr = !store->at("args").empty() ? &store->at("args")[0] : keywordArg(*store, "pointer");
     if (!value || !ptr) return refuse("the tl.store has no pointer or value");
-    bool value_ok = isLinearIn(ctx, *value, acc) || (isType(*value, "Name") && (*value)["id"] == cast_var);
+    bool value_ok = atomic ? scaledIn(ctx, *value, linear)
+                           : isLinearIn(ctx, *value, acc) || (isType(*value, "Name") && (*value)["id"] == cast_var);
     if (!value_ok) {
-      return refuse(fmt::format("the stored value `{}` is not the accumulator or acc.to(dtype): with split-k it would "
-                                "act on partial sums",
-                                ctx.slice(*value)));
+      return refuse(fmt::format("the stored value `{}` is not the accumulator {}: with split-k it would act on "
+                                "partial sums",
+                                ctx.slice(*value), atomic ? "cast or scaled" : "or acc.to(dtype)"));
     }
     if (cast_stmt && !(isType(*value, "Name") && (*value)["id"] == cast_var)) {
       return refuse("the accumulator's copy after the loop is not what is stored");
@@ -206,24 +232,56 @@ class SplitKPass : public Pass {
     for (const auto& a : rargs) rt.push_back(ctx.slice(a));
     bool stepped = rargs.size() == 3 && mentionsName(rargs[2], ktile);
     bool counted = rargs.size() == 1 || (rargs.size() == 2) || (rargs.size() == 3 && intLiteral(rargs[2]) == 1);
-    std::vector<const Node*> advances;
+    // Pointers advanced by the K tile each step: `p += BLOCK_K * s` or `p = p + BLOCK_K * s`.
+    struct Advance {
+      const Node* target;
+      const Node* step;
+    };
+    std::vector<Advance> advances;
     walk((*loop)["body"], [&](const Node& n) {
       if (isType(n, "AugAssign") && isType(n["op"], "Add") && isType(n["target"], "Name") && mentionsName(n["value"], ktile)) {
-        advances.push_back(&n);
+        advances.push_back({&n["target"], &n["value"]});
+      }
+      if (isType(n, "Assign") && n["targets"].size() == 1 && isType(n["targets"][0], "Name") &&
+          isType(n["value"], "BinOp") && isType(n["value"]["op"], "Add") && isType(n["value"]["left"], "Name") &&
+          n["value"]["left"]["id"] == n["targets"][0]["id"] && mentionsName(n["value"]["right"], ktile)) {
+        advances.push_back({&n["targets"][0], &n["value"]["right"]});
       }
       return true;
     });
+    // Every other value the loop carries from one step to the next would see only this
+    // program's steps: none but the accumulator and the advanced pointers may.
+    std::set<std::string> before_loop;
+    for (const auto& p : k.params) before_loop.insert(p.name);
+    for (int i = 0; i < loop_index; ++i) {
+      walk(body[static_cast<size_t>(i)], [&](const Node& n) {
+        if (isType(n, "Name") && n["ctx"] == "Store") before_loop.insert(n["id"].get<std::string>());
+        return true;
+      });
+    }
+    std::set<std::string> carried_ok = {acc};
+    for (const auto& a : advances) carried_ok.insert((*a.target)["id"].get<std::string>());
+    std::string carried = carriedValue((*loop)["body"], before_loop, carried_ok);
+    if (!carried.empty()) {
+      return refuse(fmt::format("the K loop carries '{}' from step to step besides the accumulator and pointers "
+                                "advanced by the K tile",
+                                carried));
+    }
+    bool var_used = mentionsName((*loop)["body"], var);
     std::string new_range;
     if (stepped) {
       std::string start = rt[0] == "0" ? fmt::format("{} * {}", pid_k, atomText(ctx, rargs[2], rt[2]))
                                        : fmt::format("{} + {} * {}", rt[0], pid_k, atomText(ctx, rargs[2], rt[2]));
       new_range = fmt::format("{}({}, {}, {} * {})", range_text, start, rt[1], atomText(ctx, rargs[2], rt[2]), split);
-    } else if (counted && !advances.empty()) {
+    } else if (counted && (!advances.empty() || var_used)) {
+      // A counted loop: pointers advanced by the K tile, or offsets computed from the step's
+      // index (offs_k = k * BLOCK_K + ...); either way the program takes every SPLIT_K-th step.
       std::string start = rargs.size() == 1 || rt[0] == "0" ? pid_k : fmt::format("{} + {}", rt[0], pid_k);
       std::string end = rargs.size() == 1 ? rt[0] : rt[1];
       new_range = fmt::format("{}({}, {}, {})", range_text, start, end, split);
     } else {
-      return refuse("the K loop neither steps by the K tile (range(0, K, BLOCK_K)) nor advances pointers by it");
+      return refuse("the K loop neither steps by the K tile (range(0, K, BLOCK_K)), nor advances pointers by it, "
+                    "nor reads its step's index");
     }
     if (!iter["keywords"].empty()) {
       // tl.range(..., num_stages=3): keep the keywords.
@@ -232,16 +290,12 @@ class SplitKPass : public Pass {
       new_range.insert(new_range.size() - 1, kws);
     }
     ed.replace(ctx.range(iter), new_range);
-    for (const Node* a : advances) {
-      std::string v = ctx.slice(a->at("value"));
-      std::string scaled = isType(a->at("value"), "BinOp") && isType(a->at("value")["op"], "Mult")
-                               ? fmt::format("{} * {}", split, v)
-                               : fmt::format("{} * {}", split, atomText(ctx, a->at("value"), v));
-      ed.replace(ctx.range(a->at("value")), scaled);
-      std::string start = isType(a->at("value"), "BinOp") && isType(a->at("value")["op"], "Mult")
-                              ? fmt::format("{} * {}", pid_k, v)
-                              : fmt::format("{} * {}", pid_k, atomText(ctx, a->at("value"), v));
-      before.push_back(fmt::format("{} += {}", ctx.slice(a->at("target")), start));
+    for (const Advance& a : advances) {
+      std::string v = ctx.slice(*a.step);
+      bool product = isType(*a.step, "BinOp") && isType((*a.step)["op"], "Mult");
+      std::string atom = product ? v : atomText(ctx, *a.step, v);
+      ed.replace(ctx.range(*a.step), fmt::format("{} * {}", split, atom));
+      before.push_back(fmt::format("{} += {} * {}", ctx.slice(*a.target), pid_k, atom));
     }
     auto lp = nodePos(*loop);
     ed.insert(ctx.text().offset(lp->line, 0), joinLines(before, indent));
@@ -337,6 +391,167 @@ class SplitKPass : public Pass {
   static std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
   // `acc`, or `acc.to(...)`.
+  // `acc += E` / `acc = acc + E` (E holds a tl.dot and does not read acc) or
+  // `acc = tl.dot(a, b, acc)`: the accumulator's name, else "".
+  static std::string accumulation(const PassContext& ctx, const Node& n) {
+    auto holdsDot = [&](const Node& e) {
+      bool dot = false;
+      walk(e, [&](const Node& x) {
+        if (ctx.isTlCall(x, "dot")) dot = true;
+        return !dot;
+      });
+      return dot;
+    };
+    auto addsDot = [&](const Node& e, const std::string& t) { return holdsDot(e) && !mentionsName(e, t); };
+    if (isType(n, "AugAssign") && isType(n["op"], "Add") && isType(n["target"], "Name")) {
+      std::string t = n["target"]["id"].get<std::string>();
+      return addsDot(n["value"], t) ? t : "";
+    }
+    if (!isType(n, "Assign") || n["targets"].size() != 1 || !isType(n["targets"][0], "Name")) return "";
+    std::string t = n["targets"][0]["id"].get<std::string>();
+    const Node& v = n["value"];
+    if (ctx.isTlCall(v, "dot")) {
+      const Node* a3 = v["args"].size() > 2 ? &v["args"][2] : keywordArg(v, "acc");
+      bool into = a3 && isType(*a3, "Name") && (*a3)["id"] == t;
+      bool rest_free = true;
+      for (size_t i = 0; i < v["args"].size() && i < 2; ++i) rest_free = rest_free && !mentionsName(v["args"][i], t);
+      return into && rest_free ? t : "";
+    }
+    if (isType(v, "BinOp") && isType(v["op"], "Add")) {
+      auto is_t = [&](const Node& e) { return isType(e, "Name") && e["id"] == t; };
+      if (is_t(v["left"]) && addsDot(v["right"], t)) return t;
+      if (is_t(v["right"]) && addsDot(v["left"], t)) return t;
+    }
+    return "";
+  }
+
+  // A name bound before the loop that a step reads before the step assigns it (then it holds
+  // the previous step's value), other than those in `ok`; "" when none. Only an assignment at
+  // the top of the loop's body counts as made (one under an `if` may not happen).
+  static std::string carriedValue(const Node& loop_body, const std::set<std::string>& before_loop,
+                                  const std::set<std::string>& ok) {
+    std::set<std::string> stored_in_loop, assigned;
+    walk(loop_body, [&](const Node& n) {
+      if (isType(n, "Name") && n["ctx"] == "Store") stored_in_loop.insert(n["id"].get<std::string>());
+      return true;
+    });
+    std::string carried;
+    auto readName = [&](const std::string& id) {
+      if (carried.empty() && stored_in_loop.count(id) && before_loop.count(id) && !ok.count(id) &&
+          !assigned.count(id)) {
+        carried = id;
+      }
+    };
+    auto read = [&](const Node& e) {
+      forEachName(e, [&](const Node& n) {
+        if (n["ctx"] != "Store") readName(n["id"].get<std::string>());
+      });
+    };
+    auto assign = [&](const Node& target, bool top) {
+      forEachName(target, [&](const Node& n) {
+        if (top && n["ctx"] == "Store") assigned.insert(n["id"].get<std::string>());
+      });
+    };
+    std::function<void(const Node&, bool)> visit = [&](const Node& st, bool top) {
+      if (isType(st, "Assign")) {
+        read(st["value"]);
+        for (const auto& t : st["targets"]) assign(t, top);
+      } else if (isType(st, "AugAssign") || isType(st, "AnnAssign")) {
+        if (isType(st, "AugAssign") && isType(st["target"], "Name")) readName(st["target"]["id"].get<std::string>());
+        if (isType(st, "AugAssign")) read(st["target"]);
+        if (st["value"].is_object()) read(st["value"]);
+        assign(st["target"], top);
+      } else if (isType(st, "If") || isType(st, "While") || isType(st, "For")) {
+        read(isType(st, "For") ? st["iter"] : st["test"]);
+        for (const auto& b : st["body"]) visit(b, false);
+        for (const auto& b : st["orelse"]) visit(b, false);
+      } else {
+        read(st);
+      }
+    };
+    for (const auto& st : loop_body) visit(st, true);
+    return carried;
+  }
+
+  // mode=atomic's epilogue statement `st` (not a store) keeps every value that depends on the
+  // accumulator linear in it: `x = <scaled>` makes x linear, `x *= v` / `x /= v` keep it, any
+  // other assignment of x makes it something else; an `if` whose test does not read them
+  // leaves linear what every branch leaves linear. False, with the statement at fault, when a
+  // statement reads a linear value otherwise.
+  static bool linearEpilogue(const PassContext& ctx, const Node& st, std::set<std::string>* linear, const Node** bad) {
+    if (isType(st, "Assign") && st["targets"].size() == 1 && isType(st["targets"][0], "Name")) {
+      std::string t = st["targets"][0]["id"].get<std::string>();
+      if (scaledIn(ctx, st["value"], *linear)) {
+        linear->insert(t);
+        return true;
+      }
+      if (!mentionsAny(st["value"], *linear)) {
+        linear->erase(t);
+        return true;
+      }
+    } else if (isType(st, "AugAssign") && isType(st["target"], "Name") && !mentionsAny(st["value"], *linear)) {
+      if (!linear->count(st["target"]["id"].get<std::string>())) return true;
+      if (isType(st["op"], "Mult") || isType(st["op"], "Div")) return true;
+    } else if (isType(st, "If") && !mentionsAny(st["test"], *linear)) {
+      std::set<std::string> then_linear = *linear, else_linear = *linear;
+      for (const auto& b : st["body"]) {
+        if (!linearEpilogue(ctx, b, &then_linear, bad)) return false;
+      }
+      for (const auto& b : st["orelse"]) {
+        if (!linearEpilogue(ctx, b, &else_linear, bad)) return false;
+      }
+      linear->clear();
+      std::set_intersection(then_linear.begin(), then_linear.end(), else_linear.begin(), else_linear.end(),
+                            std::inserter(*linear, linear->begin()));
+      return true;
+    } else if (!mentionsAny(st, *linear)) {
+      // Another statement (an offset, a mask) that assigns no linear name.
+      bool assigns = false;
+      walk(st, [&](const Node& n) {
+        if (isType(n, "Name") && n["ctx"] == "Store" && linear->count(n["id"].get<std::string>())) assigns = true;
+        return true;
+      });
+      if (!assigns) return true;
+    }
+    *bad = &st;
+    return false;
+  }
+
+  static bool mentionsAny(const Node& e, const std::set<std::string>& names) {
+    bool found = false;
+    forEachName(e, [&](const Node& n) {
+      if (names.count(n["id"].get<std::string>())) found = true;
+    });
+    return found;
+  }
+
+  // Linear in the accumulator: one of `names` (acc and its copies), cast with .to(...),
+  // multiplied or divided by values that do not depend on it, negated.
+  static bool scaledIn(const PassContext& ctx, const Node& e, const std::set<std::string>& names) {
+    if (isType(e, "Name")) return names.count(e["id"].get<std::string>()) > 0;
+    // tl.where(mask, x, 0): each element is x's or zero, so the partial sums add up to it.
+    if (ctx.isTlCall(e, "where") && e["args"].size() == 3 && e["keywords"].empty()) {
+      const Node& zero = e["args"][2];
+      bool is_zero = isType(zero, "Constant") && zero["value"].is_number() && zero["value"].get<double>() == 0.0;
+      return is_zero && !mentionsAny(e["args"][0], names) && scaledIn(ctx, e["args"][1], names);
+    }
+    if (isType(e, "Call") && isType(e["func"], "Attribute") && e["func"]["attr"] == "to") {
+      for (const auto& a : e["args"]) {
+        if (mentionsAny(a, names)) return false;
+      }
+      return scaledIn(ctx, e["func"]["value"], names);
+    }
+    if (isType(e, "UnaryOp") && isType(e["op"], "USub")) return scaledIn(ctx, e["operand"], names);
+    if (isType(e, "BinOp") && isType(e["op"], "Mult")) {
+      return (scaledIn(ctx, e["left"], names) && !mentionsAny(e["right"], names)) ||
+             (scaledIn(ctx, e["right"], names) && !mentionsAny(e["left"], names));
+    }
+    if (isType(e, "BinOp") && isType(e["op"], "Div")) {
+      return scaledIn(ctx, e["left"], names) && !mentionsAny(e["right"], names);
+    }
+    return false;
+  }
+
   static bool isLinearIn(const PassContext& ctx, const Node& e, const std::string& acc) {
     if (isType(e, "Name")) return e["id"] == acc;
     if (isType(e, "Call") && isType(e["func"], "Attribute") && e["func"]["attr"] == "to") {

@@ -1,0 +1,49 @@
+// Forms of a kernel body that mean the same as the forms the passes read, rewritten once into
+// those forms, so that no pass has to widen its own pattern for them:
+//   * program ids: every `tl.program_id(a)` of the kernel (a a literal axis) reads one name
+//     per axis, bound by `NAME = tl.program_id(a)` at the top level of the body. A binding of
+//     several ids in one tuple (`i_v, i_k = tl.program_id(0), tl.program_id(1)`) becomes one
+//     statement each; a cast (`pid = tl.program_id(0).to(tl.int64)`), an id read inside an
+//     expression, a loop or a branch, or read again after its binding reads the name instead,
+//     bound at the top of the body when the kernel has no plain binding that comes first. A
+//     program's id is the same wherever it is read, so none of this changes what the kernel
+//     computes.
+//   * a multi-line string standing alone as a statement (a docstring, a commented-out block)
+//     is dropped (`pass` where it was its block's only statement): it does nothing, and a pass
+//     that indents the body would change its text.
+// Positions of the rewritten source differ from the original's, so it is parsed again
+// before a pass runs on it.
+//
+// Entry points: normalizeKernel (the rewrite), retryNormalized (a pass that refused the
+// kernel as written tried again on its normalized form: every pass applier runs passes so).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transform/pass.h"
+
+namespace tf {
+
+struct PassContext;
+
+struct NormalizedKernel {
+  std::string source;                // the whole module, the kernel's body rewritten
+  std::vector<std::string> changes;  // what was rewritten, one line each
+};
+
+// The module with ctx's kernel in normal form, or nullopt when it already is (or the kernel
+// is defined in another module, or a form cannot be rewritten safely: then it is left).
+std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx);
+
+// `as_written` is the pass's outcome on the kernel as written. When it refused and the kernel
+// has forms to normalize, `rerun` runs the pass on the normalized source (parsing it again)
+// and its outcome is the answer: applied (with a note saying what was normalized), or the
+// refusal on the normal form when it differs from the one as written beyond its numbers (a
+// line number the rewrite shifted). Otherwise `as_written`.
+PassOutcome retryNormalized(PassOutcome as_written, const PassContext& ctx,
+                            const std::function<PassOutcome(const std::string& normalized_source)>& rerun);
+
+}  // namespace tf
