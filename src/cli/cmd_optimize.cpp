@@ -227,6 +227,7 @@ std::unique_ptr<PreparedRun> prepareRun(const OptimizeFlags& f, const GlobalOpti
   options.warm_start_from_db = f.effort == "quick";
   options.every_pass = f.effort == "full";
   options.wide_space = f.effort == "full";
+  options.widen_exhausted = !f.no_widen;
   options.engine_settings = p->engine_settings;
   if (!f.no_passes) {
     TransformSettings settings;
@@ -319,6 +320,9 @@ CommandRunner registerOptimize(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--max-candidates", flags->max_candidates, "Stop after this many candidates");
   sub->add_option("--stall-rounds", flags->stall_rounds,
                   "Stop after this many rounds without a gain (default 3; 0: never)");
+  sub->add_flag("--no-widen", flags->no_widen,
+                "Stop when every configuration of the space was measured, instead of widening its domains "
+                "(tiles, warps, stages, groups: --effort full's) while the budget has time left");
   sub->add_option("--batch", flags->batch, "Candidates per round (default: the number of compile workers, 8 at least)");
   sub->add_option("--timing-ms", flags->timing_ms, "Timing budget per case and candidate in ms (default 250)");
   sub->add_option("--only", flags->only,

@@ -44,6 +44,7 @@ struct OptimizeFlags {
   double run_timeout = 120;
   std::string db;
   bool no_db = false;
+  bool no_widen = false;
   bool fresh = false;
   std::string engine = "rules";
   std::string llm_endpoint;            // default: $TRITONFORGE_LLM_ENDPOINT

@@ -229,7 +229,7 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     registerFinding(ctx, state, f);
   }
   traceUnproposedSuggestions(ctx, state, in, out);
-  if (ctx.options.every_pass) addEveryPass(base, in, &out);
+  if (ctx.options.every_pass || state.search.every_pass) addEveryPass(base, in, &out);
   for (auto& p : out.proposals) {
     p.findings = resolveFindings(state, p.findings);
     nlohmann::json body = p.toJson();

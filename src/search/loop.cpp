@@ -141,6 +141,7 @@ std::vector<Proposed> learnFromFailures(const RunContext& ctx, RunState& state, 
     }
   }
   if (!freeze.empty()) {
+    for (const auto& [id, vals] : freeze) state.search.frozen[id] = vals;
     auto narrowed = std::make_unique<Space>(state.search.space->restricted(freeze));
     state.search.tuner->setSpace(*narrowed);
     state.search.space = std::move(narrowed);
@@ -286,6 +287,18 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
     if (left > 0) {
       for (auto& tp : state.search.tuner->nextRound(left, round.regions)) {
         proposals.push_back({tp.config, tp.origin, tp.proposal_id});
+      }
+    }
+    if (proposals.empty() && prepared.empty() && left > 0) {
+      // Every configuration was measured with time left: the wider space's first round, else
+      // every pass the engine did not propose on this base.
+      if (widenSpace(ctx, state)) {
+        for (auto& tp : state.search.tuner->nextRound(left, round.regions)) {
+          proposals.push_back({tp.config, tp.origin, tp.proposal_id});
+        }
+      } else if (proposeEveryPass(ctx, state)) {
+        round = engineRound(ctx, state);
+        trials = preparePassTrials(ctx, state, round.passes, &prepared);
       }
     }
     p.deferred = orderByCompileTime(ctx, state, &proposals);

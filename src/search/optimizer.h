@@ -79,6 +79,9 @@ struct OptimizeOptions {
   // findings say, and the parameter domains are wider (SpaceHints::wide).
   bool every_pass = false;
   bool wide_space = false;
+  // A space exhausted before 80% of the search's time widens its domains (as wide_space's)
+  // and the search goes on; false (--no-widen): the exhausted space ends the search.
+  bool widen_exhausted = true;
 
   // The reasoning engine: "rules", "none", "cmd:PROGRAM". `engine_impl` overrides it.
   std::string engine = "rules";

@@ -252,6 +252,7 @@ void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& 
   const Base& base = *state.bases[static_cast<size_t>(b)];
   BaseSearch& search = state.search;
   search = BaseSearch{};
+  search.hints = hints;
   search.full = std::make_unique<Space>(*base.tunables, hints);
   search.space = std::make_unique<Space>(ctx.options.only.empty() ? *search.full : search.full->restricted(ctx.options.only));
   const Space& space = *search.space;
@@ -280,6 +281,78 @@ void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& 
   if (first.objective) first_obj = searchObjective(first);
   search.tuner->preload(b == 0 ? space.baseline() : Config{}, first_obj, "base");
   preloadFromDatabase(ctx, state, base, space);
+}
+
+bool widenSpace(const RunContext& ctx, RunState& state) {
+  BaseSearch& search = state.search;
+  if (!search.tuner) return false;
+  nlohmann::json ev = {{"base", state.current_base}, {"from", search.space->size()}, {"elapsed_s", state.budget.elapsed()}};
+  auto left = [&](const std::string& why) {
+    ev["widened"] = false;
+    ev["reason"] = why;
+    ctx.trace.add("widen", ev);
+    return false;
+  };
+  if (!ctx.options.widen_exhausted) return left("--no-widen");
+  if (search.hints.wide) return left("the space has its widest domains already");
+  if (!state.budget.searchBefore(kWidenBefore)) {
+    return left(fmt::format("{:.0f}% of the search's time is used: too little left for a wider space", 100 * kWidenBefore));
+  }
+  SpaceHints hints = search.hints;
+  hints.wide = true;
+  const Base& base = *state.bases[static_cast<size_t>(state.current_base)];
+  auto full = std::make_unique<Space>(*base.tunables, hints);
+  Space restricted = ctx.options.only.empty() ? *full : full->restricted(ctx.options.only);
+  auto space = std::make_unique<Space>(search.frozen.empty() ? restricted : restricted.restricted(search.frozen));
+  ev["to"] = space->size();
+  if (space->size() <= search.space->size()) return left("no domain of this space widens");
+  if (space->size() <= 200000) {
+    size_t valid_before = search.space->enumerateValid(200000).size();
+    size_t valid_after = space->enumerateValid(200000).size();
+    ev["valid_from"] = valid_before;
+    ev["valid_to"] = valid_after;
+    if (valid_after <= valid_before) return left("the wider domains add no valid configuration");
+  }
+  StrategyChoice choice = chooseStrategy(ctx.options.strategy, *space);
+  auto strategy = makeStrategy(choice.name, ctx.options.seed + static_cast<uint64_t>(state.current_base) + 7919);
+  search.tuner->widen(*space, *strategy);
+  search.full = std::move(full);
+  search.space = std::move(space);
+  search.strategy = std::move(strategy);
+  search.hints = hints;
+  nlohmann::json dims = nlohmann::json::object();
+  for (const auto& d : search.space->dims()) {
+    nlohmann::json vals = nlohmann::json::array();
+    for (int64_t v : d.values) vals.push_back(v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v));
+    dims[d.tunable->id] = vals;
+  }
+  ev["widened"] = true;
+  ev["strategy"] = choice.name;
+  ev["dimensions"] = dims;
+  ev["reason"] = "every configuration of the space was measured with time left: its domains widen (as --effort full's)";
+  ctx.trace.add("widen", ev);
+  return true;
+}
+
+bool proposeEveryPass(const RunContext& ctx, RunState& state) {
+  nlohmann::json ev = {{"base", state.current_base}, {"elapsed_s", state.budget.elapsed()}, {"passes", "every pass"}};
+  auto left = [&](const std::string& why) {
+    ev["widened"] = false;
+    ev["reason"] = why;
+    ctx.trace.add("widen", ev);
+    return false;
+  };
+  if (ctx.options.every_pass || state.search.every_pass) return left("every pass is proposed already");
+  if (!ctx.options.passes || ctx.options.passes->enabled().empty()) return left("no pass is switched on");
+  if (!ctx.options.widen_exhausted) return left("--no-widen");
+  if (!state.budget.searchBefore(kWidenBefore)) {
+    return left(fmt::format("{:.0f}% of the search's time is used", 100 * kWidenBefore));
+  }
+  state.search.every_pass = true;
+  ev["widened"] = true;
+  ev["reason"] = "the space is exhausted: every pass the engine did not propose is tried on this base";
+  ctx.trace.add("widen", ev);
+  return true;
 }
 
 bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& rec, const std::string& text,

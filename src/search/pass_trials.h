@@ -41,6 +41,18 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
 
 // Builds the space, strategy and tuner of base `b`, and preloads what the database knows of it.
 void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& hints);
+// The search's share of its time before which an exhausted space is widened.
+inline constexpr double kWidenBefore = 0.8;
+// When the current base's space is exhausted: its domains widened (SpaceHints::wide, the
+// dimensions frozen after failures kept), searched from the tuner's history with a strategy
+// chosen for the wider space. False (traced with the reason) when already wide, when 80% of
+// the search's time is used, or when the wider domains add nothing (no value, no valid
+// configuration).
+bool widenSpace(const RunContext& ctx, RunState& state);
+// When the space cannot widen: the engine's rounds on this base add every pass that is
+// switched on (as --effort full does from the start). False (traced) when they do already, when
+// passes are off, or when 80% of the search's time is used.
+bool proposeEveryPass(const RunContext& ctx, RunState& state);
 
 // Run-time facts that sharpen the space: element sizes, values of derived parameters, the
 // programs each kernel's launch had.

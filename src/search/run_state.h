@@ -61,6 +61,9 @@ struct BaseSearch {
   std::unique_ptr<SearchStrategy> strategy;
   std::unique_ptr<Tuner> tuner;
   int rounds = 0;                    // rounds of search run on this base
+  SpaceHints hints;                  // what the space was made with
+  Region frozen;                     // dimensions frozen after failures (kept when the space widens)
+  bool every_pass = false;           // the engine's rounds add every pass (the space was exhausted)
 };
 
 // What the reasoning engine and the diagnosis have said, under the ids the trace uses, and

@@ -8,7 +8,7 @@
 namespace tf {
 
 Tuner::Tuner(const Space& space, SearchStrategy& strategy, double min_gain, Trace* trace)
-    : space_(&space), strategy_(strategy), min_gain_(min_gain), trace_(trace) {}
+    : space_(&space), strategy_(&strategy), min_gain_(min_gain), trace_(trace) {}
 
 void Tuner::preload(const Config& config, std::optional<double> objective, const std::string& origin) {
   history_.push_back({config, objective});
@@ -45,8 +45,8 @@ std::vector<TunerProposal> Tuner::nextRound(int n, const std::vector<RegionReque
     slots = std::min(slots, n - static_cast<int>(out.size()));
     if (slots <= 0) break;
     Space narrowed = space_->restricted(r.region);
-    std::vector<Config> picks = strategy_.propose(narrowed, seen, slots);
-    std::string origin = fmt::format("{} in region {}{}", strategy_.name(), r.proposal_id,
+    std::vector<Config> picks = strategy_->propose(narrowed, seen, slots);
+    std::string origin = fmt::format("{} in region {}{}", strategy_->name(), r.proposal_id,
                                      r.label.empty() ? "" : " (" + r.label + ")");
     if (trace_) {
       trace_->add("region", {{"round", round_},
@@ -58,7 +58,7 @@ std::vector<TunerProposal> Tuner::nextRound(int n, const std::vector<RegionReque
     add(std::move(picks), origin, r.proposal_id);
   }
   int left = n - static_cast<int>(out.size());
-  if (left > 0) add(strategy_.propose(*space_, seen, left), strategy_.name(), "");
+  if (left > 0) add(strategy_->propose(*space_, seen, left), strategy_->name(), "");
   if (out.empty()) {
     --round_;
     exhausted_ = true;

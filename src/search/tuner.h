@@ -68,10 +68,17 @@ class Tuner {
   const Space& space() const { return *space_; }
   // Searches `space` from now on (a narrowed copy of the same base's space: the history stays).
   void setSpace(const Space& space) { space_ = &space; }
+  // Searches a wider space of the same base from now on, with `strategy` (chosen for it): the
+  // history stays, so nothing measured is proposed again.
+  void widen(const Space& space, SearchStrategy& strategy) {
+    space_ = &space;
+    strategy_ = &strategy;
+    exhausted_ = false;
+  }
 
  private:
   const Space* space_;
-  SearchStrategy& strategy_;
+  SearchStrategy* strategy_;
   double min_gain_;
   Trace* trace_;
   std::vector<Observation> history_;

@@ -124,7 +124,7 @@ TEST(OptimizeLoop, ResumesAfterKill9WithoutRepeatingCommittedMeasurements) {
     SpawnOptions o;
     o.argv = {test::tritonforgeBinary().string(), "--python", fakePython(), "optimize", (dir / "task.toml").string(),
               "--db", db_path.string(), "--out", (dir / "out").string(), "--jobs", "2", "--budget", "300",
-              "--strategy", "exhaustive", "--stall-rounds", "0", "--json"};
+              "--strategy", "exhaustive", "--stall-rounds", "0", "--no-widen", "--json"};
     o.env_set = {{"TF_FAKE_REAL_PYTHON", choosePython("")}, {"TF_FAKE_GPU_LOG", log.string()}, {"TF_FAKE_RUN_S", "0.05"}};
     return o;
   };
@@ -159,7 +159,7 @@ TEST(OptimizeLoop, ResumesAfterKill9WithoutRepeatingCommittedMeasurements) {
   // Run 2: the same command runs to the end, resuming.
   auto [rc, out] = test::runShell(fmt::format(
       "TF_FAKE_REAL_PYTHON={} TF_FAKE_GPU_LOG={} TF_FAKE_RUN_S=0.01 {} --python {} optimize {} --db {} --out {} --jobs 2 "
-      "--budget 300 --strategy exhaustive --stall-rounds 0 --json 2>/dev/null",
+      "--budget 300 --strategy exhaustive --stall-rounds 0 --no-widen --json 2>/dev/null",
       choosePython(""), log2.string(), test::tritonforgeBinary().string(), fakePython(),
       (dir / "task.toml").string(), db_path.string(), (dir / "out").string()));
   ASSERT_EQ(rc, 0) << out;
@@ -239,11 +239,63 @@ TEST(OptimizeLoop, MeasuresInCompileOrderAndSpillingCandidatesLast) {
   EXPECT_EQ(r.evaluated, 8);
 }
 
+// The space as built (two block sizes, 6 warp counts, 4 stage counts: 48 configurations) is
+// measured with most of the budget left: its domains widen (6 stage counts) and the search
+// goes on from what it measured (nothing proposed twice), until the candidate limit; the trace
+// says so. Switched off, the exhausted space ends the search.
+TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
+  fs::path dir = writeTask("widen");
+  // Two blocks per program in a loop (num_stages is searched where a loop loads).
+  std::string src = test::readFile(dir / "add.py");
+  const std::string body = "    pid = tl.program_id(0)\n    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                           "    mask = offs < n\n    x = tl.load(x_ptr + offs, mask=mask)\n"
+                           "    y = tl.load(y_ptr + offs, mask=mask)\n    tl.store(out_ptr + offs, x + y, mask=mask)\n";
+  ASSERT_NE(src.find(body), std::string::npos);
+  src.replace(src.find(body), body.size(),
+              "    pid = tl.program_id(0)\n    for i in range(2):\n"
+              "        offs = (pid * 2 + i) * BLOCK + tl.arange(0, BLOCK)\n        mask = offs < n\n"
+              "        x = tl.load(x_ptr + offs, mask=mask)\n        y = tl.load(y_ptr + offs, mask=mask)\n"
+              "        tl.store(out_ptr + offs, x + y, mask=mask)\n");
+  src.replace(src.find("num_warps=4)"), 12, "num_warps=4, num_stages=2)");
+  test::writeFile(dir / "add.py", src);
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.strategy = "exhaustive";
+  o.only = {{"add_kernel.BLOCK", {128, 256}}};
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  // Then the wider space is exhausted too, it cannot widen again, and no pass is switched on.
+  EXPECT_EQ(r.stop_reason, "space exhausted");
+  auto widen = events(r.trace, "widen");
+  ASSERT_EQ(widen.size(), 3u) << nlohmann::json(widen).dump();
+  EXPECT_EQ(widen[0]["widened"], true) << widen[0];
+  EXPECT_EQ(widen[0]["from"], 48);
+  EXPECT_EQ(widen[0]["to"], 72);
+  EXPECT_EQ(widen[0]["dimensions"]["add_kernel.num_stages"].size(), 6u);
+  EXPECT_EQ(widen[0]["dimensions"]["add_kernel.BLOCK"].size(), 2u);  // --only still narrows
+  EXPECT_EQ(widen[1]["reason"], "the space has its widest domains already");
+  EXPECT_EQ(widen[2]["reason"], "no pass is switched on");
+  // Every valid configuration of the wider space but the kernel as written, each once.
+  EXPECT_EQ(r.evaluated, widen[0]["valid_to"].get<int>() - 1);
+  std::set<std::string> configs;
+  for (const auto& c : r.candidates) {
+    if (c.kind == CandidateKind::kSearch) {
+      EXPECT_TRUE(configs.insert(c.config_text).second) << "twice: " << c.config_text;
+    }
+  }
+  o.widen_exhausted = false;
+  OptimizeResult narrow = optimize(l->task, *l->sources, l->tunables, o, q);
+  EXPECT_EQ(narrow.stop_reason, "space exhausted");
+  EXPECT_EQ(narrow.evaluated, widen[0]["valid_from"].get<int>() - 1);
+  EXPECT_EQ(events(narrow.trace, "widen")[0]["reason"], "--no-widen");
+}
+
 TEST(OptimizeLoop, AFinishedSpaceIsNotMeasuredAgain) {
   fs::path dir = writeTask("again");
   auto l = load(dir);
   OptimizeOptions o = fakeOptions(dir / "results.sqlite");
   o.strategy = "exhaustive";
+  o.widen_exhausted = false;
   Quiet q;
   OptimizeResult first = optimize(l->task, *l->sources, l->tunables, o, q);
   EXPECT_EQ(first.stop_reason, "space exhausted");
@@ -273,7 +325,7 @@ TEST(OptimizeLoop, DbCommandListsShowsAndExportsASweepThatReplays) {
   std::string bin = test::tritonforgeBinary().string();
   auto [rc, out] = test::runShell(fmt::format(
       "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 {} --python {} optimize {} --db {} --out {} --jobs 2 "
-      "--strategy exhaustive --stall-rounds 0 --json 2>/dev/null",
+      "--strategy exhaustive --stall-rounds 0 --no-widen --json 2>/dev/null",
       choosePython(""), bin, fakePython(), (dir / "task.toml").string(), db.string(), (dir / "out").string()));
   ASSERT_EQ(rc, 0) << out;
   nlohmann::json result = nlohmann::json::parse(out);
