@@ -1,6 +1,7 @@
 // The kernel's normal form (kernel_normalize.h). Map:
 //   StringStatements   multi-line strings standing alone as statements: dropped
 //   ProgramIds         every tl.program_id(a) read through one name per axis bound at the top
+//   EarlyReturn        `if C: return` at the top: `if not (C):` over the rest of the body
 //   normalizeKernel    both, as one set of edits on the module's text
 //   retryNormalized    a refused pass tried again on the normal form
 #include "transform/kernel_normalize.h"
@@ -276,6 +277,48 @@ class ProgramIds {
   std::map<int, std::string> names_;
 };
 
+// `if C: return` at the top level of the body, the rest of the body after it: `if not (C):`
+// over the rest (the same program ends the same way), so that a pass that wraps the body in a
+// loop (over rows, over tiles) does not end the program. The first such guard only; the
+// condition's own text is left for the other rewrites (only `if ` and `: return` change).
+class EarlyReturn {
+ public:
+  EarlyReturn(const PassContext& ctx, SourceEditor& ed) : ctx_(ctx), ed_(ed) {}
+
+  bool rewrite() {
+    const Node& body = ctx_.body();
+    for (size_t i = 0; i + 1 < body.size(); ++i) {
+      const Node& s = body[i];
+      if (!isType(s, "If") || !s["orelse"].empty() || s["body"].size() != 1) continue;
+      const Node& ret = s["body"][0];
+      if (!isType(ret, "Return") || ret["value"].is_object()) continue;
+      auto sp = nodePos(s);
+      auto rp = nodePos(ret);
+      if (!sp || !rp || !aloneOnItsLines(ctx_, s)) return false;
+      // The rest must be whole lines of the body, indentable (no multi-line string).
+      for (size_t j = i + 1; j < body.size(); ++j) {
+        if (!aloneOnItsLines(ctx_, body[j]) || hasMultilineString(ctx_, body[j])) return false;
+      }
+      Range test = ctx_.range(s["test"]);
+      size_t if_kw = ctx_.text().offset(sp->line, sp->col);
+      if (ctx_.text().text().compare(if_kw, 3, "if ") != 0) return false;
+      ed_.insert(test.begin, "not (");
+      ed_.replace({test.end, ctx_.range(ret).end}, "):");
+      auto last = nodePos(body[body.size() - 1]);
+      ed_.indent({ctx_.lineRange(s).end, ctx_.lineRange(last->line, last->end_line).end}, ctx_.indentUnit());
+      line_ = sp->line;
+      return true;
+    }
+    return false;
+  }
+  int line() const { return line_; }
+
+ private:
+  const PassContext& ctx_;
+  SourceEditor& ed_;
+  int line_ = 0;
+};
+
 }  // namespace
 
 std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx) {
@@ -290,6 +333,11 @@ std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx) {
     out.changes = ProgramIds(ctx, ed).rewrite();
     if (int n = StringStatements(ctx, ed).drop(ctx.body())) {
       out.changes.push_back(fmt::format("{} multi-line string statement(s) dropped", n));
+    }
+    EarlyReturn guard(ctx, ed);
+    if (guard.rewrite()) {
+      out.changes.push_back(fmt::format("line {}: `if ...: return` became `if not (...):` over the rest of the body",
+                                        guard.line()));
     }
     if (out.changes.empty()) return std::nullopt;
     out.source = ed.apply();

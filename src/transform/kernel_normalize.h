@@ -11,6 +11,10 @@
 //   * a multi-line string standing alone as a statement (a docstring, a commented-out block)
 //     is dropped (`pass` where it was its block's only statement): it does nothing, and a pass
 //     that indents the body would change its text.
+//   * an early exit `if C: return` at the top level of the body (a bounds guard: `if row >=
+//     n_rows: return`) becomes `if not (C):` over the rest of the body: the program ends the
+//     same way, and a pass that wraps the body in a loop (over rows, over tiles) no longer
+//     ends the whole program at the first row or tile the guard stops. The first such guard.
 // Positions of the rewritten source differ from the original's, so it is parsed again
 // before a pass runs on it.
 //

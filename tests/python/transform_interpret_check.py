@@ -395,6 +395,7 @@ CASES = {
     "rows-per-program/loop_2d_grid_heads": (head_rms, (37, 3)),
     "grouped-order/normalized_tuple_pids": (matmul, (100, 136, 72)),
     "persistent/normalized_inline_pid": (add, (5000,)),
+    "persistent/early_return_guard": (add, (5000,)),
     "split-k/atomic_block_scaled": (block_scaled_matmul, (20, 72, 300)),
     "split-k/atomic_branch_epilogue": (matmul_tril, (100, 136, 72)),
     "column-loop/softmax": (softmax, (3, 9000)),
