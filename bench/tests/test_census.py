@@ -88,8 +88,9 @@ def test_layout_copies_the_pinned_file_and_checks_its_blob(tmp_path):
     assert f"proj: k.py at {pinned[:12]} is blob {blob}, the manifest says {'c' * 40}" in r.stderr
 
 
-def test_committed_census_agrees_with_the_manifest():
-    before = os.path.join(CENSUS_DIR, "before")
+@pytest.mark.parametrize("label", ["before", "after"])
+def test_committed_census_agrees_with_the_manifest(label):
+    before = os.path.join(CENSUS_DIR, label)
     with open(os.path.join(before, "summary.json")) as fh:
         summary = json.load(fh)
     repos = census.load_manifest()
@@ -109,3 +110,15 @@ def test_committed_census_agrees_with_the_manifest():
     refused = [row[p] for row in rows for p in passes if row[p] != "A"]
     assert all(cell.lstrip("BC") in ids for cell in refused)
     assert sum(c["trials"] for c in summary["classes"]) == len(refused)
+
+
+def test_nothing_that_applied_before_refuses_after():
+    """The census after the fixes applies every (kernel, pass) the census before applied."""
+    def applied(label):
+        with open(os.path.join(CENSUS_DIR, label, "kernels.csv")) as fh:
+            rows = list(csv.DictReader(fh))
+        skip = {"project", "file", "kernel", "line"}
+        return {(r["project"], r["file"], r["kernel"], p) for r in rows for p, v in r.items() if p not in skip and v == "A"}
+    before, after = applied("before"), applied("after")
+    assert before - after == set()
+    assert len(after) > len(before)
