@@ -1144,6 +1144,72 @@ def _pin_autotuners(args, module, call, opts):
     return pin_best(roots, module, time_call) or None
 
 
+_SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
+
+
+def _launcher_timeline(call):
+    """One call of the launcher under torch.profiler with CUDA activity: how the GPU's time
+    splits between the Triton kernels it launches, other kernels (torch's glue around them: a
+    reduction before or after, a fill, an elementwise pass), copies and fills, and how often the
+    host waited for the GPU (a .item(), a .cpu(), an explicit synchronize). None without CUDA."""
+    import torch
+    if not torch.cuda.is_available():
+        return None
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with _recording() as rec:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            t0 = time.perf_counter()
+            call()
+            torch.cuda.synchronize()  # ours: not counted among the launcher's syncs
+            wall_ms = (time.perf_counter() - t0) * 1e3
+    triton_names = {getattr(k.metadata, "name", None) for _, k, _ in rec} - {None}
+    groups = {}
+    syncs = -1
+    for e in prof.events():
+        if e.device_type == DeviceType.CUDA:
+            ms = e.time_range.elapsed_us() / 1e3
+            name = e.name
+            if name.startswith("Memcpy") or name.startswith("Memset"):
+                kind = "copy"
+            elif name in triton_names:
+                kind = "triton"
+            else:
+                kind = "other"
+            g = groups.setdefault((kind, name[:100]), [0.0, 0])
+            g[0] += ms
+            g[1] += 1
+        elif e.name in _SYNC_CALLS:
+            syncs += 1
+    by_kind = {k: sum(v[0] for (kk, _), v in groups.items() if kk == k) for k in ("triton", "other", "copy")}
+    ranked = sorted(((v[0], v[1], n, k) for (k, n), v in groups.items() if k != "triton"), reverse=True)
+    return {
+        "wall_ms": wall_ms,
+        "gpu_ms": sum(by_kind.values()),
+        "triton_ms": by_kind["triton"],
+        "triton_launches": sum(v[1] for (k, _), v in groups.items() if k == "triton"),
+        "other_ms": by_kind["other"],
+        "copy_ms": by_kind["copy"],
+        "outside": [{"name": n, "kind": k, "ms": ms, "count": c} for ms, c, n, k in ranked[:6]],
+        "host_syncs": max(0, syncs),
+    }
+
+
+def _timeline_of(launcher, work):
+    """The launcher's timeline on `work` (compiled and warm already), or why there is none."""
+    import torch
+    try:
+        with torch.no_grad():
+            launcher(*work)
+            timeline = _launcher_timeline(lambda: launcher(*work))
+        return {"timeline": timeline} if timeline else {}
+    except FatalWorkerError:
+        raise
+    except Exception as exc:  # the profiler is a diagnosis: its failure is not the run's
+        return {"timeline_error": f"{type(exc).__name__}: {exc}"}
+
+
 def op_run(args):
     import torch
     harness, harness_path, module, launcher = _prepare(args)
@@ -1212,6 +1278,8 @@ def op_run(args):
     result["outputs"] = out_sig
     result["setup_seconds"] = setup_s
     result["work"] = harness.work(case)
+    if args.get("timeline") and result["status"] == "ok":
+        result.update(_timeline_of(launcher, _clone(_case_inputs(harness, harness_path, case, seeds[0]))))
     timing_opts = args.get("timing") or {}
     if result["status"] == "ok" and timing_opts.get("enabled", True):
         work = _clone(_case_inputs(harness, harness_path, case, seeds[0]))

@@ -32,6 +32,7 @@ const char* toString(FindingKind k) {
     case FindingKind::kMemoryBound: return "memory-bound";
     case FindingKind::kComputeBound: return "compute-bound";
     case FindingKind::kLatencyBound: return "latency-bound";
+    case FindingKind::kLauncherGlue: return "launcher-glue";
   }
   return "?";
 }
@@ -74,7 +75,8 @@ const std::vector<FindingKind>& allFindingKinds() {
       FindingKind::kRegisterSpills, FindingKind::kUncoalescedAccess,   FindingKind::kSmallGrid,
       FindingKind::kTailEffect,     FindingKind::kLowOccupancy,        FindingKind::kNoTensorCores,
       FindingKind::kSharedBankConflicts, FindingKind::kPoorL2Reuse,    FindingKind::kLongStalls,    FindingKind::kNarrowRows,
-      FindingKind::kMemoryBound,    FindingKind::kComputeBound,        FindingKind::kLatencyBound};
+      FindingKind::kMemoryBound,    FindingKind::kComputeBound,        FindingKind::kLatencyBound,
+      FindingKind::kLauncherGlue};
   return all;
 }
 

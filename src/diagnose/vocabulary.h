@@ -35,6 +35,7 @@ enum class FindingKind {
   kMemoryBound,
   kComputeBound,
   kLatencyBound,
+  kLauncherGlue,      // the launcher's GPU time outside its Triton kernels (torch ops, copies), host syncs
 };
 
 // What stops another block from fitting on an SM.

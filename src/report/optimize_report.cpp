@@ -107,6 +107,7 @@ nlohmann::json optimizeResultJson(const Task& task, const TunableSet& tunables, 
   nlohmann::json baseline;
   baseline["per_case"] = perCase(task, r.confirm_baseline.empty() ? r.candidates[0].cases : r.confirm_baseline);
   if (!r.candidates.empty()) baseline["kernels"] = r.candidates[0].cases.empty() ? nlohmann::json::array() : r.candidates[0].cases[0].kernels;
+  if (!r.launcher_timeline.empty()) baseline["launcher_timeline"] = r.launcher_timeline;
   j["baseline"] = baseline;
   nlohmann::json best;
   if (r.best >= 0) {
@@ -233,6 +234,35 @@ std::string dispatchMarkdown(const nlohmann::json& result) {
   return md.str();
 }
 
+// Where the launcher as written spends its GPU time, per profiled case.
+std::string timelineMarkdown(const nlohmann::json& result) {
+  const nlohmann::json t = result["baseline"].value("launcher_timeline", nlohmann::json::array());
+  const nlohmann::json& cases = result["baseline"]["per_case"];
+  bool any = false;
+  for (const auto& c : t) any = any || c.is_object();
+  if (!any) return "";
+  std::ostringstream md;
+  md << "\n## Where the launcher's GPU time goes (as written)\n\nOne call profiled whole: its Triton kernels, "
+        "the other kernels and copies it launches (torch's), and how often the host waited for the GPU.\n\n"
+        "| case | GPU (ms) | Triton kernels | outside them | largest outside | host syncs |\n"
+        "| --- | --- | --- | --- | --- | --- |\n";
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_object()) continue;
+    double gpu = t[i].value("gpu_ms", 0.0);
+    double outside = t[i].value("other_ms", 0.0) + t[i].value("copy_ms", 0.0);
+    std::string top = "-";
+    if (t[i].contains("outside") && t[i]["outside"].is_array() && !t[i]["outside"].empty()) {
+      const auto& o = t[i]["outside"][0];
+      top = fmt::format("`{}` {:.3f} ms", o.value("name", "?"), o.value("ms", 0.0));
+    }
+    std::string label = i < cases.size() ? cases[i].value("label", "") : std::to_string(i);
+    md << fmt::format("| {} | {:.3f} | {:.3f} ms ({:.0f}%) | {:.3f} ms ({:.0f}%) | {} | {} |\n", label, gpu,
+                      t[i].value("triton_ms", 0.0), gpu > 0 ? 100 * t[i].value("triton_ms", 0.0) / gpu : 0.0, outside,
+                      gpu > 0 ? 100 * outside / gpu : 0.0, top, t[i].value("host_syncs", 0));
+  }
+  return md.str();
+}
+
 std::string reportMarkdown(const Task& task, const TunableSet& tunables, const OptimizeResult& r,
                            const nlohmann::json& result, const std::string& diff) {
   std::ostringstream md;
@@ -267,6 +297,7 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
     md << fmt::format("| {} | {:.4f} | {:.4f} | {:.2f}x |\n", base[i].value("label", ""), b, c, c > 0 ? b / c : 0);
   }
   md << dispatchMarkdown(result);
+  md << timelineMarkdown(result);
   md << "\n## Tunables\n\n| parameter | found as | role | value | tuned |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& t : tunables.items) {
     md << fmt::format("| {} | {} | {} | {} | {} |\n", t.id, toString(t.origin), toString(t.role),

@@ -70,6 +70,21 @@ void mergeWorst(std::vector<EngineDiagnosis>& into, std::vector<EngineDiagnosis>
   }
 }
 
+// The launcher's whole timeline, profiled by the diagnosis: traced, and kept per case for the
+// kernel as written (result.json's baseline, the report).
+void noteTimeline(const RunContext& ctx, RunState& state, const CandidateRecord& rec, size_t i,
+                  const CaseMeasurement& ins) {
+  if (!ins.timeline.is_object() && ins.timeline_error.empty()) return;
+  nlohmann::json ev = {{"candidate", rec.id}, {"case", ctx.task.caseLabel(i)}};
+  if (ins.timeline.is_object()) ev["timeline"] = ins.timeline;
+  else ev["error"] = ins.timeline_error;
+  ctx.trace.add("launcher-timeline", ev);
+  if (rec.id != 0 || !ins.timeline.is_object()) return;
+  nlohmann::json& per_case = state.result.launcher_timeline;
+  while (per_case.size() <= i) per_case.push_back(nullptr);
+  per_case[i] = ins.timeline;
+}
+
 std::vector<EngineDiagnosis> builtinDiagnosis(const RunContext& ctx, RunState& state, const std::string& text,
                                               const CandidateRecord& rec) {
   std::vector<EngineDiagnosis> out;
@@ -85,11 +100,12 @@ std::vector<EngineDiagnosis> builtinDiagnosis(const RunContext& ctx, RunState& s
       per_case.push_back({{"case", ctx.task.caseLabel(i)}, {"skipped", may.reason}});
       continue;
     }
-    CaseMeasurement ins = ctx.evaluator.inspect(v, i);
+    CaseMeasurement ins = ctx.evaluator.inspect(v, i, /*timeline=*/true);
     if (ins.status != CandidateStatus::kOk) {
       ctx.trace.add("diagnosis-failed", {{"candidate", rec.id}, {"case", ctx.task.caseLabel(i)}, {"reason", ins.message}});
       continue;
     }
+    noteTimeline(ctx, state, rec, i, ins);
     std::vector<EngineDiagnosis> d = diagnoseForEngine(ins, rec.cases[i], state.ceilings, state.result.environment["gpu"]);
     double fraction = 1.0;
     if (i < state.result.roofline_ms.size() && state.result.roofline_ms[i] && rec.cases[i].timing) {

@@ -296,13 +296,14 @@ CaseMeasurement Evaluator::verifyShape(const Variant& v, const nlohmann::json& c
   return m;
 }
 
-CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index) {
+CaseMeasurement Evaluator::inspect(const Variant& v, size_t case_index, bool timeline) {
   auto limit = timeLeft(run_deadline_, options_.timeouts.run);
   if (!limit) return stoppedAtDeadline();
   RunRequest req = runRequest(v, case_index);
   req.seeds = {0};
   req.timing.reset();
   req.asm_texts = {"ttgir", "ptx"};
+  req.timeline = timeline;
   return client().run(req, *limit);
 }
 

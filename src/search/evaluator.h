@@ -118,8 +118,9 @@ class Evaluator {
   // On lane `lane`; thread-safe across lanes (one thread per lane at a time).
   CaseMeasurement measure(const Variant& v, size_t case_index, const TimingOptions& timing, int lane = 0);
   // Runs case `case_index` once (one seed, no timing) and returns the launched kernels with
-  // their compiled texts (TTGIR, PTX): the static facts of a diagnosis.
-  CaseMeasurement inspect(const Variant& v, size_t case_index);
+  // their compiled texts (TTGIR, PTX): the static facts of a diagnosis; with `timeline`, also
+  // one call of the launcher profiled whole (CaseMeasurement::timeline).
+  CaseMeasurement inspect(const Variant& v, size_t case_index, bool timeline = false);
   // Runs the launcher of `v` once per seed on a shape that is not one of the task's cases
   // (`case_values`, as the harness takes them) and verifies its outputs, untimed: the extra
   // shapes a per-shape dispatch is verified on.

@@ -90,7 +90,37 @@ std::vector<EngineDiagnosis> diagnoseForEngine(const CaseMeasurement& inspected,
     EngineDiagnosis e = toEngineDiagnosis(diagnose(in));
     out.push_back(std::move(e));
   }
+  if (auto glue = launcherGlueFinding(inspected.timeline); glue && !out.empty()) {
+    glue->kernel = out.front().kernel;
+    out.front().findings.push_back(std::move(*glue));
+  }
   return out;
+}
+
+std::optional<EngineFinding> launcherGlueFinding(const nlohmann::json& timeline) {
+  if (!timeline.is_object()) return std::nullopt;
+  double gpu = numberAt(timeline, "gpu_ms").value_or(0);
+  double outside = numberAt(timeline, "other_ms").value_or(0) + numberAt(timeline, "copy_ms").value_or(0);
+  int syncs = static_cast<int>(numberAt(timeline, "host_syncs").value_or(0));
+  double share = gpu > 0 ? outside / gpu : 0;
+  if (share < kGlueShare && syncs == 0) return std::nullopt;
+  EngineFinding f;
+  f.kind = FindingKind::kLauncherGlue;
+  f.source = "measurement";
+  f.severity = std::min(1.0, std::max(share, syncs > 0 ? 0.5 : 0.0));
+  std::string top;
+  if (timeline.contains("outside") && timeline["outside"].is_array()) {
+    for (const auto& o : timeline["outside"]) {
+      if (top.size() > 160) break;
+      top += fmt::format("{}{} {:.3f} ms", top.empty() ? "" : ", ", o.value("name", "?"), o.value("ms", 0.0));
+    }
+  }
+  f.summary = fmt::format("{:.0f}% of the launcher's GPU time ({:.3f} of {:.3f} ms) is outside its Triton kernels{}{}",
+                          100 * share, outside, gpu, top.empty() ? "" : ": " + top,
+                          syncs > 0 ? fmt::format("; the host waits for the GPU {} time(s)", syncs) : "");
+  f.evidence = {{"gpu_ms", gpu}, {"outside_ms", outside}, {"share", share}, {"host_syncs", syncs},
+                {"outside", timeline.value("outside", nlohmann::json::array())}};
+  return f;
 }
 
 }  // namespace tf

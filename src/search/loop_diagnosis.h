@@ -6,7 +6,8 @@
 // registers, shared memory: occupancy, small grids, tails) and the case's place under the
 // roofline, through the rules of src/diagnose/.
 //
-// Entry points: diagnoseForEngine, toEngineDiagnosis, rooflineTimeMs, computeClassOfKernels.
+// Entry points: diagnoseForEngine, toEngineDiagnosis, rooflineTimeMs, computeClassOfKernels,
+// launcherGlueFinding.
 #pragma once
 
 #include <optional>
@@ -37,5 +38,13 @@ EngineDiagnosis toEngineDiagnosis(const Diagnosis& d);
 // (work and time, for the roofline). `gpu`: the worker's hello "gpu" object.
 std::vector<EngineDiagnosis> diagnoseForEngine(const CaseMeasurement& inspected, const CaseMeasurement& timed,
                                                const std::optional<Ceilings>& ceilings, const nlohmann::json& gpu);
+
+// The share of the launcher's GPU time outside its Triton kernels from which it is a finding
+// (a host sync always is).
+inline constexpr double kGlueShare = 0.2;
+// A launcher-glue finding from a profiled timeline (CaseMeasurement::timeline): the share of
+// its GPU time in torch's kernels, copies and fills, the largest of them, the host syncs;
+// nullopt below kGlueShare without syncs, or without a timeline. Its kernel is left empty.
+std::optional<EngineFinding> launcherGlueFinding(const nlohmann::json& timeline);
 
 }  // namespace tf

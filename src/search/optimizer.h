@@ -146,6 +146,9 @@ struct OptimizeResult {
   // "alive", "measured"}; null with one.
   nlohmann::json lanes;
   std::string roofline_note;         // why there is none, when there is none
+  // Per case, the kernel as written's launcher profiled whole by its diagnosis
+  // (CaseMeasurement::timeline), null where it was not.
+  nlohmann::json launcher_timeline = nlohmann::json::array();
   // The per-shape dispatch built after the search (per_shape.h), when one was: the feature,
   // its buckets (which candidate serves which shapes), the extra shapes it was verified on and
   // its candidate's id; null when none was built.

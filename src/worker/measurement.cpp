@@ -55,6 +55,8 @@ nlohmann::json CaseMeasurement::toJson() const {
   if (!arguments.empty()) j["arguments"] = arguments;
   j["wall_seconds"] = wall_seconds;
   if (setup_seconds > 0) j["setup_seconds"] = setup_seconds;
+  if (timeline.is_object()) j["timeline"] = timeline;
+  if (!timeline_error.empty()) j["timeline_error"] = timeline_error;
   return j;
 }
 
@@ -167,6 +169,8 @@ CaseMeasurement CaseMeasurement::fromJson(const nlohmann::json& r) {
   if (auto it = r.find("arguments"); it != r.end() && it->is_array()) m.arguments = *it;
   m.wall_seconds = num(r, "wall_seconds");
   m.setup_seconds = num(r, "setup_seconds");
+  if (auto it = r.find("timeline"); it != r.end() && it->is_object()) m.timeline = *it;
+  m.timeline_error = str(r, "timeline_error");
   // A verified measurement without a usable time is not a measurement.
   if (m.status == CandidateStatus::kOk && m.timing && !(m.timing->median_ms > 0)) {
     m.status = CandidateStatus::kRuntimeError;

@@ -64,6 +64,11 @@ struct CaseMeasurement {
   // Of the request, the seconds spent making the case's inputs and references (0 when the
   // worker had them cached): what a fresh process pays again.
   double setup_seconds = 0;
+  // One call of the launcher profiled whole (asked for by a diagnosis): {"gpu_ms", "triton_ms",
+  // "other_ms", "copy_ms", "wall_ms", "triton_launches", "host_syncs", "outside": [{"name",
+  // "kind", "ms", "count"}]}; null when not asked or not measured (`timeline_error` says why).
+  nlohmann::json timeline;
+  std::string timeline_error;
   // The worker found the task at odds with its harness (a TaskError: an in_place index
   // beyond the inputs): the user's input is wrong, not the kernel.
   std::optional<std::string> task_error;

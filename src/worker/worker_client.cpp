@@ -49,6 +49,7 @@ nlohmann::json toJson(const RunRequest& r) {
   j["check"] = checkJson(r.check);
   j["timing"] = r.timing ? r.timing->toJson() : nlohmann::json{{"enabled", false}};
   if (!r.asm_texts.empty()) j["asm"] = r.asm_texts;
+  if (r.timeline) j["timeline"] = true;
   return j;
 }
 

@@ -80,6 +80,8 @@ struct RunRequest {
   CheckArgs check;
   std::optional<TimingOptions> timing;              // nullopt: run once, untimed
   std::vector<std::string> asm_texts;               // compiled texts to return: "ttgir", "ptx"
+  // Also profile one call of the launcher's whole GPU timeline (CaseMeasurement::timeline).
+  bool timeline = false;
 };
 
 struct WarmRequest {

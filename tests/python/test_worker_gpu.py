@@ -204,3 +204,23 @@ def test_a_backward_task_checks_and_times_the_gradients(worker, tmp_path, name, 
     if status == "ok":
         assert res["timing"]["median_ms"] > 0
         assert [k["name"] for k in res["kernels"]] == ["_bwd"]
+
+
+def test_timeline_splits_the_launchers_gpu_time(worker, harness, tmp_path):
+    """A launcher that adds a torch reduction and a host sync after its kernel: the timeline
+    asked for shows the Triton kernel, the reduction outside it, and the sync."""
+    v = variant(tmp_path, "glue", {"    return out\n": "    (out.abs().max() > 1e9).item()\n    return out\n"})
+    r = worker.call("run", variant=v, launcher="add", harness=harness, case={"n": 1 << 22}, seeds=[0],
+                    check={"rtol": 1e-6, "atol": 1e-6}, timing={"enabled": False}, timeline=True)
+    assert r["ok"], r
+    res = r["result"]
+    assert res["status"] == "ok", res
+    t = res["timeline"]
+    assert t["triton_ms"] > 0 and t["triton_launches"] == 1, t
+    assert t["other_ms"] > 0 and t["outside"], t
+    assert t["host_syncs"] >= 1, t
+    assert abs(t["gpu_ms"] - (t["triton_ms"] + t["other_ms"] + t["copy_ms"])) < 1e-6, t
+    # Not asked for: none.
+    r = worker.call("run", variant=v, launcher="add", harness=harness, case={"n": 4096}, seeds=[0],
+                    check={"rtol": 1e-6, "atol": 1e-6}, timing={"enabled": False})
+    assert "timeline" not in r["result"], r["result"]

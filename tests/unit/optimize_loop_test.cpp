@@ -290,6 +290,49 @@ TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
   EXPECT_EQ(events(narrow.trace, "widen")[0]["reason"], "--no-widen");
 }
 
+// The diagnosis profiles the launcher whole: 40% of its GPU time in a torch kernel and a host
+// sync are a launcher-glue finding; each case's timeline is traced, the kernel as written's is
+// in result.json's baseline and in report.md. Below the share, without syncs, no finding.
+TEST(OptimizeLoop, TheLaunchersWholeTimelineIsAFindingAndInTheReport) {
+  fs::path dir = writeTask("timeline");
+  auto run = [&](const std::string& glue) {
+    return test::runShell(fmt::format(
+        "TF_FAKE_REAL_PYTHON={} TF_FAKE_RUN_S=0.001 TF_FAKE_GLUE={} {} --python {} optimize {} --no-db --out {} "
+        "--jobs 2 --max-candidates 4 --json 2>/dev/null",
+        choosePython(""), glue, test::tritonforgeBinary().string(), fakePython(), (dir / "task.toml").string(),
+        (dir / "out").string()));
+  };
+  auto [rc, out] = run("0.4:1");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json result = nlohmann::json::parse(out);
+  auto timelines = events(result["trace"], "launcher-timeline");
+  ASSERT_GE(timelines.size(), 2u) << result["trace"].dump();
+  EXPECT_EQ(timelines[0]["candidate"], 0);
+  EXPECT_EQ(timelines[0]["case"], "N=1048576");
+  const nlohmann::json& per_case = result["baseline"]["launcher_timeline"];
+  ASSERT_EQ(per_case.size(), 2u) << result["baseline"].dump();
+  EXPECT_NEAR(per_case[1]["other_ms"].get<double>() / per_case[1]["gpu_ms"].get<double>(), 0.4, 1e-9);
+  std::vector<nlohmann::json> glue;
+  for (const auto& f : events(result["trace"], "finding")) {
+    if (f["kind"] == "launcher-glue") glue.push_back(f);
+  }
+  ASSERT_FALSE(glue.empty()) << nlohmann::json(events(result["trace"], "finding")).dump();
+  std::string summary = glue[0]["summary"];
+  EXPECT_NE(summary.find("40% of the launcher's GPU time"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("reduce_kernel"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("the host waits for the GPU 1 time(s)"), std::string::npos) << summary;
+  EXPECT_EQ(glue[0]["kernel"], "fake_kernel");  // the fake worker's kernel: the first launched
+  std::string report = test::readFile(dir / "out/add/report.md");
+  EXPECT_NE(report.find("## Where the launcher's GPU time goes (as written)"), std::string::npos) << report;
+  EXPECT_NE(report.find("(40%) | `void at::native::reduce_kernel<512, 1>`"), std::string::npos) << report;
+
+  auto [rc2, out2] = run("0.1");
+  ASSERT_EQ(rc2, 0) << out2;
+  nlohmann::json quiet = nlohmann::json::parse(out2);
+  for (const auto& f : events(quiet["trace"], "finding")) EXPECT_NE(f["kind"], "launcher-glue") << f.dump();
+  EXPECT_FALSE(events(quiet["trace"], "launcher-timeline").empty());
+}
+
 TEST(OptimizeLoop, AFinishedSpaceIsNotMeasuredAgain) {
   fs::path dir = writeTask("again");
   auto l = load(dir);

@@ -42,6 +42,8 @@ Environment:
                     verification (wrong on a shape no task case has)
   TF_FAKE_SETUP_S   the seconds a process's first run of a case reports as spent making its
                     inputs and references (setup_seconds; not slept)
+  TF_FAKE_GLUE      SHARE[:SYNCS]: a run asked for the launcher's timeline reports SHARE of its GPU
+                    time in a torch kernel outside the Triton ones, and SYNCS host syncs
   TF_FAKE_TRITON    the Triton version `hello` reports (a changed toolchain)
   TF_FAKE_COMPILE_ERROR a regular expression: variants whose text matches it fail to compile
                     ("fake: name 'undefined_thing' is not defined", as a rewrite with a typo)
@@ -251,7 +253,7 @@ def op_run(args):
     wrong = os.environ.get("TF_FAKE_WRONG_SHAPE")
     if wrong and re.search(wrong, text.decode("utf-8", "replace")):
         n += 1
-    return {"status": "ok",
+    out = {"status": "ok",
             "setup_seconds": _setup_seconds(case),
             "arguments": [{"name": "x", "shape": [n], "dtype": "float32"},
                           {"name": "y", "shape": [n], "dtype": "float32"}],
@@ -261,6 +263,18 @@ def op_run(args):
                        "max_ms": t * 1.01, "mean_ms": t, "reps": 10, "method": "fake"},
             "kernels": fake_kernels(tags),
             "outputs": [{"dtype": "float32", "shape": [n]}]}
+    if args.get("timeline"):
+        out["timeline"] = _timeline(t)
+    return out
+
+
+def _timeline(t):
+    """TF_FAKE_GLUE's split of a call of `t` ms (all Triton without it)."""
+    share, _, syncs = os.environ.get("TF_FAKE_GLUE", "0").partition(":")
+    other = t * float(share)
+    outside = [{"name": "void at::native::reduce_kernel<512, 1>", "kind": "other", "ms": other, "count": 1}] if other else []
+    return {"wall_ms": t * 1.2, "gpu_ms": t, "triton_ms": t - other, "triton_launches": 1, "other_ms": other,
+            "copy_ms": 0.0, "outside": outside, "host_syncs": int(syncs or 0)}
 
 
 def dispatch(op, args):
