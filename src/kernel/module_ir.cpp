@@ -557,6 +557,23 @@ std::string ModuleIR::calleeOf(const Node& call, const std::string& caller) cons
   return entries.empty() ? "" : entries.front();
 }
 
+bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt, const Node& node) {
+  const Node* block = nullptr;
+  walk(fn, [&](const Node& n) {
+    if (block) return false;
+    for (const char* key : {"body", "orelse", "finalbody"}) {
+      if (!n.contains(key) || !n[key].is_array()) continue;
+      for (const auto& s : n[key]) {
+        if (&s == &stmt) block = &n[key];
+      }
+    }
+    return true;
+  });
+  if (!block || block->empty()) return false;
+  auto at = text.range(stmt), end = text.range(block->back()), r = text.range(node);
+  return at && end && r && r->begin >= at->end && r->end <= end->end;
+}
+
 ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* imported) {
   return Builder(source, imported).build();
 }

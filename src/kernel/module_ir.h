@@ -151,4 +151,9 @@ struct ModuleIR {
 // launches of them are found too.
 ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* imported = nullptr);
 
+// Does `node` come after the statement `stmt` inside the statement list of function `fn` that
+// holds `stmt` (later in that block, or nested in a later statement of it)? A value assigned
+// in a branch, a loop or a `with` then reaches it. False when `stmt` is in no list of `fn`.
+bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt, const Node& node);
+
 }  // namespace tf

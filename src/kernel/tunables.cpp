@@ -341,8 +341,14 @@ class Discoverer {
         t.note = fmt::format("'{}' is not defined in '{}'", var, site.function);
         return;
       }
-      bool simple = assigns->size() == 1 && !(*assigns)[0].augmented && !(*assigns)[0].conditional &&
-                    (*assigns)[0].value != nullptr;
+      // One plain assignment: at the top of the function, or a literal in a block (a branch,
+      // a loop, a `with`) that the launch comes later in (`BLOCK = 1024` where the launcher
+      // picks its launch).
+      bool in_block = assigns->size() == 1 && (*assigns)[0].conditional && (*assigns)[0].value &&
+                      intLiteral(*(*assigns)[0].value) && f->def && (*assigns)[0].stmt &&
+                      followsInItsBlock(src_, *f->def, *(*assigns)[0].stmt, *site.call);
+      bool simple = assigns->size() == 1 && !(*assigns)[0].augmented && (*assigns)[0].value != nullptr &&
+                    (!(*assigns)[0].conditional || in_block);
       if (simple) {
         const Node& value = *(*assigns)[0].value;
         if (auto v = intLiteral(value)) {

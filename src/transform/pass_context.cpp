@@ -227,6 +227,15 @@ const Node* PassContext::trailingBareReturn() const {
   return ret.contains("value") && !ret["value"].is_null() ? nullptr : &ret;
 }
 
+bool launchFollowsInItsBlock(const PassContext& ctx, const Node& fn, const Node& assign, const LaunchSite& site) {
+  // One launch of the kernel in the function: edits made once per function (a variable set
+  // before the grid) then serve it, whichever branch it is in.
+  int in_function = 0;
+  for (const LaunchSite* s : ctx.sites) in_function += s->function == site.function ? 1 : 0;
+  if (in_function != 1) return false;
+  return followsInItsBlock(ctx.text(), fn, assign, *site.call);
+}
+
 std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why) {
   GridView g;
   const Node* e = site.grid;
@@ -239,7 +248,8 @@ std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, s
     }
     auto ait = fit->second.assignments.find(var);
     if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
-        ait->second[0].conditional || !isType(*ait->second[0].stmt, "Assign")) {
+        (ait->second[0].conditional && !launchFollowsInItsBlock(ctx, *fit->second.def, *ait->second[0].stmt, site)) ||
+        !isType(*ait->second[0].stmt, "Assign")) {
       *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
       return std::nullopt;
     }

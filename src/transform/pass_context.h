@@ -97,8 +97,13 @@ struct GridView {
 };
 
 // Refuses (nullopt + reason) when the grid is something else than a tuple, a list, or a
-// lambda returning one, possibly bound to one variable.
+// lambda returning one, possibly bound to one variable: assigned once in the launching
+// function, at its top level, or inside a block (an `if` branch, a loop, a `with`) that the
+// launch comes later in (launchFollowsInItsBlock).
 std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why);
+// Is `site` the kernel's only launch in the function `fn`, after `assign` in the statement list
+// that holds `assign`?
+bool launchFollowsInItsBlock(const PassContext& ctx, const Node& fn, const Node& assign, const LaunchSite& site);
 
 // The kernel parameter that a grid axis spans (M for `pid_m`): from the launch grids
 // (`triton.cdiv(M, ...)` with M passed for the kernel's parameter M), else from the masks

@@ -393,6 +393,7 @@ CASES = {
     # (rows-per-program/normalized_cast_pid_docstring is not run here: the interpreter's loop
     # variable is a Python int, which has no .to(); compiled, it is an i32 tensor.)
     "rows-per-program/loop_2d_grid_heads": (head_rms, (37, 3)),
+    "rows-per-program/grid_in_a_branch": (softmax, (37, 100)),
     "grouped-order/normalized_tuple_pids": (matmul, (100, 136, 72)),
     "persistent/normalized_inline_pid": (add, (5000,)),
     "persistent/early_return_guard": (add, (5000,)),

@@ -602,3 +602,47 @@ TEST(Tunables, AGroupComputedFromTensorSizesIsLeftAlone) {
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+// A launcher that chooses its launch in a branch: a value assigned once in the branch the
+// launch follows in is the writer's choice (searched); one assigned in another branch than
+// its launch's is not a value the launch reads there.
+TEST(Tunables, AValueAssignedInTheBranchOfItsLaunchIsSearched) {
+  const std::string src = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def scale(x, wide):
+    n = x.numel()
+    if wide:
+        BLOCK = 1024
+        with torch.no_grad():
+            scale_kernel[(triton.cdiv(n, BLOCK),)](x, n, BLOCK=BLOCK)
+    return x
+)";
+  auto d = discover(src, "scale");
+  const auto& block = get(d->set, "scale_kernel.BLOCK");
+  ASSERT_TRUE(block.tunable) << block.note;
+  EXPECT_EQ(block.origin, TunableOrigin::kLocalLiteral);
+  EXPECT_EQ(block.value, 1024);
+  std::string out = applyConfig(d->ir, d->set, {{"scale_kernel.BLOCK", 256}});
+  EXPECT_NE(out.find("        BLOCK = 256\n"), std::string::npos) << out;
+
+  std::string elsewhere = src;
+  elsewhere.replace(elsewhere.find("        BLOCK = 1024\n"), 21, "");
+  elsewhere.replace(elsewhere.find("    if wide:\n"), 13, "    if wide:\n        BLOCK = 1024\n    if True:\n");
+  auto e = discover(elsewhere, "scale");
+  EXPECT_NE(get(e->set, "scale_kernel.BLOCK").origin, TunableOrigin::kLocalLiteral) << elsewhere;
+}
+
+}  // namespace
+}  // namespace tf
