@@ -227,6 +227,34 @@ const Node* PassContext::trailingBareReturn() const {
   return ret.contains("value") && !ret["value"].is_null() ? nullptr : &ret;
 }
 
+namespace {
+
+// `def NAME(META): return (...)` (a docstring before the return allowed), defined once in the
+// function `fn` before the launch in its block, undecorated, one positional argument.
+const Node* gridDef(const PassContext& ctx, const Node& fn, const std::string& name, const LaunchSite& site) {
+  std::vector<const Node*> defs;
+  walk(fn, [&](const Node& n) {
+    if (&n != &fn && isType(n, "FunctionDef") && n["name"] == name) defs.push_back(&n);
+    return true;
+  });
+  if (defs.size() != 1) return nullptr;
+  const Node& d = *defs[0];
+  const Node& args = d["args"];
+  if (args["args"].size() != 1 || !args["defaults"].empty() || !d["decorator_list"].empty()) return nullptr;
+  if (args.contains("vararg") && args["vararg"].is_object()) return nullptr;
+  if (args.contains("kwarg") && args["kwarg"].is_object()) return nullptr;
+  const Node& body = d["body"];
+  if (body.empty() || body.size() > 2 || !isType(body.back(), "Return") || !body.back()["value"].is_object()) {
+    return nullptr;
+  }
+  if (body.size() == 2 && !(isType(body[0], "Expr") && strLiteral(body[0]["value"]))) return nullptr;
+  const Node& v = body.back()["value"];
+  if (!isType(v, "Tuple") && !isType(v, "List")) return nullptr;
+  return followsInItsBlock(ctx.text(), fn, d, *site.call) ? &d : nullptr;
+}
+
+}  // namespace
+
 bool launchFollowsInItsBlock(const PassContext& ctx, const Node& fn, const Node& assign, const LaunchSite& site) {
   // One launch of the kernel in the function: edits made once per function (a variable set
   // before the grid) then serve it, whichever branch it is in.
@@ -247,18 +275,29 @@ std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, s
       return std::nullopt;
     }
     auto ait = fit->second.assignments.find(var);
-    if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
-        (ait->second[0].conditional && !launchFollowsInItsBlock(ctx, *fit->second.def, *ait->second[0].stmt, site)) ||
-        !isType(*ait->second[0].stmt, "Assign")) {
-      *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
-      return std::nullopt;
+    if (ait == fit->second.assignments.end()) {
+      if (const Node* def = gridDef(ctx, *fit->second.def, var, site)) {
+        g.assign_stmt = def;
+        g.lambda = def;
+        g.lambda_arg = def->at("args")["args"][0]["arg"].get<std::string>();
+        g.in_def = true;
+        e = &def->at("body").back()["value"];
+      }
     }
-    g.assign_stmt = ait->second[0].stmt;
-    e = ait->second[0].value;
+    if (!g.in_def) {
+      if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
+          (ait->second[0].conditional && !launchFollowsInItsBlock(ctx, *fit->second.def, *ait->second[0].stmt, site)) ||
+          !isType(*ait->second[0].stmt, "Assign")) {
+        *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
+        return std::nullopt;
+      }
+      g.assign_stmt = ait->second[0].stmt;
+      e = ait->second[0].value;
+    }
   }
   g.expr = e;
   const Node* t = e;
-  if (isType(*e, "Lambda")) {
+  if (!g.in_def && isType(*e, "Lambda")) {
     const Node& args = (*e)["args"]["args"];
     if (args.size() != 1) {
       *why = "the grid lambda does not take exactly one argument";
@@ -580,6 +619,10 @@ TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& set
     out.emplace_back(rp.first, fmt::format("{}['{}']", meta, rp.second));
   }
   return out;
+}
+
+std::string gridTextFor(const GridView& g, const std::vector<std::string>& axes, const std::string& lambda_arg) {
+  return gridText(axes, g.in_def ? "" : lambda_arg);
 }
 
 std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg) {

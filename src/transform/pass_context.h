@@ -89,17 +89,21 @@ struct PassContext {
 // A launch's grid, following one `grid = ...` assignment in the launching function.
 struct GridView {
   const Node* expr = nullptr;          // the grid expression (a tuple, a lambda, a call ...)
-  const Node* assign_stmt = nullptr;   // the `grid = ...` statement, when it came from a variable
-  const Node* lambda = nullptr;        // `lambda META: (...)`
+  const Node* assign_stmt = nullptr;   // the `grid = ...` statement (or `def grid`), when named
+  const Node* lambda = nullptr;        // `lambda META: (...)`, or the `def grid(META)`
   std::string lambda_arg;              // "META"
   const Node* tuple = nullptr;         // the Tuple / List node (the lambda's body for a lambda)
   std::vector<const Node*> axes;       // one expression per grid axis
+  // A nested `def grid(META): return (...)`: `expr` is the returned tuple, which a new grid
+  // replaces as a tuple (gridTextFor), the def binding META.
+  bool in_def = false;
 };
 
 // Refuses (nullopt + reason) when the grid is something else than a tuple, a list, or a
 // lambda returning one, possibly bound to one variable: assigned once in the launching
 // function, at its top level, or inside a block (an `if` branch, a loop, a `with`) that the
-// launch comes later in (launchFollowsInItsBlock).
+// launch comes later in (launchFollowsInItsBlock); or defined there as
+// `def grid(META): return (...)` (in_def).
 std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, std::string* why);
 // Is `site` the kernel's only launch in the function `fn`, after `assign` in the statement list
 // that holds `assign`?
@@ -200,6 +204,9 @@ TextEdits metaMirrors(const PassContext& ctx, const std::vector<TunableSet>& set
 // The text of a grid with new axes: "(a, b)" or "lambda META: (a, b)"; a single axis gets
 // its trailing comma.
 std::string gridText(const std::vector<std::string>& axes, const std::string& lambda_arg);
+// The text that replaces `g.expr` with these axes: a lambda over `lambda_arg` when not empty,
+// except in a `def grid(META)`, whose return value is a plain tuple.
+std::string gridTextFor(const GridView& g, const std::vector<std::string>& axes, const std::string& lambda_arg);
 
 // `text` of `n`, parenthesized when it is not an atom (a name, a call, a subscript ...).
 std::string atomText(const PassContext& ctx, const Node& n, const std::string& text);

@@ -394,6 +394,8 @@ CASES = {
     # variable is a Python int, which has no .to(); compiled, it is an i32 tensor.)
     "rows-per-program/loop_2d_grid_heads": (head_rms, (37, 3)),
     "rows-per-program/grid_in_a_branch": (softmax, (37, 100)),
+    "rows-per-program/def_grid": (softmax, (37, 100)),
+    "persistent/def_grid_meta": (add, (5000,)),
     "grouped-order/normalized_tuple_pids": (matmul, (100, 136, 72)),
     "persistent/normalized_inline_pid": (add, (5000,)),
     "persistent/early_return_guard": (add, (5000,)),

@@ -114,7 +114,7 @@ class GroupedOrderPass : public Pass {
         std::string a = atomText(ctx, *g->axes[0], sliceWith(ctx, *g->axes[0], mirrors));
         std::string b = atomText(ctx, *g->axes[1], sliceWith(ctx, *g->axes[1], mirrors));
         bool lambda = g->lambda || !mirrors.empty();
-        ed.replace(ctx.range(*g->expr), gridText({a + " * " + b}, lambda ? meta : ""));
+        ed.replace(ctx.range(*g->expr), gridTextFor(*g, {a + " * " + b}, lambda ? meta : ""));
       }
       addLaunchKeyword(ctx, ed, *site, group, args.text("group"));
     }

@@ -163,7 +163,7 @@ class PersistentPass : public Pass {
       if (grids_done.insert(g->expr).second) {
         std::string sms = sms_name[site->function];
         if (ppsm > 1) sms = fmt::format("{} * {}", sms, ppsm);
-        ed.replace(ctx.range(*g->expr), gridText({fmt::format("min({}, {})", sms, total)}, g->lambda_arg));
+        ed.replace(ctx.range(*g->expr), gridTextFor(*g, {fmt::format("min({}, {})", sms, total)}, g->lambda_arg));
       }
       if (tiles_param) addLaunchKeyword(ctx, ed, *site, tiles[0], ctx.slice(*g->axes[0]));
     }

@@ -173,7 +173,9 @@ class RowsPerProgramPass : public Pass {
       if (static_cast<int>(g->axes.size()) < dims) {
         return refuse(fmt::format("a grid has {} axes; the kernel reads {}", g->axes.size(), dims));
       }
-      if (!rows_expr && g->lambda) return refuse("the row count depends on META (a lambda grid)");
+      if (!rows_expr && g->lambda && mentionsName(*g->axes[0], g->lambda_arg)) {
+        return refuse(fmt::format("the row count depends on {} (a lambda grid)", g->lambda_arg));
+      }
       const FunctionInfo& fn = ctx.ir->functions.at(site->function);
       std::string var = "rows_per_program";
       for (int i = 2; fn.assignments.count(var); ++i) var = fmt::format("rows_per_program_{}", i);
@@ -186,7 +188,7 @@ class RowsPerProgramPass : public Pass {
       if (grids_done.insert(g->expr).second) {
         std::vector<std::string> axes = {fmt::format("{}.cdiv({}, {})", ctx.triton(), ctx.slice(*g->axes[0]), var)};
         for (size_t a = 1; a < g->axes.size(); ++a) axes.push_back(ctx.slice(*g->axes[a]));
-        ed.replace(ctx.range(*g->expr), gridText(axes, g->lambda_arg));
+        ed.replace(ctx.range(*g->expr), gridTextFor(*g, axes, g->lambda_arg));
       }
       addLaunchKeyword(ctx, ed, *site, rpp, var);
       if (!rows_expr) addLaunchKeyword(ctx, ed, *site, n_rows, ctx.slice(*g->axes[0]));

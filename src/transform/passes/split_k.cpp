@@ -368,7 +368,7 @@ class SplitKPass : public Pass {
         std::vector<std::string> axes;
         for (const Node* a : g->axes) axes.push_back(ctx.slice(*a));
         axes.push_back(sk);
-        ed.replace(ctx.range(*g->expr), gridText(axes, g->lambda_arg));
+        ed.replace(ctx.range(*g->expr), gridTextFor(*g, axes, g->lambda_arg));
       }
       addLaunchKeyword(ctx, ed, *site, split, sk);
       if (atomic) {
