@@ -81,14 +81,6 @@ class StringStatements {
   int dropped_ = 0;
 };
 
-// The axis of a tl.program_id call with a literal (or absent) axis; -1 for a computed one.
-int programIdAxis(const Node& call) {
-  const Node* axis = call["args"].empty() ? keywordArg(call, "axis") : &call["args"][0];
-  if (!axis) return -1;
-  auto a = intLiteral(*axis);
-  return a && *a >= 0 && *a <= 2 ? static_cast<int>(*a) : -1;
-}
-
 class ProgramIds {
  public:
   ProgramIds(const PassContext& ctx, SourceEditor& ed) : ctx_(ctx), ed_(ed) {}
@@ -320,6 +312,13 @@ class EarlyReturn {
 };
 
 }  // namespace
+
+int programIdAxis(const Node& call) {
+  const Node* axis = call["args"].empty() ? keywordArg(call, "axis") : &call["args"][0];
+  if (!axis) return -1;
+  auto a = intLiteral(*axis);
+  return a && *a >= 0 && *a <= 2 ? static_cast<int>(*a) : -1;
+}
 
 std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx) {
   if (!ctx.kernel || ctx.kernel->home || ctx.body().empty()) return std::nullopt;

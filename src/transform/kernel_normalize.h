@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel/ast.h"
 #include "transform/pass.h"
 
 namespace tf {
@@ -37,6 +38,10 @@ struct NormalizedKernel {
   std::string source;                // the whole module, the kernel's body rewritten
   std::vector<std::string> changes;  // what was rewritten, one line each
 };
+
+// The axis of a `tl.program_id(a)` call: a literal 0..2 (positional or `axis=`), else -1
+// (computed, or absent).
+int programIdAxis(const Node& call);
 
 // The module with ctx's kernel in normal form, or nullopt when it already is (or the kernel
 // is defined in another module, or a form cannot be rewritten safely: then it is left).

@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 
+#include "transform/kernel_normalize.h"
 #include "transform/pass_context.h"
 #include "transform/passes/passes.h"
 #include "transform/row_block.h"
@@ -34,10 +34,7 @@ namespace {
 std::map<int, int> programIdCallsByAxis(const PassContext& ctx) {
   std::map<int, int> out;
   walk(*ctx.kernel->def, [&](const Node& n) {
-    if (!ctx.isTlCall(n, "program_id")) return true;
-    const Node* axis = n["args"].empty() ? keywordArg(n, "axis") : &n["args"][0];
-    std::optional<int64_t> a = axis ? intLiteral(*axis) : std::nullopt;
-    ++out[a && *a >= 0 && *a <= 2 ? static_cast<int>(*a) : -1];
+    if (ctx.isTlCall(n, "program_id")) ++out[programIdAxis(n)];
     return true;
   });
   return out;
