@@ -248,6 +248,21 @@ void noteHints(const CandidateRecord& measured, const TunableSet& tunables, Spac
   }
 }
 
+namespace {
+
+// Each dimension of a space: tunable id -> its values ("as-written" for kKeep).
+nlohmann::json dimensionsJson(const Space& space) {
+  nlohmann::json dims = nlohmann::json::object();
+  for (const auto& d : space.dims()) {
+    nlohmann::json vals = nlohmann::json::array();
+    for (int64_t v : d.values) vals.push_back(v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v));
+    dims[d.tunable->id] = vals;
+  }
+  return dims;
+}
+
+}  // namespace
+
 void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& hints) {
   const Base& base = *state.bases[static_cast<size_t>(b)];
   BaseSearch& search = state.search;
@@ -264,13 +279,7 @@ void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& 
     state.result.strategy = choice.name;
     state.result.strategy_reason = choice.why;
   }
-  nlohmann::json dims = nlohmann::json::object();
-  for (const auto& d : space.dims()) {
-    nlohmann::json vals = nlohmann::json::array();
-    for (int64_t v : d.values) vals.push_back(v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v));
-    dims[d.tunable->id] = vals;
-  }
-  nlohmann::json ev = {{"base", b}, {"size", space.size()}, {"dimensions", dims}, {"strategy", choice.name},
+  nlohmann::json ev = {{"base", b}, {"size", space.size()}, {"dimensions", dimensionsJson(space)}, {"strategy", choice.name},
                        {"strategy_reason", choice.why}, {"seed", ctx.options.seed + static_cast<uint64_t>(b)}};
   if (space.size() <= 200000) ev["valid"] = space.enumerateValid(200000).size();
   if (!ctx.options.only.empty()) ev["only"] = regionJson(ctx.options.only);
@@ -320,15 +329,9 @@ bool widenSpace(const RunContext& ctx, RunState& state) {
   search.space = std::move(space);
   search.strategy = std::move(strategy);
   search.hints = hints;
-  nlohmann::json dims = nlohmann::json::object();
-  for (const auto& d : search.space->dims()) {
-    nlohmann::json vals = nlohmann::json::array();
-    for (int64_t v : d.values) vals.push_back(v == kKeep ? nlohmann::json("as-written") : nlohmann::json(v));
-    dims[d.tunable->id] = vals;
-  }
   ev["widened"] = true;
   ev["strategy"] = choice.name;
-  ev["dimensions"] = dims;
+  ev["dimensions"] = dimensionsJson(*search.space);
   ev["reason"] = "every configuration of the space was measured with time left: its domains widen (as --effort full's)";
   ctx.trace.add("widen", ev);
   return true;
