@@ -4,8 +4,8 @@
 // Kernel: a new grid axis gives pid_k; the K loop starts at pid_k's share and steps
 // SPLIT_K times as far (pointers advanced in the loop get the matching start offset and
 // stride). The epilogue must be linear in the accumulator (acc, acc.to(dtype); mode=atomic also
-// acc scaled by values that do not depend on it), since
-// each program now holds a partial sum. Then:
+// acc scaled by values that do not depend on it), since each program now holds a partial sum.
+// Then:
 //   mode=atomic     the store becomes tl.atomic_add into an output the launcher zeroes first
 //                   (partial sums rounded to the output type; order not deterministic)
 //   mode=two-stage  each program stores its fp32 partial tile into a workspace
@@ -34,8 +34,9 @@ class SplitKPass : public Pass {
         "one loop at the top of the kernel body accumulates tl.dot into one variable (acc += E, acc = acc + E "
         "with E holding the dot and not reading acc, e.g. a per-block scaled dot, or acc = tl.dot(a, b, acc)) and "
         "writes it nowhere else",
-        "the loop is range(start, end, step) with a step of the K tile (its variable is the K offset), or "
-        "range(n) advancing pointers by the K tile inside (p += BLOCK_K * stride)",
+        "the loop is range(start, end, step) with a step of the K tile (its variable is the K offset), or a "
+        "counted range(n) whose steps advance pointers by the K tile (p += BLOCK_K * stride, p = p + ...) or "
+        "compute their offsets from the step's index; it carries nothing else from step to step",
         "after the loop, one tl.store writes acc or acc.to(dtype), directly or through one variable; mode=atomic "
         "also takes copies of acc scaled by values that do not depend on it (acc * scale, acc / l[:, None]): the "
         "epilogue is linear in the accumulator",
