@@ -78,11 +78,7 @@ class CensusPassApplier final : public PassApplier {
     try {
       PassArgs args = validateArgs(*pass, parsePassSpec(spec));
       PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
-        const ParsedSource& nsrc = normalizedParse(normalized);
-        ModuleIR nir = buildModuleIR(nsrc);
-        const Kernel* nk = nir.kernel(request.kernel);
-        if (!nk) return refuse(fmt::format("the normal form has no kernel '{}'", request.kernel));
-        return pass->run(PassContext::make(nir, *nk), args);
+        return normal_form_.run(*pass, args, ctx, normalized, src_.path);
       });
       if (!o.applied) {
         out.message = o.reason;
@@ -95,13 +91,6 @@ class CensusPassApplier final : public PassApplier {
       out.message = e.what();  // as transform: the pass cannot run on this kernel
     }
     return out;
-  }
-
-  // The parse of a normal form, made once for all the passes tried on it.
-  const ParsedSource& normalizedParse(const std::string& text) {
-    auto it = normalized_.find(text);
-    if (it == normalized_.end()) it = normalized_.emplace(text, parseSource(worker_, src_.path, text)).first;
-    return it->second;
   }
 
   PassApplication check(const PassRequest& request, PassApplication applied) override {
@@ -122,7 +111,7 @@ class CensusPassApplier final : public PassApplier {
  private:
   WorkerProcess& worker_;
   const ParsedSource& src_;
-  std::map<std::string, ParsedSource> normalized_;
+  NormalFormRunner normal_form_{worker_};
   bool check_;
   std::string last_spec_;
 };

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "task/source_parser.h"
 #include "transform/pass_context.h"
 #include "transform/source_editor.h"
 #include "util/error.h"
@@ -227,25 +228,14 @@ class ProgramIds {
   // The text of `n` with the program-id calls inside it replaced by their names (the
   // binding's own value kept).
   std::string textReading(const Node& n) const {
-    Range r = ctx_.range(n);
-    std::string out;
-    size_t at = r.begin;
-    std::vector<std::pair<Range, std::string>> subs;
+    TextEdits subs;
     walk(n, [&](const Node& x) {
       const Call* c = callAt(x);
       if (!c) return true;
       if (!isBindingValue(*c)) subs.push_back({ctx_.range(x), names_.at(c->axis)});
       return false;
     });
-    std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.first.begin < y.first.begin; });
-    const std::string& text = ctx_.text().text();
-    for (const auto& [range, name] : subs) {
-      out.append(text, at, range.begin - at);
-      out += name;
-      at = range.end;
-    }
-    out.append(text, at, r.end - at);
-    return out;
+    return sliceWith(ctx_, n, subs);
   }
 
   void splitTuple(const Node& s) {
@@ -370,6 +360,25 @@ PassOutcome retryNormalized(PassOutcome as_written, const PassContext& ctx,
   for (const auto& c : n->changes) what += (what.empty() ? "" : "; ") + c;
   out.notes.insert(out.notes.begin(), "the kernel was put in normal form first (" + what + ")");
   return out;
+}
+
+PassOutcome NormalFormRunner::run(const Pass& pass, const PassArgs& args, const PassContext& as_written,
+                                  const std::string& text, const std::filesystem::path& path,
+                                  const std::vector<Kernel>* imported) {
+  if (!parsed_ || text_ != text) {
+    parsed_.reset();
+    parsed_ = parseSource(worker_, path, text);
+    text_ = text;
+  }
+  ModuleIR ir = buildModuleIR(*parsed_, imported);
+  const std::string& name = as_written.kernel->name;
+  const Kernel* k = ir.kernel(name);
+  if (!k) return refuse(fmt::format("the normal form has no kernel '{}'", name));
+  PassContext ctx = PassContext::make(ir, *k);
+  ctx.signature = as_written.signature;
+  ctx.rtol = as_written.rtol;
+  ctx.atol = as_written.atol;
+  return pass.run(ctx, args);
 }
 
 }  // namespace tf

@@ -22,10 +22,13 @@
 // kernel as written tried again on its normalized form: every pass applier runs passes so).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "kernel/module_ir.h"
 
 #include "kernel/ast.h"
 #include "transform/pass.h"
@@ -33,6 +36,7 @@
 namespace tf {
 
 struct PassContext;
+class WorkerProcess;
 
 struct NormalizedKernel {
   std::string source;                // the whole module, the kernel's body rewritten
@@ -54,5 +58,21 @@ std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx);
 // line number the rewrite shifted). Otherwise `as_written`.
 PassOutcome retryNormalized(PassOutcome as_written, const PassContext& ctx,
                             const std::function<PassOutcome(const std::string& normalized_source)>& rerun);
+
+// What a pass applier's `rerun` does: parses a normal form (the last one parsed is kept: the
+// passes tried on one kernel share its parse) and runs a pass on its kernel, with the types
+// and tolerances of the context as written.
+class NormalFormRunner {
+ public:
+  explicit NormalFormRunner(WorkerProcess& worker) : worker_(worker) {}
+  // `imported`: kernels of the package's other modules, for a pass that edits the launch only.
+  PassOutcome run(const Pass& pass, const PassArgs& args, const PassContext& as_written, const std::string& text,
+                  const std::filesystem::path& path, const std::vector<Kernel>* imported = nullptr);
+
+ private:
+  WorkerProcess& worker_;
+  std::string text_;
+  std::optional<ParsedSource> parsed_;
+};
 
 }  // namespace tf

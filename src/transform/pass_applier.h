@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernel/module_ir.h"
+#include "transform/kernel_normalize.h"
 #include "variant/pass_applier.h"
 #include "worker/worker_process.h"
 
@@ -48,6 +49,7 @@ class TransformPassApplier final : public PassApplier {
  private:
   std::unique_ptr<WorkerProcess> own_worker_;
   WorkerProcess& worker_;
+  NormalFormRunner normal_form_{worker_};  // a refused pass's second try, on the normal form
   TransformSettings settings_;
   // What the last rewrite added to the kernel's signature (the check compiles with it).
   std::map<std::string, std::string> added_types_;

@@ -273,15 +273,8 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     ctx.rtol = settings_.rtol;
     ctx.atol = settings_.atol;
     PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
-      ParsedSource nsrc = parseSource(worker_, settings_.source_path, normalized);
-      ModuleIR nir = buildModuleIR(nsrc, pass->info().launcher_only ? settings_.imported : nullptr);
-      const Kernel* nk = nir.kernel(request.kernel);
-      if (!nk) return refuse(fmt::format("the normal form has no kernel '{}'", request.kernel));
-      PassContext nctx = PassContext::make(nir, *nk);
-      nctx.signature = ctx.signature;
-      nctx.rtol = ctx.rtol;
-      nctx.atol = ctx.atol;
-      return pass->run(nctx, args);
+      return normal_form_.run(*pass, args, ctx, normalized, settings_.source_path,
+                              pass->info().launcher_only ? settings_.imported : nullptr);
     });
     if (!o.applied) {
       out.message = o.reason;
