@@ -19,7 +19,8 @@
 // before a pass runs on it.
 //
 // Entry points: normalizeKernel (the rewrite), retryNormalized (a pass that refused the
-// kernel as written tried again on its normalized form: every pass applier runs passes so).
+// kernel as written tried again on its normal form: every pass applier runs passes so),
+// NormalFormRunner (the appliers' second try: parse, kernel, context, run).
 #pragma once
 
 #include <filesystem>
