@@ -1165,33 +1165,37 @@ def _launcher_timeline(call):
             torch.cuda.synchronize()  # ours: not counted among the launcher's syncs
             wall_ms = (time.perf_counter() - t0) * 1e3
     triton_names = {getattr(k.metadata, "name", None) for _, k, _ in rec} - {None}
-    groups = {}
+    totals = {"triton": 0.0, "other": 0.0, "copy": 0.0}
+    launches = 0
+    outside = {}  # (kind, name) -> [ms, count], for the kernels and copies not Triton's
     syncs = -1
     for e in prof.events():
         if e.device_type == DeviceType.CUDA:
             ms = e.time_range.elapsed_us() / 1e3
-            name = e.name
-            if name.startswith("Memcpy") or name.startswith("Memset"):
+            if e.name.startswith("Memcpy") or e.name.startswith("Memset"):
                 kind = "copy"
-            elif name in triton_names:
+            elif e.name in triton_names:
                 kind = "triton"
             else:
                 kind = "other"
-            g = groups.setdefault((kind, name[:100]), [0.0, 0])
+            totals[kind] += ms
+            if kind == "triton":
+                launches += 1
+                continue
+            g = outside.setdefault((kind, e.name[:100]), [0.0, 0])
             g[0] += ms
             g[1] += 1
         elif e.name in _SYNC_CALLS:
             syncs += 1
-    by_kind = {k: sum(v[0] for (kk, _), v in groups.items() if kk == k) for k in ("triton", "other", "copy")}
-    ranked = sorted(((v[0], v[1], n, k) for (k, n), v in groups.items() if k != "triton"), reverse=True)
+    ranked = sorted(outside.items(), key=lambda item: item[1][0], reverse=True)
     return {
         "wall_ms": wall_ms,
-        "gpu_ms": sum(by_kind.values()),
-        "triton_ms": by_kind["triton"],
-        "triton_launches": sum(v[1] for (k, _), v in groups.items() if k == "triton"),
-        "other_ms": by_kind["other"],
-        "copy_ms": by_kind["copy"],
-        "outside": [{"name": n, "kind": k, "ms": ms, "count": c} for ms, c, n, k in ranked[:6]],
+        "gpu_ms": sum(totals.values()),
+        "triton_ms": totals["triton"],
+        "triton_launches": launches,
+        "other_ms": totals["other"],
+        "copy_ms": totals["copy"],
+        "outside": [{"name": n, "kind": k, "ms": ms, "count": c} for (k, n), (ms, c) in ranked[:6]],
         "host_syncs": max(0, syncs),
     }
 

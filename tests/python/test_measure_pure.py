@@ -305,3 +305,55 @@ def test_timing_queues_each_call_ahead_of_a_slow_host(monkeypatch):
     late = runner._time_events(cuda.launch, 5.0, 10, 50, False, ahead=False)
     assert min(late) == pytest.approx(0.2)
     assert "sleep" not in cuda.queue
+
+
+def test_launcher_timeline_splits_the_profiled_events(monkeypatch):
+    """The timeline's arithmetic over profiler events, with stand-ins for torch.profiler and
+    the launch records (the profile itself needs a GPU: test_worker_gpu.py): the Triton
+    kernel's time, torch's kernels and copies grouped by name and ranked, the launcher's host
+    syncs (not the one the timeline makes itself)."""
+    import contextlib
+    import types
+
+    import torch
+    import torch.profiler
+    from torch.autograd import DeviceType
+
+    def event(name, device, us):
+        return types.SimpleNamespace(name=name, device_type=device,
+                                     time_range=types.SimpleNamespace(elapsed_us=lambda: us))
+
+    events = [event("add_kernel", DeviceType.CUDA, 100), event("reduce_kernel", DeviceType.CUDA, 40),
+              event("reduce_kernel", DeviceType.CUDA, 20), event("Memcpy DtoH (Device -> Pageable)", DeviceType.CUDA, 5),
+              event("aten::max", DeviceType.CPU, 3), event("cudaStreamSynchronize", DeviceType.CPU, 1),
+              event("cudaDeviceSynchronize", DeviceType.CPU, 1)]
+
+    class Profile:
+        def __init__(self, **kw):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def events(self):
+            return events
+
+    @contextlib.contextmanager
+    def recording():
+        yield [(None, types.SimpleNamespace(metadata=types.SimpleNamespace(name="add_kernel")), None)]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.profiler, "profile", Profile)
+    monkeypatch.setattr(runner, "_recording", recording)
+    t = runner._launcher_timeline(lambda: None)
+    assert t["triton_ms"] == pytest.approx(0.1) and t["triton_launches"] == 1
+    assert t["other_ms"] == pytest.approx(0.06) and t["copy_ms"] == pytest.approx(0.005)
+    assert t["gpu_ms"] == pytest.approx(0.165)
+    assert [(o["name"], o["kind"], o["count"]) for o in t["outside"]] == [
+        ("reduce_kernel", "other", 2), ("Memcpy DtoH (Device -> Pageable)", "copy", 1)]
+    assert t["outside"][0]["ms"] == pytest.approx(0.06)
+    assert t["host_syncs"] == 1
