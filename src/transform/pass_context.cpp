@@ -275,22 +275,21 @@ std::optional<GridView> gridOf(const PassContext& ctx, const LaunchSite& site, s
       return std::nullopt;
     }
     auto ait = fit->second.assignments.find(var);
-    if (ait == fit->second.assignments.end()) {
-      if (const Node* def = gridDef(ctx, *fit->second.def, var, site)) {
-        g.assign_stmt = def;
-        g.lambda = def;
-        g.lambda_arg = def->at("args")["args"][0]["arg"].get<std::string>();
-        g.in_def = true;
-        e = &def->at("body").back()["value"];
-      }
-    }
-    if (!g.in_def) {
-      if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
-          (ait->second[0].conditional && !launchFollowsInItsBlock(ctx, *fit->second.def, *ait->second[0].stmt, site)) ||
-          !isType(*ait->second[0].stmt, "Assign")) {
-        *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
-        return std::nullopt;
-      }
+    const Node* def = ait == fit->second.assignments.end() ? gridDef(ctx, *fit->second.def, var, site) : nullptr;
+    if (def) {
+      // `def grid(META): return (...)`: read as a lambda whose body is the returned tuple.
+      g.assign_stmt = def;
+      g.lambda = def;
+      g.lambda_arg = def->at("args")["args"][0]["arg"].get<std::string>();
+      g.in_def = true;
+      e = &def->at("body").back()["value"];
+    } else if (ait == fit->second.assignments.end() || ait->second.size() != 1 || !ait->second[0].value ||
+               (ait->second[0].conditional &&
+                !launchFollowsInItsBlock(ctx, *fit->second.def, *ait->second[0].stmt, site)) ||
+               !isType(*ait->second[0].stmt, "Assign")) {
+      *why = fmt::format("the grid '{}' is not assigned exactly once in '{}'", var, site.function);
+      return std::nullopt;
+    } else {
       g.assign_stmt = ait->second[0].stmt;
       e = ait->second[0].value;
     }
