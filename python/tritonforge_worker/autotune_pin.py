@@ -16,36 +16,13 @@ Only an autotuner that ran one shape in the call is pinned (several keys would n
 pinned on its own share of the time); the notes say so.
 """
 
-import os
-import sys
+from .modules import autotuners
 
 
 def _autotuners(roots, module):
     """Autotuner objects defined in `module` or in a module loaded from under `roots`, with a
     choice made (a cache entry), each once."""
-    try:
-        from triton.runtime.autotuner import Autotuner
-    except ImportError:
-        return []
-    roots = [os.path.abspath(r) + os.sep for r in roots if r]
-    mods = [module]
-    for mod in list(sys.modules.values()):
-        path = getattr(mod, "__file__", None)
-        if mod is None or mod is module or not path:
-            continue
-        if any(os.path.abspath(path).startswith(r) for r in roots):
-            mods.append(mod)
-    found, seen = [], set()
-    for mod in mods:
-        for value in list(vars(mod).values()):
-            depth = 0
-            while value is not None and depth < 4:  # Heuristics / Autotuner wrap each other via .fn
-                if isinstance(value, Autotuner) and getattr(value, "cache", None) and id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(value)
-                value = getattr(value, "fn", None)
-                depth += 1
-    return found
+    return [at for at in autotuners(roots, module) if getattr(at, "cache", None)]
 
 
 def _rank(timings):

@@ -116,6 +116,34 @@ class _StubModule(types.ModuleType):
         return _Anything(f"torch.{item}")
 
 
+def autotuners(roots, module=None, skip=None):
+    """The @triton.autotune objects defined in `module` and in the modules loaded from under
+    `roots` (except `skip`), each once: Heuristics and Autotuner wrap each other via `.fn`."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:  # an older Triton without the class: none
+        return []
+    roots = [os.path.abspath(r) + os.sep for r in roots if r]
+    mods = [module] if module is not None else []
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if mod is None or mod is module or mod is skip or not path:
+            continue
+        if any(os.path.abspath(path).startswith(r) for r in roots):
+            mods.append(mod)
+    found, seen = [], set()
+    for mod in mods:
+        for value in list(vars(mod).values()):
+            depth = 0
+            while value is not None and depth < 4:
+                if isinstance(value, Autotuner) and id(value) not in seen:
+                    seen.add(id(value))
+                    found.append(value)
+                value = getattr(value, "fn", None)
+                depth += 1
+    return found
+
+
 def reset_shared_autotuners(roots, keep=None):
     """Clears the configuration cache of every @triton.autotune kernel defined in a module
     loaded from under `roots` (the task's package roots, the variant's folder), except in the
@@ -123,25 +151,9 @@ def reset_shared_autotuners(roots, keep=None):
     module share its cache in a process: without this, a variant that changes the layout of
     the kernel's operands is timed with the configuration tuned for the previous variant's
     layout, not the one its own first call would tune, which is what a user of it gets."""
-    try:
-        from triton.runtime.autotuner import Autotuner
-    except ImportError:  # an older Triton without the class: nothing to reset
-        return 0
-    roots = [os.path.abspath(r) + os.sep for r in roots if r]
     cleared = 0
-    for mod in list(sys.modules.values()):
-        path = getattr(mod, "__file__", None)
-        if mod is None or mod is keep or not path:
-            continue
-        path = os.path.abspath(path)
-        if not any(path.startswith(r) for r in roots):
-            continue
-        for value in list(vars(mod).values()):
-            seen = 0
-            while value is not None and seen < 4:  # Heuristics / Autotuner wrap each other via .fn
-                if isinstance(value, Autotuner) and getattr(value, "cache", None):
-                    value.cache.clear()
-                    cleared += 1
-                value = getattr(value, "fn", None)
-                seen += 1
+    for at in autotuners(roots, skip=keep):
+        if getattr(at, "cache", None):
+            at.cache.clear()
+            cleared += 1
     return cleared

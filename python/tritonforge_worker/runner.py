@@ -39,6 +39,7 @@ import time
 from . import backward as bw
 from .errors import FatalWorkerError, TaskError, is_context_fatal
 from .autotune_pin import pin_best
+from .autotune_warm import compile_only
 from .modules import load_module_from_path, reset_shared_autotuners, resolve_attr, unwrap_jit
 
 # ---------------------------------------------------------------------------------------
@@ -928,11 +929,18 @@ def op_warm(args):
     other compile workers) share its memory: a CUDA out-of-memory error is not the variant's
     fault. The worker then frees what it holds and tries again, with backoff, for up to
     `memory_wait_s` seconds (the core's share of this compile's time limit); if the memory
-    never comes free, the reply is `not-run` (not measured, nothing blamed)."""
+    never comes free, the reply is `not-run` (not measured, nothing blamed).
+
+    An @triton.autotune kernel compiles each configuration once, without its benchmark
+    (autotune_warm.py); `autotune_part: [i, n]` compiles only the i-th of n shares of its list,
+    the other shares being compiled by other workers at the same time."""
     import torch
     harness, harness_path, module, launcher = _prepare(args)
     backward = args.get("direction") == "backward"
     wait_s = float(args.get("memory_wait_s") or 0)
+    part = args.get("autotune_part")
+    part = (int(part[0]), int(part[1])) if part else None
+    roots = list(args.get("search_path") or []) + [os.path.dirname(os.path.abspath(args["variant"]["path"]))]
     kernels = []
     t0 = time.time()
     pause = 0.2
@@ -945,10 +953,10 @@ def op_warm(args):
                     idx = bw.grad_indices(harness.module, case, work)
                     leaves, outs = bw.forward(launcher, work, idx)
                     grads = bw.grad_outputs(harness.module, case, 0, outs)
-                    with _recording(warm_only=True) as rec:
+                    with _recording(warm_only=True) as rec, compile_only(roots, module, part):
                         bw.gradients(outs, leaves, idx, grads)
                 else:
-                    with _recording(warm_only=True) as rec, torch.no_grad():
+                    with _recording(warm_only=True) as rec, compile_only(roots, module, part), torch.no_grad():
                         launcher(*work)
                 break
             except TaskError:

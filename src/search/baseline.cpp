@@ -110,7 +110,7 @@ void measureLaneBaselines(const RunContext& ctx, RunState& state) {
 
 }  // namespace
 
-void measureBaseline(const RunContext& ctx, RunState& state) {
+void measureBaseline(const RunContext& ctx, RunState& state, const std::function<void()>& before_measure) {
   auto base = std::make_unique<Base>();
   base->id = 0;
   base->origin = "as written";
@@ -145,7 +145,9 @@ void measureBaseline(const RunContext& ctx, RunState& state) {
     reused = true;
   } else {
     Variant v = ctx.evaluator.materialize(state.bases[0]->text);
-    // Compiled on the measurement worker itself, as the launcher runs: the pool is still starting.
+    // Compiled on the measurement worker itself, as the launcher runs, while the pool starts;
+    // a long autotune list is compiled by the pool in shares first (before_measure waits).
+    if (before_measure) before_measure();
     CompileOutcome compiled;
     compiled.status = CandidateStatus::kOk;
     measureCandidate(ctx, state, rec, v, compiled);

@@ -6,11 +6,15 @@
 // harness's reference is the user's problem: UserError.
 #pragma once
 
+#include <functional>
+
 #include "search/run_state.h"
 
 namespace tf {
 
-void measureBaseline(const RunContext& ctx, RunState& state);
+// `before_measure`, when set, runs just before the kernel as written is measured (not when its
+// measurement comes from the results database): the wait for compiles queued ahead of it.
+void measureBaseline(const RunContext& ctx, RunState& state, const std::function<void()>& before_measure = {});
 
 // After the baseline (and the warm start, which needs neither): the roofline of each case (the
 // GPU's ceilings, the harness's work per case: the worker's first use of the harness when the

@@ -181,11 +181,30 @@ void Evaluator::stopCompiles() {
   if (!options_.shared_pool) pool_.reset();
 }
 
-void Evaluator::warmCasesAhead(const Variant& v) {
+void Evaluator::warmCasesAhead(const Variant& v, int autotune_shares) {
   if (!pool_) return;
-  for (size_t i = 1; i < task_.cases.size(); ++i) {
-    ahead_.push_back(pool_->submit([this, v, i](WorkerProcess& w) { return compileOn(w, v, {task_.cases[i]}); }).share());
+  if (autotune_shares <= 1) {
+    for (size_t i = 1; i < task_.cases.size(); ++i) {
+      ahead_.push_back(pool_->submit([this, v, i](WorkerProcess& w) { return compileOn(w, v, {task_.cases[i]}); }).share());
+    }
+    return;
   }
+  for (size_t i = 0; i < task_.cases.size(); ++i) {
+    for (int s = 0; s < autotune_shares; ++s) {
+      auto job = pool_->submit([this, v, i, s, autotune_shares](WorkerProcess& w) {
+                        return compileOn(w, v, {task_.cases[i]}, std::make_pair(s, autotune_shares));
+                      }).share();
+      ahead_.push_back(job);
+      if (i == 0) first_case_ahead_.push_back(job);
+    }
+  }
+}
+
+bool Evaluator::awaitFirstCaseAhead(Clock::time_point until) {
+  for (auto& job : first_case_ahead_) {
+    if (job.wait_until(until) != std::future_status::ready) return false;
+  }
+  return true;
 }
 
 void Evaluator::setDeadlines(std::optional<Clock::time_point> compile, std::optional<Clock::time_point> run) {
@@ -229,7 +248,8 @@ RunRequest Evaluator::runRequest(const Variant& v, size_t case_index) const {
   return caseRunRequest(task_, {v.path, v.module_name}, case_index);
 }
 
-CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases) {
+CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases,
+                                    std::optional<std::pair<int, int>> autotune_part) {
   std::optional<std::chrono::milliseconds> adaptive;
   {
     std::lock_guard<std::mutex> lock(deadline_mu_);
@@ -246,6 +266,7 @@ CompileOutcome Evaluator::compileOn(WorkerProcess& w, const Variant& v, std::vec
   WarmRequest req;
   req.launch = launchOf(v);
   req.cases = cases.empty() ? task_.cases : std::move(cases);
+  req.autotune_part = autotune_part;
   // Most of the limit: a compile that waited for memory still has time to compile.
   req.memory_wait_s = 0.6 * static_cast<double>(limit->count()) / 1000.0;
   CompileOutcome out = WorkerClient(w, options_.timeouts).warm(req, *limit);

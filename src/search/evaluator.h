@@ -101,7 +101,14 @@ class Evaluator {
   // worker compiles and measures case 0: a kernel whose cases compile to different binaries
   // (a block size the launcher derives from the shape) then pays about one compile before
   // the search, not one per case. Nothing is reported; the measurement finds Triton's cache.
-  void warmCasesAhead(const Variant& v);
+  // With `autotune_shares` > 1 (a long @triton.autotune list), every case, case 0 too, is
+  // compiled in that many shares of the list, one worker each: the list costs about one
+  // share's compile time instead of the whole list's, and the measurement of case 0 waits
+  // for its shares (awaitFirstCaseAhead) rather than compiling the list itself.
+  void warmCasesAhead(const Variant& v, int autotune_shares = 1);
+  // Waits, at most until `until`, for the compiles of case 0 that warmCasesAhead queued
+  // (none when it was not asked for shares); false when one was still running.
+  bool awaitFirstCaseAhead(Clock::time_point until);
   bool sharedPool() const { return options_.shared_pool != nullptr; }
 
   // No compile runs past `compile`, no measurement past `run` (nullopt: only the ops' own
@@ -135,7 +142,8 @@ class Evaluator {
  private:
   LaunchSpec launchOf(const Variant& v) const;
   // Every case of the task, or only `cases` when given.
-  CompileOutcome compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases = {});
+  CompileOutcome compileOn(WorkerProcess& w, const Variant& v, std::vector<nlohmann::json> cases = {},
+                           std::optional<std::pair<int, int>> autotune_part = std::nullopt);
   // What is left before `deadline`, capped at `limit`; nullopt when nothing is left.
   std::optional<std::chrono::milliseconds> timeLeft(const std::optional<Clock::time_point>& deadline,
                                                     std::chrono::milliseconds limit) const;
@@ -157,6 +165,7 @@ class Evaluator {
   std::map<std::string, Variant> variants_;
   std::map<std::string, std::shared_future<CompileOutcome>> compiles_;
   std::vector<std::shared_future<CompileOutcome>> ahead_;  // warmCasesAhead's jobs
+  std::vector<std::shared_future<CompileOutcome>> first_case_ahead_;  // those of case 0 (shares)
   nlohmann::json hello_;
   double worker_start_s_ = 0;
   mutable std::mutex deadline_mu_;   // compile jobs read the deadline on the pool's threads

@@ -57,6 +57,7 @@ nlohmann::json toJson(const WarmRequest& r) {
   nlohmann::json j = launchJson(r.launch);
   j["cases"] = r.cases;
   if (r.memory_wait_s > 0) j["memory_wait_s"] = r.memory_wait_s;
+  if (r.autotune_part) j["autotune_part"] = {r.autotune_part->first, r.autotune_part->second};
   return j;
 }
 

@@ -90,6 +90,9 @@ struct WarmRequest {
   // How long the worker may wait, retrying, for GPU memory that other processes hold (a CUDA
   // out-of-memory while it makes the inputs or runs the launcher); then the reply is not-run.
   double memory_wait_s = 0;
+  // {i, n}: compile only the i-th of n interleaved shares of each @triton.autotune list (other
+  // workers compile the others at the same time). nullopt: every configuration.
+  std::optional<std::pair<int, int>> autotune_part;
 };
 
 // An ahead-of-time compile of one kernel (Triton's ASTSource + GPUTarget).

@@ -224,3 +224,28 @@ def test_timeline_splits_the_launchers_gpu_time(worker, harness, tmp_path):
     r = worker.call("run", variant=v, launcher="add", harness=harness, case={"n": 4096}, seeds=[0],
                     check={"rtol": 1e-6, "atol": 1e-6}, timing={"enabled": False})
     assert "timeline" not in r["result"], r["result"]
+
+
+def test_warm_compiles_an_autotune_list_in_shares(worker, harness, tmp_path):
+    """A compile worker's warm compiles each configuration of an @triton.autotune list once (no
+    benchmark loop around it), only its share of the list when asked, and leaves the
+    autotuner to choose for real when the launcher is then measured."""
+    text = GOOD.replace("    @triton.jit\n", "    @triton.autotune(configs=[triton.Config({'BLOCK': b}) for b in (128, 256, 512, 1024)],\n"
+                        "                     key=['n'])\n    @triton.jit\n", 1)
+    text = text.replace("add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK)",
+                        "add_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, out, n)")
+    path = tmp_path / "autotuned.py"
+    path.write_text(text)
+    v = {"path": str(path), "module_name": "tfv_autotuned"}
+    shares = []
+    for i in range(2):
+        r = worker.call("warm", variant=v, launcher="add", harness=harness, cases=[{"n": 100003}],
+                        autotune_part=[i, 2])
+        assert r["ok"] and r["result"]["status"] == "ok", r
+        kernels = r["result"]["kernels"]
+        assert all(k["launches"] <= 2 for k in kernels), kernels
+        shares.append(sorted(k["constexprs"]["BLOCK"] for k in kernels))
+    assert shares == [[128, 512], [256, 1024]]
+    r = run(worker, harness, v)
+    assert r["ok"] and r["result"]["status"] == "ok", r
+    assert r["result"]["timing"]["median_ms"] > 0

@@ -1173,6 +1173,81 @@ TEST(OptimizeLoop, CompileWorkersPreloadBeforeTheirFirstCompile) {
   EXPECT_GE(compilers, 1);
 }
 
+// A kernel as written with a long @triton.autotune list: before its baseline, the compile pool
+// compiles the list in shares, one worker each, for every case; case 0 is measured only once
+// its shares are compiled. A kernel without one is compiled as before (no shares).
+TEST(OptimizeLoop, ALongAutotuneListIsCompiledInSharesBeforeTheBaseline) {
+  fs::path dir = writeTask("autotune-shares");
+  test::writeFile(dir / "add.py", R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2), triton.Config({"BLOCK": 128}, num_warps=4),
+                          triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 512}, num_warps=4),
+                          triton.Config({"BLOCK": 1024}, num_warps=8), triton.Config({"BLOCK": 2048}, num_warps=8)],
+                 key=["n"])
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, y, out, n)
+    return out
+)");
+  auto run = [](const fs::path& task_dir, const fs::path& ops) {
+    auto l = load(task_dir);
+    OptimizeOptions o = fakeOptions("");
+    o.compile_workers = 3;
+    o.evaluator.worker.env["TF_FAKE_OPS_LOG"] = ops.string();
+    o.evaluator.worker.env["TF_FAKE_WARM_S"] = "0.3";
+    o.budget_s = 60;
+    o.max_candidates = 3;
+    o.engine = "none";
+    Quiet q;
+    return optimize(l->task, *l->sources, l->tunables, o, q);
+  };
+  fs::path ops = test::tempDir("autotune-shares-ops") / "ops.jsonl";
+  OptimizeResult r = run(dir, ops);
+  auto waited = events(r.trace, "autotune-shares");
+  ASSERT_EQ(waited.size(), 1u) << r.trace.dump();
+  EXPECT_EQ(waited[0]["shares"], 3);
+  EXPECT_EQ(waited[0]["done"], true);
+  std::vector<nlohmann::json> log = readLog(ops);
+  std::map<std::string, std::set<int>> shares_of;  // case -> shares started
+  std::set<int> done_first;                         // shares of case 0 finished
+  bool measured = false;
+  for (const auto& e : log) {
+    if (e["op"] == "run" && !measured) {
+      measured = true;
+      EXPECT_EQ(done_first, (std::set<int>{0, 1, 2})) << "the baseline was measured before its shares compiled";
+    }
+    if (!e["autotune_part"].is_array()) continue;
+    EXPECT_EQ(e["autotune_part"][1], 3);
+    std::string c = e["cases"][0].dump();
+    if (e["op"] == "warm") shares_of[c].insert(e["autotune_part"][0].get<int>());
+    if (e["op"] == "warm-done" && e["cases"][0]["N"] == 1048576) done_first.insert(e["autotune_part"][0].get<int>());
+  }
+  EXPECT_TRUE(measured);
+  ASSERT_EQ(shares_of.size(), 2u) << "every case in shares";
+  for (const auto& [c, got] : shares_of) EXPECT_EQ(got, (std::set<int>{0, 1, 2})) << c;
+
+  // No autotune list: no shares, no wait.
+  fs::path plain = writeTask("autotune-shares-plain");
+  fs::path ops2 = test::tempDir("autotune-shares-plain-ops") / "ops.jsonl";
+  OptimizeResult p = run(plain, ops2);
+  EXPECT_TRUE(events(p.trace, "autotune-shares").empty());
+  for (const auto& e : readLog(ops2)) EXPECT_FALSE(e["autotune_part"].is_array()) << e.dump();
+}
+
 // A block size that also sets the output's size: every value but the one as written fails
 // with the same wrong-shape error. The first round's failures changed both the block and the
 // warps, so the next round probes each alone; then only the block is frozen at its value as

@@ -277,11 +277,19 @@ def _timeline(t):
             "copy_ms": 0.0, "outside": outside, "host_syncs": int(syncs or 0)}
 
 
-def dispatch(op, args):
+def _log_op(op, args):
+    """TF_FAKE_OPS_LOG: one line per warm, preload and run as it starts, and per warm as it
+    ends (`warm-done`), with its pid, cases and autotune share."""
     ops_log = os.environ.get("TF_FAKE_OPS_LOG")
-    if ops_log and op in ("warm", "preload", "run"):
+    if ops_log:
         with open(ops_log, "a") as f:
-            f.write(json.dumps({"op": op, "pid": os.getpid()}) + "\n")
+            f.write(json.dumps({"op": op, "pid": os.getpid(), "cases": args.get("cases"),
+                                "autotune_part": args.get("autotune_part")}) + "\n")
+
+
+def dispatch(op, args):
+    if op in ("warm", "preload", "run"):
+        _log_op(op, args)
     if op == "hello":
         info = real_dispatch("hello", dict(args, probe_torch=False))
         models = _models()
@@ -302,7 +310,9 @@ def dispatch(op, args):
         info["triton"] = os.environ.get("TF_FAKE_TRITON") or info.get("triton") or "fake"
         return info
     if op == "warm":
-        return op_warm(args)
+        reply = op_warm(args)
+        _log_op("warm-done", args)
+        return reply
     if op == "preload":
         time.sleep(float(os.environ.get("TF_FAKE_PRELOAD_S", "0")))
         return {"status": "ok"}
