@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tf {
 namespace {
@@ -572,6 +573,113 @@ bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt,
   if (!block || block->empty()) return false;
   auto at = text.range(stmt), end = text.range(block->back()), r = text.range(node);
   return at && end && r && r->begin >= at->end && r->end <= end->end;
+}
+
+const Assignment* reachingAssignment(const SourceText& text, const FunctionInfo& fn, const std::string& name,
+                                     const Node& node) {
+  auto it = fn.assignments.find(name);
+  auto at = text.range(node);
+  if (it == fn.assignments.end() || !at || !fn.def) return nullptr;
+  const Assignment* found = nullptr;
+  for (const auto& a : it->second) {
+    if (!a.stmt || !followsInItsBlock(text, *fn.def, *a.stmt, node)) continue;
+    auto r = text.range(*a.stmt);
+    if (r && (!found || r->begin > text.range(*found->stmt)->begin)) found = &a;
+  }
+  if (!found) return nullptr;
+  auto from = *text.range(*found->stmt);
+  // Loops holding `node` but not the assignment found.
+  std::vector<Range> loops;
+  walk(*fn.def, [&](const Node& n) {
+    const std::string& t = nodeType(n);
+    if (&n != fn.def && (t == "FunctionDef" || t == "AsyncFunctionDef" || t == "Lambda" || t == "ClassDef")) return false;
+    if (t == "For" || t == "AsyncFor" || t == "While") {
+      auto r = text.range(n);
+      if (r && r->begin <= at->begin && at->end <= r->end && !(r->begin <= from.begin && from.end <= r->end)) {
+        loops.push_back(*r);
+      }
+    }
+    return true;
+  });
+  for (const auto& a : it->second) {
+    if (&a == found) continue;
+    auto r = a.stmt ? text.range(*a.stmt) : std::nullopt;
+    if (!r) return nullptr;
+    if (r->end > from.end && r->begin < at->begin) return nullptr;     // between, or holding `node`
+    for (const auto& l : loops) {
+      if (l.begin <= r->begin && r->end <= l.end) return nullptr;
+    }
+  }
+  return found;
+}
+
+std::optional<JoinPoint> joinPoint(const SourceText& text, const FunctionInfo& fn, const std::string& name,
+                                   const Node& node) {
+  auto it = fn.assignments.find(name);
+  auto at = text.range(node);
+  if (it == fn.assignments.end() || !at || !fn.def) return std::nullopt;
+  std::vector<Range> assigns;
+  for (const auto& a : it->second) {
+    auto r = a.stmt ? text.range(*a.stmt) : std::nullopt;
+    if (!r) return std::nullopt;
+    if (r->begin <= at->begin && at->end <= r->end) return std::nullopt;  // holds `node`
+    if (r->begin < at->begin && !a.value) return std::nullopt;            // unpacked before it
+    assigns.push_back(*r);
+  }
+  auto holds = [](const Range& outer, const Range& inner) { return outer.begin <= inner.begin && inner.end <= outer.end; };
+  // The blocks holding `node`, outermost first, each with the index of its statement holding it.
+  std::vector<std::pair<const Node*, size_t>> chain;
+  const Node* block = &fn.def->at("body");
+  while (block) {
+    const Node* next = nullptr;
+    for (size_t i = 0; i < block->size() && !next; ++i) {
+      const Node& s = (*block)[i];
+      auto r = text.range(s);
+      if (!r || !holds(*r, *at)) continue;
+      chain.emplace_back(block, i);
+      std::vector<const Node*> subs;
+      for (const char* key : {"body", "orelse", "finalbody"}) {
+        if (s.contains(key) && s[key].is_array()) subs.push_back(&s[key]);
+      }
+      if (s.contains("handlers") && s["handlers"].is_array()) {
+        for (const auto& h : s["handlers"]) subs.push_back(&h["body"]);
+      }
+      for (const Node* sub : subs) {
+        if (sub->empty()) continue;
+        auto first = text.range(sub->front()), last = text.range(sub->back());
+        if (first && last && first->begin <= at->begin && at->end <= last->end) next = sub;
+      }
+    }
+    block = next;
+  }
+  for (auto c = chain.rbegin(); c != chain.rend(); ++c) {
+    for (size_t i = c->second; i-- > 0;) {
+      const Node& s = (*c->first)[i];
+      auto r = text.range(s);
+      if (!r || std::none_of(assigns.begin(), assigns.end(), [&](const Range& a) { return holds(*r, a); })) continue;
+      const std::string& type = nodeType(s);
+      if (type == "Assign" || type == "AnnAssign" || type == "AugAssign") return std::nullopt;
+      // A loop around `node` that does not hold this statement must assign nothing.
+      bool looped = false;
+      walk(*fn.def, [&](const Node& n) {
+        const std::string& t = nodeType(n);
+        if (&n != fn.def && (t == "FunctionDef" || t == "AsyncFunctionDef" || t == "Lambda" || t == "ClassDef")) return false;
+        if (t == "For" || t == "AsyncFor" || t == "While") {
+          auto l = text.range(n);
+          if (l && holds(*l, *at) && !holds(*l, *r) &&
+              std::any_of(assigns.begin(), assigns.end(), [&](const Range& a) { return holds(*l, a); })) {
+            looped = true;
+          }
+        }
+        return !looped;
+      });
+      auto pos = nodePos(s);
+      size_t eol = text.text().find('\n', r->end);
+      if (looped || !pos || eol == std::string::npos) return std::nullopt;
+      return JoinPoint{eol + 1, pos->col};
+    }
+  }
+  return std::nullopt;
 }
 
 ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* imported) {

@@ -156,4 +156,26 @@ ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* im
 // in a branch, a loop or a `with` then reaches it. False when `stmt` is in no list of `fn`.
 bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt, const Node& node);
 
+// The assignment of `name` in function `fn` whose value `node` reads on every path: a plain
+// or augmented one that `node` follows in its block (followsInItsBlock), with no other
+// assignment of the name between them, none whose statement holds `node` (a loop's target, a
+// `with ... as`), and none inside a loop that holds `node` but not that assignment (it would
+// reach `node` on the next iteration). Null when no one assignment does.
+const Assignment* reachingAssignment(const SourceText& text, const FunctionInfo& fn, const std::string& name,
+                                     const Node& node);
+
+// Where a name assigned in several places (`BLOCK = 1024` then `if n < 4096: BLOCK = ...`)
+// takes one value on every path to `node`: just after the last statement, in a block that
+// holds `node`, that assigns it (an `if`, a loop, a `try`, a `with` around the assignments),
+// before anything after it reads the name. An assignment written there reaches `node` and
+// every read between. None when no compound statement is that last one (a plain assignment
+// is reachingAssignment's), when one holds `node` or sits in a loop around `node` after it,
+// or when any assignment before `node` unpacks a value (a shape).
+struct JoinPoint {
+  size_t at = 0;      // byte offset of the line after that statement
+  int indent = 0;     // that statement's column
+};
+std::optional<JoinPoint> joinPoint(const SourceText& text, const FunctionInfo& fn, const std::string& name,
+                                   const Node& node);
+
 }  // namespace tf

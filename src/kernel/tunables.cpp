@@ -12,6 +12,7 @@ const char* toString(TunableOrigin o) {
   switch (o) {
     case TunableOrigin::kLaunchLiteral: return "launch-literal";
     case TunableOrigin::kLocalLiteral: return "launcher-variable";
+    case TunableOrigin::kLauncherScale: return "launcher-scale";
     case TunableOrigin::kLocalDerived: return "launcher-derived";
     case TunableOrigin::kLaunchOverride: return "launch-override";
     case TunableOrigin::kModuleConstant: return "module-constant";
@@ -79,6 +80,7 @@ class Discoverer {
     }
     markAmbiguousMirrors();
     tieSharedValues();
+    for (int i : set_.sites) discoverSmScale(i);
     return std::move(set_);
   }
 
@@ -189,6 +191,54 @@ class Discoverer {
     return it == ir_.functions.end() ? nullptr : &it->second;
   }
 
+  // A grid the launcher computes from the GPU's SM count (`num_sm = props.multi_processor_count`
+  // or `props["multi_processor_count"]`, then `grid = (min(rows, num_sm * 4),)`): the count is
+  // a choice of programs per SM, tuned as a percent of it: the read becomes
+  // `(props.multi_processor_count * 200 // 100)`. Every read in the grid or in the values of
+  // the local names it depends on (through any chain of them) is one tunable.
+  void discoverSmScale(int index) {
+    const LaunchSite& site = ir_.launches[static_cast<size_t>(index)];
+    if (!function(site.function) || !site.grid) return;
+    for (const Node* e : gridSources(site)) {
+      walk(*e, [&](const Node& n) {
+        if (!readsSmCount(n)) return true;
+        auto r = src_.range(n);
+        if (!r) return false;
+        for (const auto& t : set_.items) {
+          if (t.origin == TunableOrigin::kLauncherScale && t.target == *r) return false;
+        }
+        Tunable t;
+        t.kernel = site.kernel;
+        t.param = "sm_count_pct";
+        t.id = site.kernel + "." + t.param;
+        for (int nth = 2; set_.find(t.id); ++nth) t.id = fmt::format("{}.{}#{}", site.kernel, t.param, nth);
+        t.site = index;
+        t.origin = TunableOrigin::kLauncherScale;
+        t.role = TunableRole::kOther;
+        t.value = 100;
+        t.target = *r;
+        t.expr_text = src_.slice(n);
+        t.insert_prefix = "(" + t.expr_text + " * ";
+        t.insert_suffix = " // 100)";
+        t.choices = {25, 50, 100, 200, 400};
+        auto pos = nodePos(n);
+        t.note = fmt::format("the SM count read at line {}, which the grid of {} is computed from, in percent",
+                             pos ? pos->line : 0, site.kernel);
+        set_.items.push_back(std::move(t));
+        return false;
+      });
+    }
+  }
+
+  static bool readsSmCount(const Node& v) {
+    if (isType(v, "Attribute")) return v["attr"] == "multi_processor_count";
+    if (isType(v, "Subscript")) {
+      auto s = strLiteral(v["slice"]);
+      return s && *s == "multi_processor_count";
+    }
+    return false;
+  }
+
   // Does `expr` mention the name `var` (or META['param'] / META.param)?
   static bool mentions(const Node& expr, const std::string& var, const std::string& param) {
     bool found = false;
@@ -204,16 +254,60 @@ class Discoverer {
     return found;
   }
 
-  // The grid expression, following one level of variable (grid = (...); kernel[grid]).
+  // The grid expression, following one level of variable (grid = (...); kernel[grid]): its one
+  // assignment, or the one the launch reads on every path.
   const Node* gridExpr(const LaunchSite& site) const {
     const Node* g = site.grid;
     if (isType(*g, "Name")) {
       if (const FunctionInfo* f = function(site.function)) {
         auto it = f->assignments.find((*g)["id"].get<std::string>());
         if (it != f->assignments.end() && it->second.size() == 1 && it->second[0].value) return it->second[0].value;
+        const Assignment* a = reachingAssignment(src_, *f, (*g)["id"].get<std::string>(), *site.call);
+        if (a && a->value && !a->augmented) return a->value;
       }
     }
     return g;
+  }
+
+  // The grid expression and the values of every local name it is computed from, through any
+  // chain of them (`grid = (MID,)`, `MID = triton.cdiv(M, BLOCK)`): every assignment of each
+  // name, whichever branch it is in.
+  std::vector<const Node*> gridSources(const LaunchSite& site) const {
+    std::vector<const Node*> exprs;
+    if (!site.grid) return exprs;
+    exprs.push_back(site.grid);
+    const FunctionInfo* fn = function(site.function);
+    if (!fn) return exprs;
+    std::set<std::string> names;
+    for (size_t i = 0; i < exprs.size(); ++i) {
+      walk(*exprs[i], [&](const Node& n) {
+        if (!isType(n, "Name") || !names.insert(n["id"].get<std::string>()).second) return true;
+        auto it = fn->assignments.find(n["id"].get<std::string>());
+        if (it == fn->assignments.end()) return true;
+        for (const auto& a : it->second) {
+          if (a.value) exprs.push_back(a.value);
+        }
+        return true;
+      });
+    }
+    return exprs;
+  }
+
+  // Is the launch's grid computed from `var` (or META['param']), directly or through local names?
+  bool gridReads(const LaunchSite& site, const std::string& var, const std::string& param) const {
+    for (const Node* e : gridSources(site)) {
+      if (mentions(*e, var, param)) return true;
+    }
+    return false;
+  }
+
+  // Does the launch's grid read `var` from before assignment `a` (computed earlier, so it
+  // would not follow a value written there)?
+  bool gridReadsEarlier(const LaunchSite& site, const std::string& var, const Assignment& a) const {
+    const Node* g = gridExpr(site);
+    auto gr = src_.range(*g);
+    auto ar = src_.range(*a.stmt);
+    return gr && ar && gr->begin < ar->begin && mentions(*g, var, "");
   }
 
   // Grid literals equal to the value of `t` that the grid computes the program count from.
@@ -257,7 +351,10 @@ class Discoverer {
       if (!t.tunable || t.origin == TunableOrigin::kAutotune) continue;
       bool insertion = t.target.begin == t.target.end;
       if (insertion && t.target.begin == 0) continue;
-      auto key = std::make_tuple(t.target.begin, t.target.end, insertion ? t.param : std::string());
+      // Insertions at one point are one text when they write the same thing: the same option,
+      // or the same name's line where its assignments join (whichever parameter it is passed for).
+      auto key = std::make_tuple(t.target.begin, t.target.end,
+                                 insertion ? (t.insert_prefix.empty() ? t.param : t.insert_prefix) : std::string());
       auto it = owner.find(key);
       if (it == owner.end()) {
         owner[key] = t.id;
@@ -362,6 +459,38 @@ class Discoverer {
         t.target = *src_.range(value);
         return;
       }
+      // Assigned in several places, one of which the launch reads on every path (`if rank == 2:
+      // ... W = 32 if fp8 else 16; grid = (cdiv(M, H), cdiv(N, W)); k[grid](..., W)`): that
+      // assignment is rewritten, so the grid, the output shapes and the flags computed from the
+      // name after it (`EVEN = N % W == 0`) follow the tuned value.
+      if (const Assignment* a = reachingAssignment(src_, *f, var, *site.call);
+          a && a->value && !a->augmented && !gridReadsEarlier(site, var, *a)) {
+        if (auto v = intLiteral(*a->value)) {
+          t.origin = TunableOrigin::kLocalLiteral;
+          t.value = *v;
+        } else {
+          t.origin = TunableOrigin::kLocalDerived;
+          t.expr_text = src_.slice(*a->value);
+        }
+        t.target = *src_.range(*a->value);
+        return;
+      }
+      // Assigned in several branches that join before the launch (`BLOCK = 1024; if n <= 4096:
+      // BLOCK = triton.next_power_of_2(n); parts = triton.cdiv(n, BLOCK)`): a tuned value is a
+      // line `BLOCK = V` inserted where they join, which the grid and the rest then read.
+      if (!option) {
+        if (auto j = joinPoint(src_, *f, var, *site.call)) {
+          auto grid = src_.range(*gridExpr(site));
+          if (!(grid && grid->begin < j->at && gridReads(site, var, ""))) {
+            t.origin = TunableOrigin::kLocalDerived;
+            t.expr_text = var;
+            t.target = {j->at, j->at};
+            t.insert_prefix = std::string(static_cast<size_t>(j->indent), ' ') + var + " = ";
+            t.insert_suffix = "\n";
+            return;
+          }
+        }
+      }
       // Bound by unpacking something the code computes (`b, h, s, d = q.shape`): a value of
       // the data, not a choice of the writer.
       for (const auto& a : *assigns) {
@@ -371,7 +500,7 @@ class Discoverer {
           t.note = fmt::format("'{}' is unpacked from a value computed at run time (a shape?); left as written", var);
           // Not searched, but a pass that makes the block a step (column-loop) may cap it at
           // the launch, where nothing else reads it.
-          if (!mentions(*gridExpr(site), var, "")) overrideAtLaunch();
+          if (!gridReads(site, var, "")) overrideAtLaunch();
           return;
         }
       }
@@ -385,7 +514,9 @@ class Discoverer {
         return;
       }
       // Set in several places: replace the value at the launch only, if nothing else reads it.
-      if (mentions(*gridExpr(site), var, "")) {
+      // (A launch option never changes what the kernel computes: only a grid that names it
+      // directly keeps it as written.)
+      if (option ? mentions(*gridExpr(site), var, "") : gridReads(site, var, "")) {
         t.tunable = false;
         t.note = fmt::format("'{}' is computed in several places and also shapes the grid", var);
         return;
@@ -673,7 +804,7 @@ class Discoverer {
   bool spansDimension(const LaunchSite& site, const ParamUsage& u, const std::string& param) const {
     std::string var;
     if (const LaunchArg* a = site.arg(param); a && isType(*a->expr, "Name")) var = (*a->expr)["id"].get<std::string>();
-    return u.tile_extent && !u.pid_scaled && !u.loop_stepped && !mentions(*gridExpr(site), var, param);
+    return u.tile_extent && !u.pid_scaled && !u.loop_stepped && !gridReads(site, var, param);
   }
 
   const ModuleIR& ir_;

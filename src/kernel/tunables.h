@@ -30,6 +30,8 @@ enum class TunableOrigin {
   kAbsentOption,    // num_warps / num_stages not given: Triton's default applies
   kAutotune,        // a key or option of @triton.autotune's configs
   kHeuristic,       // @triton.heuristics lambda
+  kLauncherScale,   // num_sm = props.multi_processor_count, a grid computed from it: the read
+                    // scaled by the tunable's percent (`(read * V // 100)`); no kernel parameter
 };
 
 enum class TunableRole { kTileM, kTileN, kTileK, kBlock, kGroup, kNumWarps, kNumStages, kOther };
@@ -51,6 +53,7 @@ struct Tunable {
   std::optional<int64_t> value;    // as written, or Triton's default for an absent option
   std::string expr_text;           // the expression, for derived values
   Range target;                    // text to replace; for kAbsentOption an empty range (insertion point)
+  std::string insert_suffix;       // written after the value (kLauncherScale: " // 100)")
   std::string insert_prefix;       // written before the value: ", num_warps=" for kAbsentOption,
                                    // "lambda args: " for a heuristic given as a function's name
   std::vector<Range> mirrors;      // grid literals that repeat the value and must change with it

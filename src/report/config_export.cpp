@@ -17,6 +17,8 @@ namespace {
 struct TunableRef {
   std::string kernel, param;
   std::optional<int64_t> value;   // as written, when a literal
+  bool launcher_only = false;     // the launcher's own arithmetic (origin launcher-scale): no
+                                  // kernel parameter, so no entry of a table or config
 };
 
 std::optional<double> caseTime(const nlohmann::json& cand, size_t i) {
@@ -49,7 +51,8 @@ ShapeTable bestPerShape(const nlohmann::json& result, const std::string& what) {
   std::map<std::string, TunableRef> tunables;
   for (const auto& t : result.value("tunables", nlohmann::json::array())) {
     if (!t.is_object() || !t.contains("id")) continue;
-    TunableRef r{t.value("kernel", ""), t.value("param", ""), std::nullopt};
+    TunableRef r{t.value("kernel", ""), t.value("param", ""), std::nullopt,
+                 t.value("origin", "") == "launcher-scale"};
     if (t.contains("value") && t["value"].is_number_integer()) r.value = t["value"].get<int64_t>();
     tunables[t["id"].get<std::string>()] = r;
   }
@@ -90,6 +93,7 @@ ShapeTable bestPerShape(const nlohmann::json& result, const std::string& what) {
     const nlohmann::json config = chosen->value("config", nlohmann::json::object());
     for (const auto& [id, v] : config.items()) {
       TunableRef r = refOf(id);
+      if (r.launcher_only) continue;
       if (v.is_number_integer()) best.params[r.kernel][r.param] = v.get<int64_t>();
       else if (r.value) best.params[r.kernel][r.param] = *r.value;
       else best.as_written[r.kernel].push_back(r.param);

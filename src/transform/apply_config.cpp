@@ -66,7 +66,7 @@ std::string applyConfig(const ModuleIR& ir, const TunableSet& set, const Config&
     }
     if (t.value && *t.value == v && t.origin != TunableOrigin::kLocalDerived) continue;
     if (t.origin == TunableOrigin::kAbsentOption || !t.insert_prefix.empty()) {
-      editor.replace(t.target, fmt::format("{}{}", t.insert_prefix, v));
+      editor.replace(t.target, fmt::format("{}{}{}", t.insert_prefix, v, t.insert_suffix));
       continue;
     }
     editor.replace(t.target, std::to_string(v));

@@ -564,7 +564,8 @@ void setTunable(SourceEditor& ed, const Tunable& t, int64_t value) {
     return;
   }
   if (t.value && *t.value == value && t.origin != TunableOrigin::kLocalDerived) return;
-  ed.replace(t.target, t.insert_prefix + std::to_string(value));  // "lambda args: " for a heuristic's function
+  // "lambda args: " for a heuristic's function; a line inserted where assignments join.
+  ed.replace(t.target, t.insert_prefix + std::to_string(value) + t.insert_suffix);
   for (const auto& m : t.mirrors) ed.replace(m, std::to_string(value));
 }
 

@@ -61,7 +61,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   for (const auto& fn : launchers(ir, kernel)) {
     TunableSet set = discoverTunables(ir, fn, {kernel});
     for (const auto& t : set.items) {
-      if (!t.value || t.id.find('#') != std::string::npos) continue;
+      if (!t.value || t.id.find('#') != std::string::npos || t.origin == TunableOrigin::kLauncherScale) continue;
       if (t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages) {
         if (!options.contains(t.param)) options[t.param] = *t.value;
       } else if (!values.count(t.param)) {

@@ -646,3 +646,207 @@ def scale(x, wide):
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+// A grid computed from the GPU's SM count is a choice of programs per SM: the count's read is
+// scaled in percent (`(read * V // 100)`), whichever way it is read, inside any expression,
+// through any chain of local names the grid depends on. A count the grid does not depend on
+// is not tuned. The grid's own read is the first.
+TEST(Tunables, AGridFromTheSmCountIsScaled) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, rows, n, BLOCK: tl.constexpr):
+    for r in range(tl.program_id(0), rows, tl.num_programs(0)):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + r * n + offs, tl.load(x_ptr + r * n + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def double(x, props):
+    rows, n = x.shape
+    out = torch.empty_like(x)
+    num_sm = props['multi_processor_count']
+    unused_sm = torch.cuda.get_device_properties(x.device).multi_processor_count
+    per_device = num_sm * 4
+    grid = (min(rows, per_device), props.multi_processor_count * 2)
+    rows_kernel[grid](x, out, rows, n, BLOCK=256)
+    return out
+)";
+  auto d = discover(text, "double");
+  const auto& s = get(d->set, "rows_kernel.sm_count_pct");
+  EXPECT_EQ(s.origin, TunableOrigin::kLauncherScale);
+  EXPECT_EQ(s.value, 100);
+  EXPECT_TRUE(s.tunable);
+  int scales = 0;
+  for (const auto& t : d->set.items) scales += t.origin == TunableOrigin::kLauncherScale;
+  EXPECT_EQ(scales, 2);
+  std::string out = applyConfig(d->ir, d->set, {{"rows_kernel.sm_count_pct", 50}, {"rows_kernel.sm_count_pct#2", 200}});
+  EXPECT_NE(out.find("num_sm = (props['multi_processor_count'] * 200 // 100)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("grid = (min(rows, per_device), (props.multi_processor_count * 50 // 100) * 2)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("unused_sm = torch.cuda.get_device_properties(x.device).multi_processor_count\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(applyConfig(d->ir, d->set, {{"rows_kernel.sm_count_pct", 100}}), text);
+}
+
+}  // namespace
+}  // namespace tf
+
+namespace tf {
+namespace {
+
+// A name assigned in several branches, one of which the launch reads on every path, is tuned
+// where that branch assigns it: the grid and the flag computed from it follow the new value.
+// A later assignment in a loop around the launch, or one between, leaves it at the launch.
+TEST(Tunables, ABranchAssignmentTheLaunchReadsIsRewrittenThere) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_kernel(x_ptr, out_ptr, M, N, H: tl.constexpr, W: tl.constexpr, EVEN: tl.constexpr):
+    rid = tl.program_id(0)
+    cid = tl.program_id(1)
+    offs = (rid * H + tl.arange(0, H)[:, None]) * N + cid * W + tl.arange(0, W)[None, :]
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def copy(x, rank):
+    if rank == 2:
+        M, N = x.shape
+        H = 64
+        W = 32 if x.dtype.itemsize == 1 else 16
+        EVEN = M % H == 0 and N % W == 0
+        grid = (triton.cdiv(M, H), triton.cdiv(N, W))
+        out = torch.empty_like(x)
+        tile_kernel[grid](x, out, M, N, H, W, EVEN)
+    else:
+        B, M, N = x.shape
+        W = 8
+        H = 32
+        grid = (triton.cdiv(M, H), triton.cdiv(N, W))
+        out = torch.empty_like(x)
+        tile_kernel[grid](x, out, M, N, H, W, False)
+    return out
+)";
+  auto d = discover(text, "copy");
+  const auto& w = get(d->set, "tile_kernel.W");
+  EXPECT_EQ(w.origin, TunableOrigin::kLocalDerived);
+  EXPECT_EQ(w.expr_text, "32 if x.dtype.itemsize == 1 else 16");
+  EXPECT_TRUE(w.tunable);
+  const auto& h = get(d->set, "tile_kernel.H");
+  EXPECT_EQ(h.origin, TunableOrigin::kLocalLiteral);
+  EXPECT_EQ(h.value, 64);
+  std::string out = applyConfig(d->ir, d->set, {{"tile_kernel.W", 64}, {"tile_kernel.H", 128}});
+  EXPECT_NE(out.find("        H = 128\n        W = 64\n        EVEN = M % H == 0 and N % W == 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("        W = 8\n        H = 32\n"), std::string::npos) << out;
+}
+
+TEST(Tunables, AnAssignmentALoopRepeatsAroundTheLaunchIsNotTheOneItReads) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def bump(x, times, wide):
+    n = x.numel()
+    BLOCK = 256
+    if wide:
+        BLOCK = 1024
+    for _ in range(times):
+        k[(triton.cdiv(n, BLOCK),)](x, n, BLOCK)
+        BLOCK = 512
+    return x
+)";
+  auto d = discover(text, "bump");
+  const auto& b = get(d->set, "k.BLOCK");
+  EXPECT_NE(b.origin, TunableOrigin::kLocalLiteral);
+  EXPECT_NE(b.origin, TunableOrigin::kLocalDerived);
+}
+
+}  // namespace
+}  // namespace tf
+
+namespace tf {
+namespace {
+
+// A block assigned in several branches that join before the launch is tuned by a line written
+// where they join: the part count and the grid computed after it follow the tuned value; as
+// written, nothing is inserted.
+TEST(Tunables, ABlockSetInBranchesIsTunedWhereTheyJoin) {
+  const std::string text = R"(import math
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def part_kernel(x_ptr, part_ptr, n, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(part_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+
+def parts(x):
+    n = x.numel()
+    BLOCK_SIZE = 1024
+    if n <= 4096:
+        BLOCK_SIZE = triton.next_power_of_2(n)
+    part_num = math.ceil(n / BLOCK_SIZE)
+    out = torch.empty(part_num, device=x.device)
+    part_kernel[(part_num,)](x, out, n, BLOCK_SIZE)
+    return out
+)";
+  auto d = discover(text, "parts");
+  const auto& b = get(d->set, "part_kernel.BLOCK_SIZE");
+  EXPECT_EQ(b.origin, TunableOrigin::kLocalDerived);
+  EXPECT_TRUE(b.tunable) << b.note;
+  EXPECT_EQ(applyConfig(d->ir, d->set, {{"part_kernel.BLOCK_SIZE", kKeep}}), text);
+  std::string out = applyConfig(d->ir, d->set, {{"part_kernel.BLOCK_SIZE", 256}});
+  EXPECT_NE(out.find("        BLOCK_SIZE = triton.next_power_of_2(n)\n    BLOCK_SIZE = 256\n    part_num = math.ceil(n / BLOCK_SIZE)\n"),
+            std::string::npos) << out;
+}
+
+// An assignment that unpacks a value (a shape) before the launch is data, not a choice: no
+// line is written where the branches join.
+TEST(Tunables, ABlockUnpackedInABranchGetsNoJoinLine) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_kernel(x_ptr, N: tl.constexpr):
+    rid = tl.program_id(0)
+    offs = rid * N + tl.arange(0, N)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+def bump(x, flat):
+    if flat:
+        R, N = x.shape
+    else:
+        R, A, N = x.shape
+    row_kernel[(R,)](x, N)
+    return x
+)";
+  auto d = discover(text, "bump");
+  const auto& n = get(d->set, "row_kernel.N");
+  EXPECT_TRUE(n.insert_prefix.empty());
+  EXPECT_NE(n.origin, TunableOrigin::kLocalDerived);
+}
+
+}  // namespace
+}  // namespace tf

@@ -90,6 +90,7 @@ class AutotunePass : public Pass {
     for (const auto& set : sets) {
       for (const auto& t : set.items) {
         bool option = t.role == TunableRole::kNumWarps || t.role == TunableRole::kNumStages;
+        if (t.origin == TunableOrigin::kLauncherScale) continue;  // the launcher's arithmetic, not a config's
         if (!t.tunable || t.covers_dimension || t.origin == TunableOrigin::kHeuristic) {
           if (!option && t.role != TunableRole::kOther) left.push_back(t.param);
           continue;

@@ -280,7 +280,8 @@ class ColumnLoopPass : public Pass {
       for (const auto& t : set.items) {
         if (t.param != block) continue;
         if (t.origin == TunableOrigin::kLocalDerived) {
-          ed.replace(t.target, fmt::format("min({}, {})", t.expr_text, cap));
+          // (A value set where several assignments join is an inserted line: prefix and suffix.)
+          ed.replace(t.target, fmt::format("{}min({}, {}){}", t.insert_prefix, t.expr_text, cap, t.insert_suffix));
         } else if (t.origin == TunableOrigin::kHeuristic) {
           ed.replace(t.target, fmt::format("{}min({}, {})", t.insert_prefix, t.expr_text, cap));
         } else if (t.value && *t.value > cap && t.origin != TunableOrigin::kAutotune) {
