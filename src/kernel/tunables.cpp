@@ -301,6 +301,35 @@ class Discoverer {
     return false;
   }
 
+  // Do the grid's programs step by `var` (or META['param'])? The grid names it, or divides by
+  // it (a `//` or `/` whose divisor, a cdiv / ceil_div whose second argument names it), itself
+  // or in the value of a local name it is computed from (`grid = (MID,)`, `MID =
+  // triton.cdiv(M, BLOCK)`). A grid computed from a value that merely depends on it (a warp
+  // count chosen from the block, then programs per SM from the warps) does not step by it.
+  bool gridStepsBy(const LaunchSite& site, const std::string& var, const std::string& param) const {
+    if (mentions(*gridExpr(site), var, param)) return true;
+    for (const Node* e : gridSources(site)) {
+      bool found = false;
+      walk(*e, [&](const Node& n) {
+        if (found) return false;
+        if (isType(n, "BinOp")) {
+          const std::string& op = nodeType(n["op"]);
+          if ((op == "FloorDiv" || op == "Div") && mentions(n["right"], var, param)) found = true;
+        } else if (isType(n, "Call") && n["args"].is_array() && n["args"].size() >= 2) {
+          std::string f = dottedName(n["func"]);
+          std::string last = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
+          if ((last == "cdiv" || last == "ceil_div" || last == "div_up" || last == "ceildiv") &&
+              mentions(n["args"][1], var, param)) {
+            found = true;
+          }
+        }
+        return true;
+      });
+      if (found) return true;
+    }
+    return false;
+  }
+
   // Does the launch's grid read `var` from before assignment `a` (computed earlier, so it
   // would not follow a value written there)?
   bool gridReadsEarlier(const LaunchSite& site, const std::string& var, const Assignment& a) const {
@@ -804,7 +833,7 @@ class Discoverer {
   bool spansDimension(const LaunchSite& site, const ParamUsage& u, const std::string& param) const {
     std::string var;
     if (const LaunchArg* a = site.arg(param); a && isType(*a->expr, "Name")) var = (*a->expr)["id"].get<std::string>();
-    return u.tile_extent && !u.pid_scaled && !u.loop_stepped && !gridReads(site, var, param);
+    return u.tile_extent && !u.pid_scaled && !u.loop_stepped && !gridStepsBy(site, var, param);
   }
 
   const ModuleIR& ir_;

@@ -230,10 +230,11 @@ def test_warm_compiles_an_autotune_list_in_shares(worker, harness, tmp_path):
     """A compile worker's warm compiles each configuration of an @triton.autotune list once (no
     benchmark loop around it), only its share of the list when asked, and leaves the
     autotuner to choose for real when the launcher is then measured."""
-    text = GOOD.replace("    @triton.jit\n", "    @triton.autotune(configs=[triton.Config({'BLOCK': b}) for b in (128, 256, 512, 1024)],\n"
-                        "                     key=['n'])\n    @triton.jit\n", 1)
+    text = GOOD.replace("@triton.jit\n", "@triton.autotune(configs=[triton.Config({'BLOCK': b}) for b in (128, 256, 512, 1024)],\n"
+                        "                 key=['n'])\n@triton.jit\n", 1)
     text = text.replace("add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK)",
                         "add_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, out, n)")
+    assert "@triton.autotune(" in text and "META['BLOCK']" in text
     path = tmp_path / "autotuned.py"
     path.write_text(text)
     v = {"path": str(path), "module_name": "tfv_autotuned"}

@@ -850,3 +850,53 @@ def bump(x, flat):
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+// A row block the grid depends on only through the warp count chosen from it (programs per SM
+// from the warps) still spans the row: the programs do not step by it. A grid that divides by
+// the block through a local name does step by it.
+TEST(Tunables, AGridDependingOnABlockThroughTheWarpsDoesNotStepByIt) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def norm_kernel(x_ptr, rows, N_COLS: tl.constexpr, BLOCK_N: tl.constexpr):
+    offs = tl.arange(0, BLOCK_N)
+    for r in tl.range(tl.program_id(0), rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + r * N_COLS + offs, mask=offs < N_COLS)
+        tl.store(x_ptr + r * N_COLS + offs, x * 2, mask=offs < N_COLS)
+
+
+@triton.jit
+def part_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, x + 1, mask=offs < n)
+
+
+def norm(x, props):
+    rows, cols = x.shape
+    BLOCK_N = triton.next_power_of_2(cols)
+    num_warps = min(triton.cdiv(BLOCK_N, 2048), 4)
+    cta_per_sm = props['warps_per_sm'] // num_warps
+    grid = (min(rows, props['multi_processor_count'] * cta_per_sm),)
+    norm_kernel[grid](x, rows, cols, BLOCK_N, num_warps=num_warps)
+    BLOCK = triton.next_power_of_2(cols)
+    parts = triton.cdiv(cols, BLOCK)
+    part_kernel[(parts,)](x, cols, BLOCK)
+    return x
+)";
+  auto d = discover(text, "norm");
+  const auto& b = get(d->set, "norm_kernel.BLOCK_N");
+  EXPECT_TRUE(b.covers_dimension);
+  EXPECT_FALSE(b.tunable);
+  const auto& p = get(d->set, "part_kernel.BLOCK");
+  EXPECT_FALSE(p.covers_dimension) << p.note;
+}
+
+}  // namespace
+}  // namespace tf
