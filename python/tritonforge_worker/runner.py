@@ -940,7 +940,8 @@ def op_warm(args):
     wait_s = float(args.get("memory_wait_s") or 0)
     part = args.get("autotune_part")
     part = (int(part[0]), int(part[1])) if part else None
-    roots = list(args.get("search_path") or []) + [os.path.dirname(os.path.abspath(args["variant"]["path"]))]
+    variant_file = getattr(module, "__file__", None)
+    roots = list(args.get("search_path") or []) + ([os.path.dirname(os.path.abspath(variant_file))] if variant_file else [])
     kernels = []
     t0 = time.time()
     pause = 0.2
