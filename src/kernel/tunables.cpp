@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <tuple>
 
@@ -230,8 +231,19 @@ class Discoverer {
     }
   }
 
+  // `props.multi_processor_count`, `props["multi_processor_count"]`, or a call of a helper
+  // named for the count (`get_device_sm_count()`, `get_multiprocessor_count(i)`, `num_sms()`).
   static bool readsSmCount(const Node& v) {
     if (isType(v, "Attribute")) return v["attr"] == "multi_processor_count";
+    if (isType(v, "Call")) {
+      std::string f = dottedName(v["func"]);
+      f = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
+      std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      for (const char* name : {"sm_count", "num_sms", "multiprocessor_count", "multi_processor_count"}) {
+        if (f.find(name) != std::string::npos) return true;
+      }
+      return false;
+    }
     if (isType(v, "Subscript")) {
       auto s = strLiteral(v["slice"]);
       return s && *s == "multi_processor_count";

@@ -900,3 +900,41 @@ def norm(x, props):
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+// A helper named for the SM count (`get_device_sm_count()`) is a read of it like the
+// property: the call is scaled, and a buffer sized by the same name follows the grid.
+TEST(Tunables, AnSmCountHelperCallIsScaledToo) {
+  const std::string text = R"(import torch
+import triton
+import triton.language as tl
+from util import get_device_sm_count
+
+
+@triton.jit
+def rows_kernel(x_ptr, part_ptr, rows, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for r in range(tl.program_id(0), rows, tl.num_programs(0)):
+        acc += tl.load(x_ptr + r * n + offs, mask=offs < n, other=0.0)
+    tl.store(part_ptr + tl.program_id(0) * n + offs, acc, mask=offs < n)
+
+
+def col_sums(x):
+    rows, n = x.shape
+    sms = get_device_sm_count()
+    part = torch.empty((sms, n), device=x.device)
+    rows_kernel[(sms,)](x, part, rows, n, BLOCK=triton.next_power_of_2(n))
+    return part.sum(0)
+)";
+  auto d = discover(text, "col_sums");
+  const auto& s = get(d->set, "rows_kernel.sm_count_pct");
+  EXPECT_EQ(s.origin, TunableOrigin::kLauncherScale);
+  std::string out = applyConfig(d->ir, d->set, {{"rows_kernel.sm_count_pct", 400}});
+  EXPECT_NE(out.find("    sms = (get_device_sm_count() * 400 // 100)\n"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace tf
