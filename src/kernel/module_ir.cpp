@@ -575,6 +575,26 @@ bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt,
   return at && end && r && r->begin >= at->end && r->end <= end->end;
 }
 
+namespace {
+
+// The loops of `fn` (not of functions nested in it) that hold the range `at` but not `outside`.
+std::vector<Range> loopsAround(const SourceText& text, const FunctionInfo& fn, Range at, Range outside) {
+  auto holds = [](const Range& outer, const Range& inner) { return outer.begin <= inner.begin && inner.end <= outer.end; };
+  std::vector<Range> loops;
+  walk(*fn.def, [&](const Node& n) {
+    const std::string& t = nodeType(n);
+    if (&n != fn.def && (t == "FunctionDef" || t == "AsyncFunctionDef" || t == "Lambda" || t == "ClassDef")) return false;
+    if (t == "For" || t == "AsyncFor" || t == "While") {
+      auto r = text.range(n);
+      if (r && holds(*r, at) && !holds(*r, outside)) loops.push_back(*r);
+    }
+    return true;
+  });
+  return loops;
+}
+
+}  // namespace
+
 const Assignment* reachingAssignment(const SourceText& text, const FunctionInfo& fn, const std::string& name,
                                      const Node& node) {
   auto it = fn.assignments.find(name);
@@ -588,19 +608,7 @@ const Assignment* reachingAssignment(const SourceText& text, const FunctionInfo&
   }
   if (!found) return nullptr;
   auto from = *text.range(*found->stmt);
-  // Loops holding `node` but not the assignment found.
-  std::vector<Range> loops;
-  walk(*fn.def, [&](const Node& n) {
-    const std::string& t = nodeType(n);
-    if (&n != fn.def && (t == "FunctionDef" || t == "AsyncFunctionDef" || t == "Lambda" || t == "ClassDef")) return false;
-    if (t == "For" || t == "AsyncFor" || t == "While") {
-      auto r = text.range(n);
-      if (r && r->begin <= at->begin && at->end <= r->end && !(r->begin <= from.begin && from.end <= r->end)) {
-        loops.push_back(*r);
-      }
-    }
-    return true;
-  });
+  std::vector<Range> loops = loopsAround(text, fn, *at, from);
   for (const auto& a : it->second) {
     if (&a == found) continue;
     auto r = a.stmt ? text.range(*a.stmt) : std::nullopt;
@@ -661,18 +669,9 @@ std::optional<JoinPoint> joinPoint(const SourceText& text, const FunctionInfo& f
       if (type == "Assign" || type == "AnnAssign" || type == "AugAssign") return std::nullopt;
       // A loop around `node` that does not hold this statement must assign nothing.
       bool looped = false;
-      walk(*fn.def, [&](const Node& n) {
-        const std::string& t = nodeType(n);
-        if (&n != fn.def && (t == "FunctionDef" || t == "AsyncFunctionDef" || t == "Lambda" || t == "ClassDef")) return false;
-        if (t == "For" || t == "AsyncFor" || t == "While") {
-          auto l = text.range(n);
-          if (l && holds(*l, *at) && !holds(*l, *r) &&
-              std::any_of(assigns.begin(), assigns.end(), [&](const Range& a) { return holds(*l, a); })) {
-            looped = true;
-          }
-        }
-        return !looped;
-      });
+      for (const Range& l : loopsAround(text, fn, *at, *r)) {
+        looped = looped || std::any_of(assigns.begin(), assigns.end(), [&](const Range& a) { return holds(l, a); });
+      }
       auto pos = nodePos(s);
       size_t eol = text.text().find('\n', r->end);
       if (looped || !pos || eol == std::string::npos) return std::nullopt;
