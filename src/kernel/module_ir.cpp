@@ -577,9 +577,10 @@ bool followsInItsBlock(const SourceText& text, const Node& fn, const Node& stmt,
 
 namespace {
 
+bool holds(const Range& outer, const Range& inner) { return outer.begin <= inner.begin && inner.end <= outer.end; }
+
 // The loops of `fn` (not of functions nested in it) that hold the range `at` but not `outside`.
 std::vector<Range> loopsAround(const SourceText& text, const FunctionInfo& fn, Range at, Range outside) {
-  auto holds = [](const Range& outer, const Range& inner) { return outer.begin <= inner.begin && inner.end <= outer.end; };
   std::vector<Range> loops;
   walk(*fn.def, [&](const Node& n) {
     const std::string& t = nodeType(n);
@@ -615,7 +616,7 @@ const Assignment* reachingAssignment(const SourceText& text, const FunctionInfo&
     if (!r) return nullptr;
     if (r->end > from.end && r->begin < at->begin) return nullptr;     // between, or holding `node`
     for (const auto& l : loops) {
-      if (l.begin <= r->begin && r->end <= l.end) return nullptr;
+      if (holds(l, *r)) return nullptr;
     }
   }
   return found;
@@ -630,11 +631,10 @@ std::optional<JoinPoint> joinPoint(const SourceText& text, const FunctionInfo& f
   for (const auto& a : it->second) {
     auto r = a.stmt ? text.range(*a.stmt) : std::nullopt;
     if (!r) return std::nullopt;
-    if (r->begin <= at->begin && at->end <= r->end) return std::nullopt;  // holds `node`
+    if (holds(*r, *at)) return std::nullopt;                              // holds `node`
     if (r->begin < at->begin && !a.value) return std::nullopt;            // unpacked before it
     assigns.push_back(*r);
   }
-  auto holds = [](const Range& outer, const Range& inner) { return outer.begin <= inner.begin && inner.end <= outer.end; };
   // The blocks holding `node`, outermost first, each with the index of its statement holding it.
   std::vector<std::pair<const Node*, size_t>> chain;
   const Node* block = &fn.def->at("body");

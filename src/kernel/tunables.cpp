@@ -231,13 +231,18 @@ class Discoverer {
     }
   }
 
+  // The last part of a call's function name (`triton.cdiv(...)` -> "cdiv").
+  static std::string calleeName(const Node& call) {
+    std::string f = dottedName(call["func"]);
+    return f.substr(f.rfind('.') + 1);  // npos + 1 is 0: the whole name
+  }
+
   // `props.multi_processor_count`, `props["multi_processor_count"]`, or a call of a helper
   // named for the count (`get_device_sm_count()`, `get_multiprocessor_count(i)`, `num_sms()`).
   static bool readsSmCount(const Node& v) {
     if (isType(v, "Attribute")) return v["attr"] == "multi_processor_count";
     if (isType(v, "Call")) {
-      std::string f = dottedName(v["func"]);
-      f = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
+      std::string f = calleeName(v);
       std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       for (const char* name : {"sm_count", "num_sms", "multiprocessor_count", "multi_processor_count"}) {
         if (f.find(name) != std::string::npos) return true;
@@ -328,8 +333,7 @@ class Discoverer {
           const std::string& op = nodeType(n["op"]);
           if ((op == "FloorDiv" || op == "Div") && mentions(n["right"], var, param)) found = true;
         } else if (isType(n, "Call") && n["args"].is_array() && n["args"].size() >= 2) {
-          std::string f = dottedName(n["func"]);
-          std::string last = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
+          std::string last = calleeName(n);
           if ((last == "cdiv" || last == "ceil_div" || last == "div_up" || last == "ceildiv") &&
               mentions(n["args"][1], var, param)) {
             found = true;

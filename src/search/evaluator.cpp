@@ -183,17 +183,15 @@ void Evaluator::stopCompiles() {
 
 void Evaluator::warmCasesAhead(const Variant& v, int autotune_shares) {
   if (!pool_) return;
-  if (autotune_shares <= 1) {
-    for (size_t i = 1; i < task_.cases.size(); ++i) {
-      ahead_.push_back(pool_->submit([this, v, i](WorkerProcess& w) { return compileOn(w, v, {task_.cases[i]}); }).share());
-    }
-    return;
-  }
-  for (size_t i = 0; i < task_.cases.size(); ++i) {
-    for (int s = 0; s < autotune_shares; ++s) {
-      auto job = pool_->submit([this, v, i, s, autotune_shares](WorkerProcess& w) {
-                        return compileOn(w, v, {task_.cases[i]}, std::make_pair(s, autotune_shares));
-                      }).share();
+  // Without shares, case 0 is compiled by the measurement worker as it runs the launcher.
+  const bool shared = autotune_shares > 1;
+  const int n = shared ? autotune_shares : 1;
+  for (size_t i = shared ? 0 : 1; i < task_.cases.size(); ++i) {
+    for (int s = 0; s < n; ++s) {
+      std::optional<std::pair<int, int>> part;
+      if (shared) part = std::make_pair(s, n);
+      auto job = pool_->submit([this, v, i, part](WorkerProcess& w) { return compileOn(w, v, {task_.cases[i]}, part); })
+                     .share();
       ahead_.push_back(job);
       if (i == 0) first_case_ahead_.push_back(job);
     }
