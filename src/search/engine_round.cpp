@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <map>
 
+#include "diagnose/occupancy.h"
 #include "search/batch_evaluation.h"
 #include "search/loop_diagnosis.h"
+#include "worker/target.h"
 
 namespace tf {
 namespace {
@@ -171,6 +173,93 @@ void addEveryPass(const Base& base, const EngineInput& in, EngineOutput* out) {
 
 }  // namespace
 
+nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const nlohmann::json& gpu,
+                                EngineOutput* out) {
+  nlohmann::json moves = nlohmann::json::array();
+  if (std::find(in.passes.begin(), in.passes.end(), PassName::kLaunch) == in.passes.end()) return moves;
+  GpuLimits limits = GpuLimits::fromHello(gpu);
+  int major = 9;
+  if (gpu.is_object() && gpu.contains("cc") && gpu["cc"].is_array() && !gpu["cc"].empty() &&
+      gpu["cc"][0].is_number_integer()) {
+    major = gpu["cc"][0].get<int>();
+  }
+  auto propose = [&](const std::string& kernel, nlohmann::json params, const std::string& why) {
+    Proposal p;
+    p.kind = Proposal::Kind::kPass;
+    p.pass = PassName::kLaunch;
+    p.kernel = kernel;
+    p.params = std::move(params);
+    p.rationale = why;
+    out->proposals.push_back(std::move(p));
+  };
+  for (const auto& [kernel, facts] : base.tunables->facts) {
+    const Kernel* k = base.ir->kernel(kernel);
+    auto left = [&](const char* move, const std::string& why) {
+      moves.push_back({{"kernel", kernel}, {"move", move}, {"proposed", false}, {"reason", why}});
+    };
+    if (k && k->autotune) {
+      left("maxnreg", "autotuned: its configs hold the launch options");
+      left("num_ctas", "autotuned: its configs hold the launch options");
+      continue;
+    }
+    const nlohmann::json* compiled = nullptr;
+    for (const auto& c : in.best_kernels) {
+      if (c.is_object() && c.value("name", "") == kernel) compiled = &c;
+    }
+    auto integer = [&](const char* key) -> std::optional<int64_t> {
+      if (!compiled || !compiled->contains(key) || !(*compiled)[key].is_number_integer()) return std::nullopt;
+      return (*compiled)[key].get<int64_t>();
+    };
+    auto regs = integer("registers");
+    auto warps = integer("num_warps");
+    auto shared = integer("shared_bytes");
+    if (!regs || !warps || *warps <= 0) {
+      left("maxnreg", "no registers or warps measured for the best configuration");
+    } else {
+      OccupancyEstimate occ = estimateOccupancy(limits, static_cast<int>(*warps), static_cast<int>(*regs), shared.value_or(0));
+      if (occ.limiter != Limiter::kRegisters) {
+        left("maxnreg", fmt::format("{} registers a thread do not limit its blocks per SM ({}: {} blocks)", *regs,
+                                    toString(occ.limiter), occ.blocks_per_sm));
+      } else {
+        int ceiling = std::min({occ.limit_shared, occ.limit_warps, occ.limit_blocks});
+        int proposed = 0;
+        for (int more = 1; more <= 2; ++more) {
+          int blocks = occ.blocks_per_sm + more;
+          if (blocks > ceiling) break;
+          int64_t per_thread = limits.registers_per_sm / (blocks * *warps * 32);
+          per_thread -= per_thread % 8;
+          if (per_thread < 32 || per_thread >= *regs) break;
+          propose(kernel, {{"maxnreg", per_thread}},
+                  fmt::format("the space is exhausted: {} registers a thread allow {} block(s) of {} warps per SM; "
+                              "maxnreg={} lets {} fit (spills, if any, are measured)",
+                              *regs, occ.blocks_per_sm, *warps, per_thread, blocks));
+          ++proposed;
+        }
+        if (proposed == 0) {
+          left("maxnreg", fmt::format("another block would need fewer than 32 registers a thread, or shared memory or "
+                                      "warps stop it first ({} blocks per SM)",
+                                      occ.blocks_per_sm));
+        }
+      }
+    }
+    if (major < 9) {
+      left("num_ctas", fmt::format("clusters need sm_90 or later (this GPU: compute capability {})", major));
+    } else if (facts.dots.empty()) {
+      left("num_ctas", "no tl.dot: a cluster shares nothing between its programs' tiles");
+    } else {
+      propose(kernel, {{"num_ctas", 2}},
+              "the space is exhausted: clusters of two programs (num_ctas=2) split a dot's tile between two SMs");
+    }
+  }
+  for (const auto& p : out->proposals) {
+    if (p.pass == PassName::kLaunch && !p.params.empty()) {
+      moves.push_back({{"kernel", p.kernel}, {"move", p.params.begin().key()}, {"proposed", true},
+                       {"params", p.params}, {"reason", p.rationale}});
+    }
+  }
+  return moves;
+}
+
 void diagnoseCandidate(const RunContext& ctx, RunState& state, const CandidateRecord& rec) {
   if (!ctx.options.diagnose && !ctx.options.builtin_diagnosis) return;
   if (!state.result.gpu) return;
@@ -246,7 +335,19 @@ EngineRound engineRound(const RunContext& ctx, RunState& state) {
     registerFinding(ctx, state, f);
   }
   traceUnproposedSuggestions(ctx, state, in, out);
-  if (ctx.options.every_pass || state.search.every_pass) addEveryPass(base, in, &out);
+  if (ctx.options.every_pass || state.search.every_pass) {
+    addEveryPass(base, in, &out);
+    // The launch options outside the space, once the space is exhausted (not from the start
+    // with --effort full: they are the last moves, not the first).
+    if (state.search.every_pass) {
+      nlohmann::json gpu = state.result.environment.contains("gpu") ? state.result.environment["gpu"] : nlohmann::json();
+      nlohmann::json moves = addLaunchOptions(base, in, gpu, &out);
+      if (!moves.empty() && !state.search.launch_moves_traced) {
+        ctx.trace.add("launch-moves", {{"base", base.id}, {"round", in.round}, {"moves", moves}});
+        state.search.launch_moves_traced = true;
+      }
+    }
+  }
   for (auto& p : out.proposals) {
     p.findings = resolveFindings(state, p.findings);
     nlohmann::json body = p.toJson();

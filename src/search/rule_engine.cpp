@@ -266,6 +266,12 @@ class RuleEngine final : public ReasoningEngine {
       // after the descriptor loads: when they win, the next base gets it on top of them.
       addPass(in, out, f, PassName::kPersistent, "one program per SM looping over tiles overlaps a tile's epilogue "
               "with the next tile's loads", persistentParams(true));
+      // The dot's own loop warp-specialized: producer warps issue the TMA loads, consumer
+      // warps the MMAs. The pass refuses a loop that loads through pointers, so this pays on
+      // the base the descriptor loads make. Not yet measured on the H200 outside the
+      // persistent tile loop: kept only when the measurement says so.
+      addPass(in, out, f, PassName::kWarpSpecialize,
+              "producer warps issue the TMA loads, consumer warps the MMAs: the loads overlap the math");
       causalSplit();
     } else if (k == K::kComputeBound) {
       // Without a dot the math is elementwise: more independent work per program and more

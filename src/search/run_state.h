@@ -64,6 +64,7 @@ struct BaseSearch {
   SpaceHints hints;                  // what the space was made with
   Region frozen;                     // dimensions frozen after failures (kept when the space widens)
   bool every_pass = false;           // the engine's rounds add every pass (the space was exhausted)
+  bool launch_moves_traced = false;  // the launch options outside the space: traced once per base
 };
 
 // What the reasoning engine and the diagnosis have said, under the ids the trace uses, and

@@ -6,6 +6,7 @@
 
 #include "diagnose/vocabulary.h"
 #include "search/engine.h"
+#include "search/engine_round.h"
 #include "support/test_support.h"
 #include "util/error.h"
 
@@ -135,7 +136,7 @@ TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
 // Grouped order, TMA descriptor loads, then a persistent kernel (in that order, so that the
 // persistent proposal stacks on a descriptor base when the loads win): one program per SM,
 // flatten and warp_specialize left to the loop's variants.
-TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsAndPersistent) {
+TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpSpecialization) {
   EngineDiagnosis d{"mm", Bottleneck::kComputeBound, {}};
   d.findings.push_back(finding(FindingKind::kComputeBound).findings[0]);
   EngineOutput out = rules_->propose(input({d}));
@@ -147,7 +148,9 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsAndPersistent) {
     passes[p.pass] = p.params;
     EXPECT_EQ(p.kernel, "mm");
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "causal-split", "relayout"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "warp-specialize",
+                                             "causal-split", "relayout"}));
+  EXPECT_EQ(passes.at("warp-specialize"), nlohmann::json::object());
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
   EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
   EXPECT_EQ(passes.at("persistent"), (nlohmann::json{{"programs_per_sm", 1}}));
@@ -530,3 +533,57 @@ print(json.dumps({"findings": [{"kind": "small-grid", "summary": "round %d" % re
 }  // namespace
 }  // namespace tf
 
+
+namespace tf {
+namespace {
+
+// Once the space is exhausted, the launch options outside it: maxnreg where registers alone
+// keep another block off an SM, at the limits that let one or two more fit; num_ctas=2 for a
+// kernel with a dot on sm_90; each move left says why.
+TEST(LaunchOptionMoves, RegisterLimitsAndClustersWhereTheyCanPay) {
+  ModuleIR ir;
+  TunableSet set;
+  set.facts["mm"] = KernelFacts{};
+  set.facts["mm"].dots.push_back(DotFact{});
+  set.facts["add"] = KernelFacts{};
+  Base base;
+  base.ir = &ir;
+  base.tunables = &set;
+  EngineInput in;
+  in.passes = {"launch"};
+  // mm: 8 warps at 168 registers a thread, 32 KiB of shared memory: registers allow one block
+  // (168 * 256 threads = 43008 of 65536); 128 allow two, 80 allow three. add: 4 warps at 32
+  // registers, limited by nothing but the warps.
+  in.best_kernels = nlohmann::json::array(
+      {{{"name", "mm"}, {"num_warps", 8}, {"registers", 168}, {"shared_bytes", 32768}},
+       {{"name", "add"}, {"num_warps", 4}, {"registers", 32}, {"shared_bytes", 0}}});
+  EngineOutput out;
+  nlohmann::json moves = addLaunchOptions(base, in, {{"cc", {9, 0}}, {"sms", 132}}, &out);
+  std::vector<nlohmann::json> params;
+  for (const auto& p : out.proposals) {
+    EXPECT_EQ(p.pass, "launch");
+    EXPECT_EQ(p.kernel, "mm");
+    params.push_back(p.params);
+  }
+  EXPECT_EQ(params, (std::vector<nlohmann::json>{{{"maxnreg", 128}}, {{"maxnreg", 80}}, {{"num_ctas", 2}}}));
+  int left = 0;
+  for (const auto& m : moves) {
+    if (m["proposed"].get<bool>()) continue;
+    ++left;
+    EXPECT_EQ(m["kernel"], "add");
+    EXPECT_FALSE(m["reason"].get<std::string>().empty());
+  }
+  EXPECT_EQ(left, 2);  // add: registers do not limit it; no dot for a cluster
+
+  // Before Hopper no cluster; without the launch pass switched on, nothing.
+  out = EngineOutput{};
+  addLaunchOptions(base, in, {{"cc", {8, 0}}}, &out);
+  for (const auto& p : out.proposals) EXPECT_FALSE(p.params.contains("num_ctas"));
+  out = EngineOutput{};
+  in.passes = {"retile"};
+  EXPECT_TRUE(addLaunchOptions(base, in, {{"cc", {9, 0}}}, &out).empty());
+  EXPECT_TRUE(out.proposals.empty());
+}
+
+}  // namespace
+}  // namespace tf
