@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 3's checks on a GPU machine (the device tool's H200), about five minutes:
+# Nsight Compute fixtures, planted faults and timing spread, checked on a GPU machine (the device tool's H200), about five minutes:
 #
-#   scripts/gpu/issue3_gpu.sh OUT_DIR
+#   scripts/gpu/fixtures_faults_spread.sh OUT_DIR
 #
 # Needs $TF_BUILD/tritonforge, $TF_BUILD/tests/tf_unit_tests and $TF_BUILD/tests/tf_gpu_tests
 # (TF_BUILD defaults to build; build them on the CPU machine and carry the folder; a missing
@@ -18,7 +18,7 @@
 # ceilings are kept there (cache/ceilings/*.json).
 set -u
 cd "$(dirname "$0")/../.."
-mkdir -p "${1:?usage: scripts/gpu/issue3_gpu.sh OUT_DIR}"
+mkdir -p "${1:?usage: scripts/gpu/fixtures_faults_spread.sh OUT_DIR}"
 OUT=$(cd "$1" && pwd)
 export TRITONFORGE_PYTHON=${TRITONFORGE_PYTHON:-python3}
 BUILD=$(cd "${TF_BUILD:-build}" && pwd)
