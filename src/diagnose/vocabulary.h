@@ -70,7 +70,8 @@ enum class Limiter { kRegisters, kSharedMemory, kBlockSize, kNone, kUnknown };
   X(TailSplit, "tail-split", kStructural)            \
   X(ImplicitGemm, "implicit-gemm", kStructural)      \
   X(SplitRows, "split-rows", kStructural)          \
-  X(WarpSpecialize, "warp-specialize", kStructural)
+  X(WarpSpecialize, "warp-specialize", kStructural)  \
+  X(LauncherGlue, "launcher-glue", kStructural)
 
 // kRetile, kLaunch, ...: one per row of TF_PASS_TABLE, in its order.
 enum class PassName {

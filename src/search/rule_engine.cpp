@@ -298,6 +298,11 @@ class RuleEngine final : public ReasoningEngine {
               {{"mode", {"block", "loop"}}, {"rows", rows}});
     } else if (k == K::kUncoalescedAccess) {
       addPass(in, out, f, PassName::kMemoryHints, "tell the compiler the offsets are contiguous and aligned");
+    } else if (k == K::kLauncherGlue) {
+      // The launcher's torch ops: an absolute maximum taken before the kernel (a quantizer's
+      // scale) reads its input once as an infinity norm instead of twice and a copy.
+      addPass(in, out, f, PassName::kLauncherGlue, "torch glue outside the kernel: the absolute maximum as one "
+              "infinity-norm reduction (no copy of the absolute values)");
     } else if (k == K::kPoorL2Reuse) {
       addRegion(out, f, regionOf(in, cur, {R::kGroup}, [](int64_t v, int64_t) { return v >= 4; }),
                 "larger program groups reuse tiles in L2");

@@ -453,6 +453,7 @@ std::string reasonFamily(std::string_view cls, CensusTrial::Status status) {
       "has no loop at the top of its body",                           // split-rows
       "the kernel has a tl.dot: vectorize handles",                   // vectorize (1-D, no dot)
       "has no loop with a tl.dot in its own body",                    // warp-specialize
+      "no absolute maximum (X.abs().max(), amax) in the functions",   // launcher-glue
   };
   for (auto a : kAbsent) {
     if (has(a)) return "absent";
