@@ -243,14 +243,18 @@ TEST(OptimizeLoop, MeasuresInCompileOrderAndSpillingCandidatesLast) {
 // measured with most of the budget left: its domains widen (6 stage counts) and the search
 // goes on from what it measured (nothing proposed twice), until the candidate limit; the trace
 // says so. Switched off, the exhausted space ends the search.
-TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
-  fs::path dir = writeTask("widen");
-  // Two blocks per program in a loop (num_stages is searched where a loop loads).
+// The fake task with two blocks per program in a loop (num_stages is searched where a loop
+// loads) and num_stages=2 written.
+fs::path writeLoopingTask(const std::string& name) {
+  fs::path dir = writeTask(name);
   std::string src = test::readFile(dir / "add.py");
   const std::string body = "    pid = tl.program_id(0)\n    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
                            "    mask = offs < n\n    x = tl.load(x_ptr + offs, mask=mask)\n"
                            "    y = tl.load(y_ptr + offs, mask=mask)\n    tl.store(out_ptr + offs, x + y, mask=mask)\n";
-  ASSERT_NE(src.find(body), std::string::npos);
+  if (src.find(body) == std::string::npos) {
+    ADD_FAILURE() << "the fake task's body changed";
+    return dir;
+  }
   src.replace(src.find(body), body.size(),
               "    pid = tl.program_id(0)\n    for i in range(2):\n"
               "        offs = (pid * 2 + i) * BLOCK + tl.arange(0, BLOCK)\n        mask = offs < n\n"
@@ -258,6 +262,11 @@ TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
               "        tl.store(out_ptr + offs, x + y, mask=mask)\n");
   src.replace(src.find("num_warps=4)"), 12, "num_warps=4, num_stages=2)");
   test::writeFile(dir / "add.py", src);
+  return dir;
+}
+
+TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
+  fs::path dir = writeLoopingTask("widen");
   auto l = load(dir);
   OptimizeOptions o = fakeOptions("");
   o.strategy = "exhaustive";
@@ -288,6 +297,47 @@ TEST(OptimizeLoop, AnExhaustedSpaceWidensWhileTimeIsLeft) {
   EXPECT_EQ(narrow.stop_reason, "space exhausted");
   EXPECT_EQ(narrow.evaluated, widen[0]["valid_from"].get<int>() - 1);
   EXPECT_EQ(events(narrow.trace, "widen")[0]["reason"], "--no-widen");
+}
+
+// A pass applier that knows the launch pass alone, and writes what it was asked as a comment.
+class LaunchOnlyPasses final : public PassApplier {
+ protected:
+  std::vector<std::string> known() const override { return {"launch"}; }
+  PassApplication rewrite(const PassRequest& r) override {
+    PassApplication out;
+    out.status = PassApplication::Status::kApplied;
+    out.source = r.source + "\n# launch " + r.params.dump() + "\n";
+    return out;
+  }
+};
+
+// When the wider space is exhausted too, every pass is proposed, and with them the launch
+// options outside the space; the trace's launch-moves event says, once per base, which were
+// considered and why each was left (the fake worker's compiled kernel is not add_kernel: no
+// registers measured; no dot: no cluster).
+TEST(OptimizeLoop, AnExhaustedSpaceTracesTheLaunchMovesItConsidered) {
+  fs::path dir = writeLoopingTask("launch-moves");
+  auto l = load(dir);
+  OptimizeOptions o = fakeOptions("");
+  o.strategy = "exhaustive";
+  o.only = {{"add_kernel.BLOCK", {128, 256}}};
+  o.passes = std::make_shared<LaunchOnlyPasses>();
+  o.max_candidates = 120;
+  Quiet q;
+  OptimizeResult r = optimize(l->task, *l->sources, l->tunables, o, q);
+  auto widen = events(r.trace, "widen");
+  ASSERT_GE(widen.size(), 3u) << nlohmann::json(widen).dump();
+  EXPECT_EQ(widen[2]["passes"], "every pass") << widen[2];
+  EXPECT_EQ(widen[2]["widened"], true) << widen[2];
+  auto moves = events(r.trace, "launch-moves");
+  ASSERT_EQ(moves.size(), 1u) << r.trace.dump();
+  std::map<std::string, std::string> left;
+  for (const auto& m : moves[0]["moves"]) {
+    EXPECT_EQ(m["kernel"], "add_kernel");
+    if (!m["proposed"].get<bool>()) left[m["move"]] = m["reason"];
+  }
+  EXPECT_EQ(left["maxnreg"], "no registers or warps measured for the best configuration");
+  EXPECT_EQ(left["num_ctas"], "no tl.dot: a cluster shares nothing between its programs' tiles");
 }
 
 // The diagnosis profiles the launcher whole: 40% of its GPU time in a torch kernel and a host
