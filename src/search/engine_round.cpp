@@ -178,11 +178,6 @@ nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const n
   nlohmann::json moves = nlohmann::json::array();
   if (std::find(in.passes.begin(), in.passes.end(), PassName::kLaunch) == in.passes.end()) return moves;
   GpuLimits limits = GpuLimits::fromHello(gpu);
-  int major = 9;
-  if (gpu.is_object() && gpu.contains("cc") && gpu["cc"].is_array() && !gpu["cc"].empty() &&
-      gpu["cc"][0].is_number_integer()) {
-    major = gpu["cc"][0].get<int>();
-  }
   auto propose = [&](const std::string& kernel, nlohmann::json params, const std::string& why) {
     Proposal p;
     p.kind = Proposal::Kind::kPass;
@@ -242,8 +237,8 @@ nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const n
         }
       }
     }
-    if (major < 9) {
-      left("num_ctas", fmt::format("clusters need sm_90 or later (this GPU: compute capability {})", major));
+    if (limits.cc < 90) {
+      left("num_ctas", fmt::format("clusters need sm_90 or later (this GPU: {})", limits.name));
     } else if (facts.dots.empty()) {
       left("num_ctas", "no tl.dot: a cluster shares nothing between its programs' tiles");
     } else {

@@ -5,8 +5,9 @@ namespace tf {
 GpuLimits GpuLimits::forComputeCapability(int major, int minor, int sms) {
   GpuLimits g;
   g.sms = sms > 0 ? sms : g.sms;
-  g.name = "sm_" + std::to_string(major * 10 + minor);
   const int cc = major * 10 + minor;
+  g.name = "sm_" + std::to_string(cc);
+  g.cc = cc;
   // Shared memory per SM usable by blocks, max warps and blocks per SM (CUDA programming
   // guide, "Features and Technical Specifications").
   if (cc >= 120) {

@@ -43,6 +43,7 @@ struct GpuLimits {
   int64_t shared_per_block_reserved = kSharedReservedPerBlock;
   int shared_alloc_unit = 128;
   std::string name = "sm_90";
+  int cc = 90;                            // compute capability, major * 10 + minor
 
   // The most shared memory one block may use (opt-in): 227 KiB on sm_90.
   int64_t sharedPerBlock() const { return shared_per_sm - shared_per_block_reserved; }
