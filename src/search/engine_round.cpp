@@ -192,9 +192,13 @@ nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const n
     auto left = [&](const char* move, const std::string& why) {
       moves.push_back({{"kernel", kernel}, {"move", move}, {"proposed", false}, {"reason", why}});
     };
-    if (k && k->autotune) {
-      left("maxnreg", "autotuned: its configs hold the launch options");
-      left("num_ctas", "autotuned: its configs hold the launch options");
+    // An autotuned kernel takes them in each config of a literal list (the launch pass writes
+    // them there); a list computed at run time or shared by name is left.
+    if (k && k->autotune &&
+        !(k->autotune->configs_understood && k->autotune->configs &&
+          (isType(*k->autotune->configs, "List") || isType(*k->autotune->configs, "Tuple")))) {
+      left("maxnreg", "autotuned, its configs not a literal list of triton.Config: nowhere to write the option");
+      left("num_ctas", "autotuned, its configs not a literal list of triton.Config: nowhere to write the option");
       continue;
     }
     const nlohmann::json* compiled = nullptr;

@@ -23,8 +23,8 @@ EngineRound engineRound(const RunContext& ctx, RunState& state);
 // another block of a kernel off an SM, at the limits that let one or two more fit (rounded
 // down to the allocation unit, never below 32); and clusters of two programs (num_ctas=2) for
 // a kernel with a dot on Hopper and later (`gpu`: the worker's hello, {"cc": [9, 0], ...}).
-// Autotuned kernels are left (their configs hold the options). Returns every move considered,
-// with why it was proposed or left.
+// An autotuned kernel gets them in each config of its literal list; one whose configs are
+// computed or named is left. Returns every move considered, with why it was proposed or left.
 nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const nlohmann::json& gpu, EngineOutput* out);
 
 // Diagnoses the source `rec` ran (through options.diagnose, or the built-in diagnosis from

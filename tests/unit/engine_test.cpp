@@ -575,6 +575,23 @@ TEST(LaunchOptionMoves, RegisterLimitsAndClustersWhereTheyCanPay) {
   }
   EXPECT_EQ(left, 2);  // add: registers do not limit it; no dot for a cluster
 
+  // An autotuned kernel whose configs are no literal list: both moves left, with the reason.
+  Kernel tuned;
+  tuned.name = "add";
+  tuned.autotune = AutotuneInfo{};
+  ir.kernels.push_back(tuned);
+  out = EngineOutput{};
+  moves = addLaunchOptions(base, in, {{"cc", {9, 0}}}, &out);
+  int autotuned_left = 0;
+  for (const auto& m : moves) {
+    if (m["kernel"] == "add" && !m["proposed"].get<bool>() &&
+        m["reason"].get<std::string>().find("not a literal list") != std::string::npos) {
+      ++autotuned_left;
+    }
+  }
+  EXPECT_EQ(autotuned_left, 2) << moves.dump();
+  ir.kernels.clear();
+
   // Before Hopper no cluster; without the launch pass switched on, nothing.
   out = EngineOutput{};
   addLaunchOptions(base, in, {{"cc", {8, 0}}}, &out);
