@@ -118,9 +118,6 @@ def test_committed_census_agrees_with_the_manifest(label):
 NOW_REFUSED = {
     ("fla/ops/rwkv7/fused_k_update.py", "k_update_bwd_kernel_short", "retile"): "chosen by @triton.autotune",
     ("fla/ops/rwkv7/fused_k_update.py", "k_update_fwd_kernel_short", "retile"): "spans a whole dimension",
-    ("src/flag_gems/ops/arange.py", "arange_func", "autotune"): "positionally",
-    ("src/flag_gems/ops/sort.py", "compute_global_hist_kernel", "autotune"): "positionally",
-    ("src/flag_gems/ops/sort.py", "sweep", "autotune"): "positionally",
     **{("src/flag_gems/ops/vector_norm.py", f"{n}_norm_kernel_2", "retile"): "spans a whole dimension"
        for n in ("l0", "l1", "l2", "max", "min")},
 }

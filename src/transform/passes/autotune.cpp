@@ -44,7 +44,8 @@ class AutotunePass : public Pass {
     info_.summary = "Insert or replace @triton.autotune over the kernel's tunables (launch-site values removed, "
                     "grid made a lambda META), or bake one config in (mode=bake).";
     info_.preconditions = {
-        "insert: the kernel is launched in functions of this file, with its tuned values passed by keyword",
+        "insert: the kernel is launched in functions of this file (a tuned value passed positionally leaves the "
+        "call, and the positional arguments after it are passed by keyword)",
         "insert: the grid is a tuple (or a lambda) bound at most once; values it repeats become META[...]",
         "insert on an autotuned kernel: its configs are a literal list of triton.Config (they are replaced)",
         "bake: the kernel is autotuned with a literal config list, without reset_to_zero / restore_value / "
@@ -101,13 +102,6 @@ class AutotunePass : public Pass {
           left.push_back(t.param);
           continue;
         }
-        if (!option) {
-          const LaunchSite& site = ctx.ir->launches[static_cast<size_t>(t.site)];
-          const LaunchArg* a = site.arg(t.param);
-          if (a && a->positional) {
-            return refuse(fmt::format("a launch passes {} positionally; pass it by keyword to autotune it", t.param));
-          }
-        }
         tuned.push_back(&t);
         if (!written.count(t.param)) written[t.param] = *t.value;
       }
@@ -150,6 +144,48 @@ class AutotunePass : public Pass {
         if (t->origin == TunableOrigin::kAbsentOption || t->origin == TunableOrigin::kKernelDefault) continue;
         removeKeyword(ctx, ed, *site.call, t->param);
       }
+    }
+    // A tuned value passed positionally: it leaves the call, and the positional arguments
+    // after it are passed by keyword (their positions would shift).
+    for (const LaunchSite* site : ctx.sites) {
+      std::vector<const LaunchArg*> positional;
+      for (const auto& a : site->args) {
+        if (a.positional) positional.push_back(&a);
+      }
+      size_t first = positional.size();
+      for (size_t i = 0; i < positional.size(); ++i) {
+        bool is_tuned = std::any_of(tuned.begin(), tuned.end(), [&](const Tunable* t) {
+          return t->param == positional[i]->param && !isOption(t->param);
+        });
+        if (is_tuned) {
+          first = i;
+          break;
+        }
+      }
+      if (first == positional.size()) continue;
+      std::vector<std::string> keywords;
+      for (size_t i = first; i < positional.size(); ++i) {
+        const std::string& param = positional[i]->param;
+        bool is_tuned = std::any_of(tuned.begin(), tuned.end(), [&](const Tunable* t) { return t->param == param; });
+        if (!is_tuned) keywords.push_back(fmt::format("{}={}", param, ctx.slice(*positional[i]->expr)));
+      }
+      Range from = ctx.range(*positional[first]->expr);
+      Range to = ctx.range(*positional.back()->expr);
+      std::string text;
+      for (const auto& kw : keywords) text += (text.empty() ? "" : ", ") + kw;
+      if (keywords.empty()) {
+        // Nothing after it: the argument leaves with the comma before it (after it, when it
+        // comes first).
+        const std::string& src = ctx.text().text();
+        auto blank = [](char c) { return c == ' ' || c == '\n' || c == '\t'; };
+        size_t begin = from.begin;
+        while (begin > 0 && blank(src[begin - 1])) --begin;
+        size_t end = to.end;
+        while (end < src.size() && blank(src[end])) ++end;
+        if (first > 0 && begin > 0 && src[begin - 1] == ',') from.begin = begin - 1;
+        else if (end < src.size() && src[end] == ',') to.end = end + 1;
+      }
+      ed.replace(Range{from.begin, to.end}, text);
     }
     std::vector<std::string> notes;
     for (const LaunchSite* site : ctx.sites) {
