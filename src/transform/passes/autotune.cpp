@@ -152,12 +152,16 @@ class AutotunePass : public Pass {
       for (const auto& a : site->args) {
         if (a.positional) positional.push_back(&a);
       }
+      // Tuned at this site (a value another launch passes is that launch's).
+      auto tunedHere = [&](const std::string& param) {
+        return std::any_of(tuned.begin(), tuned.end(), [&](const Tunable* t) {
+          return t->param == param && !isOption(param) && t->site >= 0 &&
+                 &ctx.ir->launches[static_cast<size_t>(t->site)] == site;
+        });
+      };
       size_t first = positional.size();
       for (size_t i = 0; i < positional.size(); ++i) {
-        bool is_tuned = std::any_of(tuned.begin(), tuned.end(), [&](const Tunable* t) {
-          return t->param == positional[i]->param && !isOption(t->param);
-        });
-        if (is_tuned) {
+        if (tunedHere(positional[i]->param)) {
           first = i;
           break;
         }
@@ -166,8 +170,7 @@ class AutotunePass : public Pass {
       std::vector<std::string> keywords;
       for (size_t i = first; i < positional.size(); ++i) {
         const std::string& param = positional[i]->param;
-        bool is_tuned = std::any_of(tuned.begin(), tuned.end(), [&](const Tunable* t) { return t->param == param; });
-        if (!is_tuned) keywords.push_back(fmt::format("{}={}", param, ctx.slice(*positional[i]->expr)));
+        if (!tunedHere(param)) keywords.push_back(fmt::format("{}={}", param, ctx.slice(*positional[i]->expr)));
       }
       Range from = ctx.range(*positional[first]->expr);
       Range to = ctx.range(*positional.back()->expr);
