@@ -439,6 +439,10 @@ const LaunchArg* LaunchSite::arg(std::string_view param) const {
   return nullptr;
 }
 
+bool AutotuneInfo::configsWrittenHere() const {
+  return configs_understood && configs && (isType(*configs, "List") || isType(*configs, "Tuple"));
+}
+
 const Kernel* ModuleIR::kernel(std::string_view name) const {
   for (const auto& k : kernels) if (k.name == name) return &k;
   return nullptr;

@@ -42,6 +42,10 @@ struct AutotuneInfo {
   std::vector<std::string> key;
   std::string tuner;                       // the decorator's name when it is not triton.autotune
                                            // (a project's Autotuner subclass: configs= and key=)
+
+  // configs= is a list (or tuple) of triton.Config written at the decorator itself: one that a
+  // rewrite can edit in place (not a module-level list that other kernels may share).
+  bool configsWrittenHere() const;
 };
 
 struct HeuristicEntry {

@@ -194,9 +194,7 @@ nlohmann::json addLaunchOptions(const Base& base, const EngineInput& in, const n
     };
     // An autotuned kernel takes them in each config of a literal list (the launch pass writes
     // them there); a list computed at run time or shared by name is left.
-    if (k && k->autotune &&
-        !(k->autotune->configs_understood && k->autotune->configs &&
-          (isType(*k->autotune->configs, "List") || isType(*k->autotune->configs, "Tuple")))) {
+    if (k && k->autotune && !k->autotune->configsWrittenHere()) {
       left("maxnreg", "autotuned, its configs not a literal list of triton.Config: nowhere to write the option");
       left("num_ctas", "autotuned, its configs not a literal list of triton.Config: nowhere to write the option");
       continue;

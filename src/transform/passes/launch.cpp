@@ -80,7 +80,7 @@ class LaunchPass : public Pass {
                                 "written into it",
                                 ctx.kernel->name, (*at.configs)["id"].get<std::string>(), what));
     }
-    if (!at.configs_understood || !at.configs || !(isType(*at.configs, "List") || isType(*at.configs, "Tuple"))) {
+    if (!at.configsWrittenHere()) {
       return refuse(fmt::format("{} is autotuned with configs that are not a literal list of triton.Config: no list "
                                 "to write {} into",
                                 ctx.kernel->name, what));
