@@ -6,6 +6,10 @@ out. Pure Python, no torch: bench/census/layout.py, bench/census/run.py and the 
 
 The manifest's repositories have the shape of the real-kernel corpus's (bench/benchlib/real.py),
 so bench/real/layout.py lays them out; the census lists files only (no tasks, no packages).
+A repository's `files` are censused; its `support` files (the `__init__.py` of their package's
+folders, the package modules of @triton.jit helpers they import) are laid out beside them, so
+that `tritonforge census` follows those imports as it does in an installed package, and are not
+censused themselves. Repo.files holds both, Repo.censused the first.
 """
 
 import os
@@ -44,7 +48,7 @@ def load_manifest(path=MANIFEST):
             _fail(path, f"repository key '{key}' must be lower-case letters, digits and '_'")
         if not isinstance(t, dict):
             _fail(path, f"key 'repos.{key}' must be a table")
-        real._unknown(t, {"url", "commit", "license", "files"}, path, where)
+        real._unknown(t, {"url", "commit", "license", "files", "support"}, path, where)
         url = real._req(t, "url", str, path, where)
         m = real._URL.match(url)
         if not m:
@@ -59,10 +63,16 @@ def load_manifest(path=MANIFEST):
         if lic not in real.LICENSES:
             _fail(path, f"key '{where}license': '{lic}' is not one of {', '.join(sorted(real.LICENSES))}")
         files, seen = [], set()
-        for i, e in enumerate(real._req(t, "files", list, path, where)):
-            fw = f"{where}files[{i}]."
+        listed = [("files", i, e) for i, e in enumerate(real._req(t, "files", list, path, where))]
+        support = t.get("support", [])
+        if not isinstance(support, list):
+            _fail(path, f"key '{where}support' must be an array")
+        listed += [("support", i, e) for i, e in enumerate(support)]
+        censused = []
+        for field, i, e in listed:
+            fw = f"{where}{field}[{i}]."
             if not isinstance(e, dict):
-                _fail(path, f"key '{where}files[{i}]' must be a table")
+                _fail(path, f"key '{where}{field}[{i}]' must be a table")
             real._unknown(e, {"path", "blob"}, path, fw)
             p = real._rel_path(real._req(e, "path", str, path, fw), path, fw + "path")
             b = real._req(e, "blob", str, path, fw)
@@ -72,7 +82,11 @@ def load_manifest(path=MANIFEST):
                 _fail(path, f"key '{fw}path': '{p}' is listed twice")
             seen.add(p)
             files.append((p, b))
-        repos.append(real.Repo(key, url, commit, lic, None, files, [], []))
+            if field == "files":
+                censused.append((p, b))
+        repo = real.Repo(key, url, commit, lic, None, files, [], [])
+        repo.censused = censused  # the files the census runs on; the others are laid out beside them
+        repos.append(repo)
     return repos
 
 

@@ -93,6 +93,68 @@ def candidates(git_dir, commit, folders):
     return sorted(out)
 
 
+FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]+)", re.M)
+PLAIN_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)", re.M)
+
+
+def support_files(git_dir, commit, chosen):
+    """The files laid out beside the chosen ones, not censused: the `__init__.py` of each chosen
+    file's package folders, and the modules of its package it imports that define @triton.jit
+    functions (helpers such as FlagGems' `tle.program_id`), with their folders' `__init__.py`.
+    `tritonforge census` then follows those imports as it would in an installed package."""
+    tree = {}
+    for line in git(git_dir, "ls-tree", "-r", commit).splitlines():
+        meta, path = line.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob" and mode != "120000":
+            tree[path] = blob
+
+    def package_dirs(path):
+        """The folders above `path` that are packages, innermost first."""
+        out, d = [], os.path.dirname(path)
+        while d and f"{d}/__init__.py" in tree:
+            out.append(d)
+            d = os.path.dirname(d)
+        return out
+
+    have = {p for p, _, _ in chosen}
+    extra = {}
+
+    def add_inits(path):
+        for d in package_dirs(path):
+            init = f"{d}/__init__.py"
+            if init not in have:
+                extra[init] = tree[init]
+
+    for path, blob, _ in chosen:
+        add_inits(path)
+        dirs = package_dirs(path)
+        if not dirs:
+            continue
+        root = os.path.dirname(dirs[-1])  # the folder that holds the top package
+        data = git(git_dir, "cat-file", "blob", blob, binary=True)
+        modules = []
+        for dots, mod, names in FROM_IMPORT.findall(data):
+            mod, dots = mod.decode(), len(dots)
+            if dots:
+                base = os.path.dirname(path)
+                for _ in range(dots - 1):
+                    base = os.path.dirname(base)
+                prefix = os.path.join(base, *mod.split(".")) if mod else base
+            else:
+                prefix = os.path.join(root, *mod.split("."))
+            modules.append(prefix)
+            modules += [os.path.join(prefix, n.strip()) for n in names.decode().split(",") if n.strip()]
+        modules += [os.path.join(root, *m.decode().split(".")) for m in PLAIN_IMPORT.findall(data)]
+        for m in modules:
+            f = m.replace(os.sep, "/") + ".py"
+            if f in tree and f not in have and f not in extra:
+                if KERNEL.search(git(git_dir, "cat-file", "blob", tree[f], binary=True)):
+                    extra[f] = tree[f]
+                    add_inits(f)
+    return sorted(extra.items())
+
+
 def toml_str(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -109,7 +171,9 @@ def main():
         "# bench/census/src/KEY/PATH (ignored by git), each file checked against its git blob id.",
         "# Nothing of these projects is committed here. thunlp/TritonBench is never part of it.",
         "#",
-        "# [repos.KEY]  url, commit (pinned), license (SPDX, the project's), files = [{path, blob}]",
+        "# [repos.KEY]  url, commit (pinned), license (SPDX, the project's), files = [{path, blob}],",
+        "#              support = [{path, blob}] (laid out beside the files, not censused: their",
+        "#              packages' __init__.py and the modules of @triton.jit helpers they import)",
         "",
         'schema = "tritonforge.census-manifest/1"',
     ]
@@ -132,6 +196,12 @@ def main():
                   f"commit = {toml_str(commit)}", f"license = {toml_str(lic)}", "files = ["]
         lines += [f"  {{ path = {toml_str(path)}, blob = {toml_str(blob)} }}," for path, blob, _ in chosen]
         lines.append("]")
+        support = support_files(git_dir, commit, chosen)
+        if support:
+            print(f"{key}: {len(support)} support files (package __init__.py, modules of imported @triton.jit helpers)")
+            lines.append("support = [")
+            lines += [f"  {{ path = {toml_str(path)}, blob = {toml_str(blob)} }}," for path, blob in support]
+            lines.append("]")
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"{total} files from {len(PROJECTS)} projects -> {args.out}")

@@ -198,7 +198,7 @@ def write_data(out_dir, files, failed, manifest, tool, seconds, jobs, args_line)
         "command": args_line,
         "seconds": round(seconds, 1),
         "jobs": jobs,
-        "corpus": [{"key": r.key, "url": r.url, "commit": r.commit, "license": r.license, "files": len(r.files)}
+        "corpus": [{"key": r.key, "url": r.url, "commit": r.commit, "license": r.license, "files": len(r.censused)}
                    for r in manifest],
         "files": len(files),
         "kernels": kernels_total,
@@ -326,7 +326,7 @@ def main():
     if not os.path.exists(stamp) or json.load(open(stamp)).get("manifest_sha256") != digest:
         print(f"run: {args.src} is not laid out from this manifest: run bench/census/layout.py first", file=sys.stderr)
         return 1
-    files = [f"{r.key}/{path}" for r in manifest for path, _ in r.files]
+    files = [f"{r.key}/{path}" for r in manifest for path, _ in r.censused]
     if not os.access(args.binary, os.X_OK):
         print(f"run: no tritonforge binary at {args.binary}", file=sys.stderr)
         return 1

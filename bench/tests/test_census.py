@@ -21,7 +21,7 @@ LAYOUT = os.path.join(CENSUS_DIR, "layout.py")
 def test_corpus_size_and_projects():
     repos = census.load_manifest()
     assert len(repos) >= 10
-    assert sum(len(r.files) for r in repos) >= 150
+    assert sum(len(r.censused) for r in repos) >= 150
     for r in repos:
         assert r.license in real.LICENSES
         assert "tritonbench" not in r.url.lower()
@@ -57,6 +57,18 @@ def test_bad_manifests(tmp_path, text, needle):
         census.load_manifest(_write(tmp_path, text))
     assert needle in str(exc.value)
     assert "\n" not in str(exc.value)
+
+
+def test_support_files_are_laid_out_but_not_censused(tmp_path):
+    text = GOOD.format(commit="a" * 40, blob="b" * 40) + (
+        'support = [ { path = "pkg/__init__.py", blob = "' + "c" * 40 + '" } ]\n')
+    [repo] = census.load_manifest(_write(tmp_path, text))
+    assert repo.files == [("k.py", "b" * 40), ("pkg/__init__.py", "c" * 40)]
+    assert repo.censused == [("k.py", "b" * 40)]
+    twice = text.replace('"pkg/__init__.py"', '"k.py"')
+    with pytest.raises(real.ManifestError) as exc:
+        census.load_manifest(_write(tmp_path, twice))
+    assert "'k.py' is listed twice" in str(exc.value)
 
 
 def _git(cwd, *args):
@@ -95,7 +107,7 @@ def test_committed_census_agrees_with_the_manifest(label):
         summary = json.load(fh)
     repos = census.load_manifest()
     assert [(c["key"], c["commit"]) for c in summary["corpus"]] == [(r.key, r.commit) for r in repos]
-    assert summary["files"] == sum(len(r.files) for r in repos)
+    assert summary["files"] == sum(len(r.censused) for r in repos)
     assert not summary["failed"]
     with open(os.path.join(before, "kernels.csv")) as fh:
         rows = list(csv.DictReader(fh))

@@ -21,7 +21,9 @@
 #include <regex>
 
 #include "kernel/module_ir.h"
+#include "task/imported_kernels.h"
 #include "task/source_parser.h"
+#include "task/task.h"
 #include "transform/kernel_normalize.h"
 #include "transform/pass.h"
 #include "transform/pass_applier.h"
@@ -45,8 +47,11 @@ constexpr std::string_view kCensusPrefix = "census: ";
 // (the IR's inline budget). A request without params is tried with censusProbe's spec.
 class CensusPassApplier final : public PassApplier {
  public:
-  CensusPassApplier(WorkerProcess& worker, const ParsedSource& src, bool check, std::set<std::string> switched_off)
-      : PassApplier(std::move(switched_off)), worker_(worker), src_(src), check_(check) {}
+  // `imported`: the kernels and helpers of the package's other modules the file imports (its
+  // normal form reads program ids through them), or null.
+  CensusPassApplier(WorkerProcess& worker, const ParsedSource& src, bool check, std::set<std::string> switched_off,
+                    const std::vector<Kernel>* imported)
+      : PassApplier(std::move(switched_off)), worker_(worker), src_(src), check_(check), imported_(imported) {}
 
   // What the last request was tried with ("" when the census had nothing to try).
   const std::string& lastSpec() const { return last_spec_; }
@@ -77,8 +82,12 @@ class CensusPassApplier final : public PassApplier {
     last_spec_ = spec;
     try {
       PassArgs args = validateArgs(*pass, parsePassSpec(spec));
-      PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
-        return normal_form_.run(*pass, args, ctx, normalized, src_.path);
+      PassOutcome as_written = pass->run(ctx, args);
+      std::unique_ptr<ImportsContext> with_imports;
+      if (!as_written.applied && !pass->info().launcher_only) with_imports = contextWithImports(src_, ctx, imported_);
+      const PassContext& nctx = with_imports ? with_imports->ctx : ctx;
+      PassOutcome o = retryNormalized(std::move(as_written), nctx, [&](const std::string& normalized) {
+        return normal_form_.run(*pass, args, nctx, normalized, src_.path);
       });
       if (!o.applied) {
         out.message = o.reason;
@@ -113,6 +122,7 @@ class CensusPassApplier final : public PassApplier {
   const ParsedSource& src_;
   NormalFormRunner normal_form_{worker_};
   bool check_;
+  const std::vector<Kernel>* imported_;
   std::string last_spec_;
 };
 
@@ -480,7 +490,10 @@ std::vector<CensusFile> runCensus(WorkerProcess& worker, const std::vector<fs::p
     ParsedSource src = parseSource(worker, paths[f], texts[f]);
     file.parse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ModuleIR ir = buildModuleIR(src);
-    CensusPassApplier applier(worker, src, options.check, options.switched_off);
+    std::unique_ptr<ImportedKernels> imported =
+        loadImportedKernels(worker, src, fs::absolute(paths[f]), packageOf(fs::absolute(paths[f])));
+    CensusPassApplier applier(worker, src, options.check, options.switched_off,
+                              imported ? &imported->kernels : nullptr);
     for (const auto& k : ir.kernels) {
       if (k.home) continue;  // imported from another module: censused there
       CensusKernel ck;

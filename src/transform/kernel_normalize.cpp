@@ -82,6 +82,66 @@ class StringStatements {
   int dropped_ = 0;
 };
 
+// A @triton.jit helper that only hands back a program id or a program count, as FlagGems'
+// `tle.program_id(axis)` (`return tl.program_id(axis).to(tl.int64)`): the call it answers,
+// read as the tl call it wraps. Same module, or a module of the package the source imports.
+struct IdHelperCall {
+  std::string fn;      // "program_id" or "num_programs"
+  int axis = -1;       // -1: not a literal axis
+  std::string suffix;  // ".to(tl.int64)" (spelt in the kernel's module), "" without a cast
+};
+
+// `return tl.<fn>(X)` with casts `.to(tl.<int type>)` after it: the helper's one statement
+// (after a docstring). X is a literal axis or one of its parameters.
+std::optional<IdHelperCall> idHelperCall(const PassContext& ctx, const Node& call) {
+  if (!isType(call, "Call") || ctx.tlFunction(call) != "") return std::nullopt;
+  std::string callee = dottedName(call["func"]);
+  const Kernel* helper = callee.empty() ? nullptr : ctx.ir->kernel(callee);
+  if (!helper || helper == ctx.kernel || !helper->def) return std::nullopt;
+  const Node& body = (*helper->def)["body"];
+  size_t i = !body.empty() && isType(body[0], "Expr") && isType(body[0]["value"], "Constant") ? 1 : 0;
+  if (body.size() != i + 1 || !isType(body[i], "Return") || !body[i]["value"].is_object()) return std::nullopt;
+  const ModuleIR& names = helper->home ? *helper->home : *ctx.ir;
+  const std::string pre = "triton.language.";
+  auto tlName = [&](const Node& n) {
+    std::string q = names.qualifiedName(n);
+    return q.rfind(pre, 0) == 0 ? q.substr(pre.size()) : std::string();
+  };
+  // Peel the casts off the end.
+  std::vector<std::string> casts;
+  const Node* e = &body[i]["value"];
+  while (isType(*e, "Call") && isType((*e)["func"], "Attribute") && (*e)["func"]["attr"] == "to" &&
+         (*e)["args"].size() == 1 && (*e)["keywords"].empty()) {
+    std::string t = tlName((*e)["args"][0]);
+    if (t != "int64" && t != "int32") return std::nullopt;
+    casts.insert(casts.begin(), t);
+    e = &(*e)["func"]["value"];
+  }
+  if (!isType(*e, "Call")) return std::nullopt;
+  IdHelperCall out;
+  out.fn = tlName((*e)["func"]);
+  if ((out.fn != "program_id" && out.fn != "num_programs") || (*e)["args"].size() != 1 || !(*e)["keywords"].empty()) {
+    return std::nullopt;
+  }
+  // The axis: a literal in the helper, or the argument the call passes for that parameter.
+  const Node& x = (*e)["args"][0];
+  const Node* given = &x;
+  if (isType(x, "Name")) {
+    const std::string& param = x["id"].get_ref<const std::string&>();
+    size_t pos = 0;
+    while (pos < helper->params.size() && helper->params[pos].name != param) ++pos;
+    if (pos == helper->params.size()) return std::nullopt;
+    given = keywordArg(call, param);
+    if (!given && pos < call["args"].size()) given = &call["args"][pos];
+    if (!given) return std::nullopt;
+  }
+  auto a = intLiteral(*given);
+  out.axis = a && *a >= 0 && *a <= 2 ? static_cast<int>(*a) : -1;
+  if (call["args"].size() + call["keywords"].size() != helper->params.size()) return std::nullopt;
+  for (const auto& t : casts) out.suffix += fmt::format(".to({}.{})", ctx.tl(), t);
+  return out;
+}
+
 class ProgramIds {
  public:
   ProgramIds(const PassContext& ctx, SourceEditor& ed) : ctx_(ctx), ed_(ed) {}
@@ -91,17 +151,38 @@ class ProgramIds {
   std::vector<std::string> rewrite() {
     const Node& def = *ctx_.kernel->def;
     bool computed_axis = false;
+    int helper_counts = 0;
     for (const auto& s : ctx_.body()) {
       walk(s, [&](const Node& n) {
         if (ctx_.isTlCall(n, "program_id")) {
           int a = programIdAxis(n);
           if (a < 0) computed_axis = true;
-          else calls_.push_back({&n, a});
+          else calls_.push_back({&n, a, "", false});
+        } else if (auto h = idHelperCall(ctx_, n)) {
+          if (h->axis < 0) {
+            computed_axis = true;
+          } else if (h->fn == "program_id") {
+            calls_.push_back({&n, h->axis, h->suffix, true});
+          } else {
+            // A program count through a helper: the tl call it wraps, where it is read.
+            counts_[&n] = fmt::format("{}.num_programs({}){}", ctx_.tl(), h->axis, h->suffix);
+            ++helper_counts;
+          }
+          return false;
         }
         return true;
       });
     }
-    if (computed_axis || calls_.empty()) return {};
+    std::vector<std::string> changes;
+    if (helper_counts > 0) {
+      changes.push_back(fmt::format("{} program count(s) read through a @triton.jit helper read tl.num_programs",
+                                    helper_counts));
+    }
+    if (computed_axis) return {};
+    if (calls_.empty()) {
+      for (const auto& [node, text] : counts_) ed_.replace(ctx_.range(*node), text);
+      return changes;
+    }
     walk(def["body"], [&](const Node& n) {
       if (isType(n, "Name") && n.value("ctx", "") == "Store") ++stores_[n["id"].get<std::string>()];
       return true;
@@ -110,8 +191,14 @@ class ProgramIds {
 
     findBindings();
     std::set<int> axes;
-    for (const auto& c : calls_) axes.insert(c.axis);
-    std::vector<std::string> changes;
+    int helper_ids = 0;
+    for (const auto& c : calls_) {
+      axes.insert(c.axis);
+      helper_ids += c.helper ? 1 : 0;
+    }
+    if (helper_ids > 0) {
+      changes.push_back(fmt::format("{} program id(s) read through a @triton.jit helper read tl.program_id", helper_ids));
+    }
     std::string inserted;
     for (int a : axes) {
       auto b = binding_.find(a);
@@ -133,10 +220,13 @@ class ProgramIds {
       });
       changes.push_back(fmt::format("line {}: the tuple of program ids bound one per statement", nodePos(*s)->line));
     }
+    for (const auto& [node, text] : counts_) {
+      if (!in_split.count(node)) ed_.replace(ctx_.range(*node), text);
+    }
     int replaced = 0;
     for (const auto& c : calls_) {
       if (in_split.count(c.node) || isBindingValue(c)) continue;
-      ed_.replace(ctx_.range(*c.node), names_[c.axis]);
+      ed_.replace(ctx_.range(*c.node), names_[c.axis] + c.suffix);
       ++replaced;
     }
     if (replaced > 0) changes.push_back(fmt::format("{} other read(s) of a program id read its name", replaced));
@@ -151,6 +241,8 @@ class ProgramIds {
   struct Call {
     const Node* node;
     int axis;
+    std::string suffix;   // the helper's casts, read after the name
+    bool helper = false;  // read through a @triton.jit helper: never a binding
   };
   struct Binding {
     std::string name;
@@ -178,7 +270,7 @@ class ProgramIds {
       const Node& v = s["value"];
       if (isType(t, "Name")) {
         const Call* c = callAt(v);
-        if (c && keepsItsValue(t["id"]) && !binding_.count(c->axis)) binding_[c->axis] = {t["id"], &s, &v};
+        if (c && !c->helper && keepsItsValue(t["id"]) && !binding_.count(c->axis)) binding_[c->axis] = {t["id"], &s, &v};
         continue;
       }
       // `a, b = tl.program_id(0), tl.program_id(1)`: split when every target is a name, no
@@ -204,7 +296,9 @@ class ProgramIds {
       for (size_t i = 0; i < t["elts"].size(); ++i) {
         const Call* c = callAt(v["elts"][i]);
         std::string name = t["elts"][i]["id"];
-        if (c && keepsItsValue(name) && !binding_.count(c->axis)) binding_[c->axis] = {name, &s, &v["elts"][i]};
+        if (c && !c->helper && keepsItsValue(name) && !binding_.count(c->axis)) {
+          binding_[c->axis] = {name, &s, &v["elts"][i]};
+        }
       }
     }
   }
@@ -230,9 +324,13 @@ class ProgramIds {
   std::string textReading(const Node& n) const {
     TextEdits subs;
     walk(n, [&](const Node& x) {
+      if (auto it = counts_.find(&x); it != counts_.end()) {
+        subs.push_back({ctx_.range(x), it->second});
+        return false;
+      }
       const Call* c = callAt(x);
       if (!c) return true;
-      if (!isBindingValue(*c)) subs.push_back({ctx_.range(x), names_.at(c->axis)});
+      if (!isBindingValue(*c)) subs.push_back({ctx_.range(x), names_.at(c->axis) + c->suffix});
       return false;
     });
     return sliceWith(ctx_, n, subs);
@@ -252,6 +350,7 @@ class ProgramIds {
   const PassContext& ctx_;
   SourceEditor& ed_;
   std::vector<Call> calls_;
+  std::map<const Node*, std::string> counts_;  // program counts read through helpers -> the tl call
   std::map<std::string, int> stores_;
   std::set<std::string> params_;
   std::map<int, Binding> binding_;
@@ -359,6 +458,20 @@ PassOutcome retryNormalized(PassOutcome as_written, const PassContext& ctx,
   std::string what;
   for (const auto& c : n->changes) what += (what.empty() ? "" : "; ") + c;
   out.notes.insert(out.notes.begin(), "the kernel was put in normal form first (" + what + ")");
+  return out;
+}
+
+std::unique_ptr<ImportsContext> contextWithImports(const ParsedSource& src, const PassContext& ctx,
+                                                   const std::vector<Kernel>* imported) {
+  if (!imported || imported->empty() || !ctx.kernel) return nullptr;
+  auto out = std::make_unique<ImportsContext>();
+  out->ir = buildModuleIR(src, imported);
+  const Kernel* k = out->ir.kernel(ctx.kernel->name);
+  if (!k || k->home) return nullptr;
+  out->ctx = PassContext::make(out->ir, *k);
+  out->ctx.signature = ctx.signature;
+  out->ctx.rtol = ctx.rtol;
+  out->ctx.atol = ctx.atol;
   return out;
 }
 

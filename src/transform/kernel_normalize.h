@@ -25,6 +25,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,10 +34,10 @@
 
 #include "kernel/ast.h"
 #include "transform/pass.h"
+#include "transform/pass_context.h"
 
 namespace tf {
 
-struct PassContext;
 class WorkerProcess;
 
 struct NormalizedKernel {
@@ -59,6 +60,18 @@ std::optional<NormalizedKernel> normalizeKernel(const PassContext& ctx);
 // line number the rewrite shifted). Otherwise `as_written`.
 PassOutcome retryNormalized(PassOutcome as_written, const PassContext& ctx,
                             const std::function<PassOutcome(const std::string& normalized_source)>& rerun);
+
+// The context a kernel's normal form is read in when the source imports kernels or @triton.jit
+// helpers from its package's other modules: ctx's kernel in a module IR that holds them too,
+// so that a program id read through an imported helper (FlagGems' `tle.program_id(0)`) is
+// seen. The passes themselves keep the context without them. Null when nothing is imported
+// or the kernel is not the source's own.
+struct ImportsContext {
+  ModuleIR ir;
+  PassContext ctx;
+};
+std::unique_ptr<ImportsContext> contextWithImports(const ParsedSource& src, const PassContext& ctx,
+                                                   const std::vector<Kernel>* imported);
 
 // What a pass applier's `rerun` does: parses a normal form (the last one parsed is kept: the
 // passes tried on one kernel share its parse) and runs a pass on its kernel, with the types

@@ -749,6 +749,31 @@ bool hasMultilineString(const PassContext& ctx, const Node& from) {
   return found;
 }
 
+LoopEntryValues loopEntryValues(const PassContext& ctx, int from) {
+  const Node& body = ctx.body();
+  auto stores = [&](size_t begin, size_t end) {
+    std::set<std::string> out;
+    for (size_t i = begin; i < end && i < body.size(); ++i) {
+      walk(body[i], [&](const Node& n) {
+        if (isType(n, "FunctionDef") || isType(n, "Lambda")) return false;
+        if (isType(n, "Name") && n.value("ctx", "") == "Store") out.insert(n["id"].get<std::string>());
+        return true;
+      });
+    }
+    return out;
+  };
+  std::set<std::string> before = stores(0, static_cast<size_t>(std::max(from, 0)));
+  for (const auto& p : ctx.kernel->params) before.insert(p.name);
+  LoopEntryValues out;
+  for (const auto& name : stores(static_cast<size_t>(std::max(from, 0)), body.size())) {
+    if (!before.count(name)) continue;
+    std::string kept = ctx.freshName(name + "_in");
+    out.saved.push_back(fmt::format("{} = {}", kept, name));
+    out.reset.push_back(fmt::format("{} = {}", name, kept));
+  }
+  return out;
+}
+
 std::string torchAlias(const PassContext& ctx) {
   for (const auto& [local, full] : ctx.ir->aliases) {
     if (full == "torch") return local;

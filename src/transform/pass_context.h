@@ -228,6 +228,17 @@ std::optional<std::string> gridAxisInKernel(const PassContext& ctx, const std::v
 // Does the kernel body hold a string literal over several lines (indenting it would change it)?
 bool hasMultilineString(const PassContext& ctx, const Node& from);
 
+// A pass that wraps the kernel body's statements [from, end) in a loop (over rows, over tiles)
+// must start each iteration from the values those statements start from once: a parameter or
+// an earlier name they rebind (`X += row * stride`, FlagGems' and Liger's pointer bumps) would
+// otherwise carry the last iteration's value into the next. `saved` are the lines that keep
+// each such value before the loop (`X_in = X`), `reset` the lines that restore it at the top
+// of the loop's body (`X = X_in`), both without indentation; empty when nothing is rebound.
+struct LoopEntryValues {
+  std::vector<std::string> saved, reset;
+};
+LoopEntryValues loopEntryValues(const PassContext& ctx, int from);
+
 // The text that gives the GPU's SM count in the launcher ("torch.cuda.get_device_properties(...)...").
 std::string smCountExpression(const PassContext& ctx);
 

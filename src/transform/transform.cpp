@@ -130,6 +130,9 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   req.kernel = kernel;
   req.module_name = fmt::format("tf_transform_{}_{}", getpid(), counter);
   req.search_path = {fs::absolute(original).parent_path()};
+  // A module of a package imports the package's other modules by its name (FlagGems' `from
+  // flag_gems.utils import triton_lang_extension as tle`): the package's root too.
+  if (SourcePackage pkg = packageOf(fs::absolute(original)); !pkg.name.empty()) req.search_path.push_back(pkg.root);
   for (const auto& [p, t] : sig.items()) req.signature[p] = t.get<std::string>();
   req.constexprs = constexprs;
   for (const auto& [k, v] : options.items()) req.options[k] = v.get<int64_t>();
@@ -272,8 +275,14 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     if (auto it = settings_.signatures.find(request.kernel); it != settings_.signatures.end()) ctx.signature = it->second;
     ctx.rtol = settings_.rtol;
     ctx.atol = settings_.atol;
-    PassOutcome o = retryNormalized(pass->run(ctx, args), ctx, [&](const std::string& normalized) {
-      return normal_form_.run(*pass, args, ctx, normalized, settings_.source_path,
+    // The normal form reads the @triton.jit helpers the source imports too (a program id
+    // through FlagGems' `tle.program_id`): its context sees them, the pass's does not.
+    PassOutcome as_written = pass->run(ctx, args);
+    std::unique_ptr<ImportsContext> with_imports;
+    if (!as_written.applied && !pass->info().launcher_only) with_imports = contextWithImports(src, ctx, settings_.imported);
+    const PassContext& nctx = with_imports ? with_imports->ctx : ctx;
+    PassOutcome o = retryNormalized(std::move(as_written), nctx, [&](const std::string& normalized) {
+      return normal_form_.run(*pass, args, nctx, normalized, settings_.source_path,
                               pass->info().launcher_only ? settings_.imported : nullptr);
     });
     if (!o.applied) {
@@ -346,10 +355,10 @@ TransformResult runTransform(WorkerProcess& worker, const TransformRequest& req,
   validateArgs(*pass, spec);  // bad parameters are the user's: exit 2 before anything runs
 
   ParsedSource src = parseSource(worker, req.source, text);
-  // A pass that edits only the launch also applies to kernels the source imports from its
-  // package's other modules.
-  std::unique_ptr<ImportedKernels> imported;
-  if (pass->info().launcher_only) imported = loadImportedKernels(worker, src, req.source, packageOf(req.source));
+  // The kernels and @triton.jit helpers the source imports from its package's other modules:
+  // a pass that edits only the launch applies to those kernels too, and the normal form reads
+  // a program id through such a helper (FlagGems' `tle.program_id`) as the tl call it wraps.
+  std::unique_ptr<ImportedKernels> imported = loadImportedKernels(worker, src, req.source, packageOf(req.source));
   ModuleIR ir = buildModuleIR(src, imported ? &imported->kernels : nullptr);
   std::string kernel = req.kernel;
   if (kernel.empty()) {

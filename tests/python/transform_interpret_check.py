@@ -402,6 +402,8 @@ CASES = {
     "autotune/bake_second_config": (matmul, (100, 136, 72)),
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),
     "rows-per-program/softmax": (softmax, (37, 100)),
+    "rows-per-program/pointer_bumps": (softmax, (37, 100)),
+    "persistent/pointer_bumps": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),
     "rows-per-program/block_softmax": (softmax, (37, 100)),
     "rows-per-program/softmax_trailing_return": (softmax, (37, 100)),

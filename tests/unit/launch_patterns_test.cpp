@@ -12,7 +12,9 @@
 #include "task/imported_kernels.h"
 #include "task/source_parser.h"
 #include "task/task.h"
+#include "transform/kernel_normalize.h"
 #include "transform/pass_applier.h"
+#include "transform/pass_context.h"
 #include "worker/worker_process.h"
 
 namespace tf {
@@ -424,6 +426,92 @@ def scale(x):
   const Tunable* block = set.find("scale_kernel.BLOCK");
   ASSERT_NE(block, nullptr);
   EXPECT_TRUE(block->tunable);
+}
+
+// FlagGems reads every program id through `tle.program_id(axis)` (a helper of another module
+// of its package that widens it to int64): the normal form reads tl.program_id there, so the
+// passes that look for the row's id find it; the pass itself still sees the kernel as written.
+TEST(LaunchPatterns, AProgramIdThroughAnImportedHelperIsReadInTheNormalForm) {
+  fs::path dir = test::tempDir("imported_pid_helper");
+  test::writeFile(dir / "gems" / "__init__.py", "");
+  test::writeFile(dir / "gems" / "utils" / "__init__.py", "");
+  test::writeFile(dir / "gems" / "utils" / "lang_ext.py", R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def program_id(axis: int) -> tl.tensor:
+    """The program id as int64."""
+    return tl.program_id(axis).to(tl.int64)
+
+
+@triton.jit
+def num_programs(axis: int) -> tl.tensor:
+    return tl.num_programs(axis).to(tl.int64)
+)");
+  const std::string launcher = R"(import torch
+import triton
+import triton.language as tl
+
+from gems.utils import lang_ext as tle
+
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tle.program_id(0)
+    in_ptr += row * stride
+    out_ptr += row * stride
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + cols, mask=cols < n_cols, other=float("-inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
+
+
+def softmax(x):
+    out = torch.empty_like(x)
+    softmax_rows[(x.shape[0],)](out, x, x.shape[1], x.stride(0), BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+)";
+  test::writeFile(dir / "gems" / "ops" / "__init__.py", "");
+  test::writeFile(dir / "gems" / "ops" / "softmax.py", launcher);
+  fs::path path = dir / "gems" / "ops" / "softmax.py";
+  WorkerProcess parser(test::workerOptions(false));
+  ParsedSource src = parseFile(parser, path, "source");
+  auto imported = loadImportedKernels(parser, src, path, packageOf(path));
+  ModuleIR ir = buildModuleIR(src, &imported->kernels);
+  ASSERT_NE(ir.kernel("tle.program_id"), nullptr);
+
+  TransformSettings settings;
+  settings.source_path = path;
+  settings.compile = false;
+  TransformPassApplier without(parser, settings, {});
+  PassApplication refused = without.apply({launcher, "softmax_rows", "rows-per-program", nlohmann::json::object()});
+  EXPECT_EQ(refused.status, PassApplication::Status::kRefused) << "the helper's module is not read";
+
+  settings.imported = &imported->kernels;
+  TransformPassApplier applier(parser, settings, {});
+  PassApplication a = applier.apply({launcher, "softmax_rows", "rows-per-program", nlohmann::json::object()});
+  ASSERT_EQ(a.status, PassApplication::Status::kApplied) << a.message;
+  std::string notes;
+  for (const auto& n : a.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("1 program id(s) read through a @triton.jit helper read tl.program_id"), std::string::npos)
+      << notes;
+  EXPECT_NE(a.source.find("        row = pid_0.to(tl.int64)\n"), std::string::npos) << a.source;
+  // Each row starts from the pointers the program was given.
+  EXPECT_NE(a.source.find("    in_ptr_in = in_ptr\n"), std::string::npos) << a.source;
+  EXPECT_NE(a.source.find("        in_ptr = in_ptr_in\n"), std::string::npos) << a.source;
+
+  // A program count through the helper reads tl.num_programs in the normal form.
+  std::string counts = launcher;
+  counts.replace(counts.find("    in_ptr += row * stride"), 0, "    last = tle.num_programs(0) - 1\n");
+  PassContext ctx;
+  ParsedSource src2 = parseSource(parser, path, counts);
+  ModuleIR ir2 = buildModuleIR(src2, &imported->kernels);
+  ctx = PassContext::make(ir2, *ir2.kernel("softmax_rows"));
+  std::optional<NormalizedKernel> n = normalizeKernel(ctx);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_NE(n->source.find("    last = tl.num_programs(0).to(tl.int64) - 1\n"), std::string::npos) << n->source;
+  EXPECT_NE(n->source.find("    row = pid_0.to(tl.int64)\n"), std::string::npos) << n->source;
 }
 
 // relayout edits only the launch: it applies to a kernel imported from a sibling module (the

@@ -103,6 +103,8 @@ class PersistentPass : public Pass {
     std::vector<std::string> lines = {
         fmt::format("# persistent: about {} per SM; each loops over tiles, stepping by the grid size",
                     ppsm == 1 ? "one program" : fmt::format("{} programs", ppsm))};
+    LoopEntryValues entry = loopEntryValues(ctx, first_index + 1);
+    lines.insert(lines.end(), entry.saved.begin(), entry.saved.end());
     if (dims == 1) {
       lines.push_back(fmt::format("for {} in {}{}.program_id(0), {}, {}.num_programs(0){}:", p0->name, range_open, tl,
                                   tiles[0], tl, range_close));
@@ -115,6 +117,7 @@ class PersistentPass : public Pass {
       lines.push_back(fmt::format("{}{} = {} // {}", u, p0->name, tid, nn));
       lines.push_back(fmt::format("{}{} = {} % {}", u, p1->name, tid, nn));
     }
+    for (const auto& r : entry.reset) lines.push_back(u + r);
     Range first_lines = ctx.lineRange(*first);
     ed.replace(first_lines, hoisted + joinLines(lines, ctx.bodyIndent()));
     if (second) ed.replace(ctx.lineRange(*second), "");

@@ -146,11 +146,15 @@ class RowsPerProgramPass : public Pass {
       int64_t stages = args.integer("stages");
       std::string range_fn = stages > 0 ? tl + ".range" : "range";
       std::string extra = stages > 0 ? fmt::format(", num_stages={}", stages) : "";
+      LoopEntryValues entry = loopEntryValues(ctx, index + 1);
       std::vector<std::string> lines = {
           fmt::format("# rows-per-program: each program handles {} consecutive rows", rpp),
           fmt::format("{} = {}.program_id(0) * {}", first, tl, rpp),
-          fmt::format("for {} in {}({}, min({} + {}, {}){}):", pv.name, range_fn, first, first, rpp, n_rows, extra),
       };
+      lines.insert(lines.end(), entry.saved.begin(), entry.saved.end());
+      lines.push_back(
+          fmt::format("for {} in {}({}, min({} + {}, {}){}):", pv.name, range_fn, first, first, rpp, n_rows, extra));
+      for (const auto& r : entry.reset) lines.push_back(ctx.indentUnit() + r);
       ed.replace(pid_lines, joinLines(lines, ctx.bodyIndent()));
       auto last = nodePos(body[static_cast<size_t>(statements - 1)]);
       Range looped = {pid_lines.end, ctx.lineRange(last->line, last->end_line).end};
