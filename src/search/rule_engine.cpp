@@ -327,6 +327,16 @@ class RuleEngine final : public ReasoningEngine {
     if (!dots && loopsOf(in, f.kernel) >= 2) {
       addPass(in, out, f, PassName::kEvictionHints, "a row read again by a later loop: keep it in L2 until then");
     }
+    // A loop without a dot waits for its own loads at every step (a recurrence's per-step
+    // vectors; Triton 3.6 pipelines only loads that feed a dot: compiled for sm_90 with
+    // tl.range(..., num_stages=3), such a loop has no async copy): each load issued one step
+    // ahead overlaps the previous step's work. Where the time goes to latency or memory. Not
+    // yet measured on the H200: kept only when the measurement says so.
+    if (!dots && loopsOf(in, f.kernel) >= 1 &&
+        (k == K::kLatencyBound || k == K::kLongStalls || k == K::kMemoryBound)) {
+      addPass(in, out, f, PassName::kPrefetch, "a loop's loads issued one step ahead: the next step's values arrive "
+              "while this step computes");
+    }
     // Without a dot, a loop of rank-1 updates acc += a[:, None] * b[None, :] (a direct
     // convolution's channel loop, a GEMM written as outer products) runs its multiply-adds on
     // the CUDA cores: one tl.dot per block of the loop's variable puts them on the tensor cores.

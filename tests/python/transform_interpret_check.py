@@ -137,6 +137,23 @@ def rms(mod, B, H, N):
     return close(mod.rms(x), ref, 2e-3, 2e-3)
 
 
+def recurrent(mod, B, T, H, K):
+    q, k, v = (torch.randn(B, T, H, K, generator=gen).half() for _ in range(3))
+    out = mod.recurrent(q, k, v)
+    scale = K ** -0.5
+    h = torch.zeros(B, H, K, K, dtype=torch.float64)
+    ref = torch.empty(B, T, H, K, dtype=torch.float64)
+    for t in range(T):
+        h = h * 0.95 + k[:, t].double()[..., :, None] * v[:, t].double()[..., None, :]
+        ref[:, t] = (h * (q[:, t].double() * scale)[..., :, None]).sum(-2)
+    return close(out, ref, 2e-3, 2e-3)
+
+
+def row_sum(mod, M, N):
+    x = torch.randn(M, N, generator=gen)
+    return close(mod.row_sum(x), x.double().sum(1), 1e-4, 1e-4)
+
+
 def head_rms(mod, T, H):
     x, w = torch.randn(T, H, 64, generator=gen).half(), torch.randn(64, generator=gen).half()
     ref = x.double() / torch.sqrt((x.double() ** 2).mean(-1, keepdim=True) + 1e-6) * w.double()
@@ -402,6 +419,8 @@ CASES = {
     "autotune/bake_second_config": (matmul, (100, 136, 72)),
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),
     "rows-per-program/softmax": (softmax, (37, 100)),
+    "prefetch/recurrence": (recurrent, (2, 7, 4, 64)),
+    "prefetch/row_walk": (row_sum, (5, 1000)),
     "rows-per-program/pointer_bumps": (softmax, (37, 100)),
     "persistent/pointer_bumps": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),

@@ -1,0 +1,347 @@
+// prefetch: a loop without a dot whose loads do not depend on what the loop computes (a
+// recurrence over time steps reading q, k, v for each step; a walk over a row's blocks) issues
+// each load one step ahead: the value a step uses was requested before the previous step's work,
+// so the load's latency overlaps that work instead of stalling the step.
+//
+//   b_k_next = tl.load(p_k, mask=m & (0 < T), other=0)
+//   for t in range(0, T):                          for t in range(0, T):
+//       b_k = tl.load(p_k, mask=m, other=0)    ->      b_k = b_k_next
+//       ...                                            b_k_next = tl.load(p_k + (H * K), mask=m & (t + 1 < T), other=0)
+//       p_k += H * K                                   ...
+//                                                      p_k += H * K
+//
+// Why: Triton 3.6 pipelines a loop's loads into shared memory only where they feed a dot; a
+// recurrence's per-step vectors are loaded and waited for inside each step (compiled for sm_90
+// with tl.range(..., num_stages=3): no async copy). The value of step t+1's load is the same
+// whether it is issued at step t or at t+1 when its address and mask read only values that
+// the loop does not change, the loop's variable (read as V + STEP), and pointers the loop moves
+// by a loop-invariant amount once per step (`p += C`, read as p + C), and when no store of the
+// loop writes through the same pointer parameter. The extra load of the last step and the
+// one before an empty loop are masked off (`V + STEP < END`, `LO < END`).
+//
+// Recognition, in the order of the refusals: a `for V in range(...)` / tl.range loop (any depth,
+// no else, no break / continue / return), without tl.dot, with a positive literal or constexpr
+// step; the statements at the top of its body that hold a tl.load (not inside a branch or a
+// nested loop); the load's names; the stores of the loop (their pointer parameters, from the
+// Kernel IR).
+//
+// Entry point: makePrefetchPass().
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel_ir.h"
+#include "transform/pass_context.h"
+#include "transform/passes/passes.h"
+
+namespace tf {
+namespace {
+
+// A name the loop moves once per step by a loop-invariant amount: `p += C` at the top of its body.
+struct Bump {
+  std::string step;  // C's text
+  size_t index = 0;  // the statement's index in the body
+};
+
+struct LoopShape {
+  const Node* loop = nullptr;
+  std::string var, lo, end, step;
+  std::set<std::string> stored;   // every name the body binds (and the loop's variable)
+  std::map<std::string, Bump> bumps;
+};
+
+class PrefetchPass : public Pass {
+ public:
+  PrefetchPass() {
+    info_.name = "prefetch";
+    info_.summary = "A loop without a dot issues its loads one step ahead: the next step's values are requested "
+                    "before this step's work (a recurrence's per-step vectors, a walk over a row's blocks).";
+    info_.preconditions = {
+        "a loop `for V in range(...)` or tl.range without else, break, continue or return, and without tl.dot, "
+        "its step a positive literal or a constexpr parameter",
+        "a statement at the top of its body holds a tl.load (not volatile) whose pointer, mask and other read only "
+        "names the loop does not bind, V, and pointers moved once per step by a loop-invariant amount "
+        "(`p += C` at the top of the body)",
+        "no store or atomic of the loop writes through the load's pointer parameter (nor through one the Kernel IR "
+        "cannot name)",
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
+    std::vector<const Node*> loops;
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "FunctionDef") || isType(n, "Lambda")) return false;
+      if (isType(n, "For")) loops.push_back(&n);
+      return true;
+    });
+    if (loops.empty()) return refuse(fmt::format("{} has no loop", ctx.kernel->name));
+    KernelIR kir = buildKernelIR(*ctx.ir, *ctx.kernel);
+    SourceEditor ed(ctx.text().text());
+    std::string first_why;
+    std::set<std::string> taken;
+    int prefetched = 0;
+    std::vector<int> lines;
+    for (const Node* loop : loops) {
+      std::string why;
+      int n = rewriteLoop(ctx, kir, *loop, ed, taken, &why);
+      if (n > 0) {
+        prefetched += n;
+        lines.push_back(nodePos(*loop)->line);
+      } else if (first_why.empty()) {
+        first_why = why.rfind("line ", 0) == 0 ? why : fmt::format("line {}: {}", nodePos(*loop)->line, why);
+      }
+    }
+    if (prefetched == 0) return refuse(first_why);
+    PassOutcome out;
+    try {
+      out.source = ed.apply();
+    } catch (const std::logic_error& e) {
+      return refuse(fmt::format("the rewrites of {} overlap ({})", ctx.kernel->name, e.what()));
+    }
+    out.applied = true;
+    std::string at;
+    for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
+    out.notes.push_back(fmt::format("{} load(s) issued one step ahead (loops at lines {})", prefetched, at));
+    return out;
+  }
+
+ private:
+  static bool hasEscape(const Node& body) {
+    bool found = false;
+    for (const auto& st : body) {
+      walk(st, [&](const Node& n) {
+        if (isType(n, "FunctionDef") || isType(n, "Lambda")) return false;
+        // A nested loop's own break / continue stay in it.
+        if (isType(n, "For") || isType(n, "While")) {
+          walk(n, [&](const Node& m) {
+            if (isType(m, "Return")) found = true;
+            return !found;
+          });
+          return false;
+        }
+        if (isType(n, "Break") || isType(n, "Continue") || isType(n, "Return")) found = true;
+        return !found;
+      });
+    }
+    return found;
+  }
+
+  static std::optional<LoopShape> shapeOf(const PassContext& ctx, const Node& loop, std::string* why) {
+    LoopShape s;
+    s.loop = &loop;
+    const Node& it = loop["iter"];
+    if (!isType(it, "Call") || !(dottedName(it["func"]) == "range" || ctx.isTlCall(it, "range"))) {
+      *why = "the loop is not over range(...) or tl.range(...)";
+      return std::nullopt;
+    }
+    if (!isType(loop["target"], "Name") || !loop["orelse"].empty()) {
+      *why = "the loop's variable is not one name, or the loop has an else";
+      return std::nullopt;
+    }
+    const Node& args = it["args"];
+    if (args.empty() || args.size() > 3) {
+      *why = "the range's bounds are not given positionally";
+      return std::nullopt;
+    }
+    s.var = loop["target"]["id"];
+    s.lo = args.size() >= 2 ? ctx.slice(args[0]) : "0";
+    s.end = ctx.slice(args[args.size() >= 2 ? 1 : 0]);
+    s.step = "1";
+    if (args.size() == 3) {
+      const Node& st = args[2];
+      auto lit = intLiteral(st);
+      const Param* p = isType(st, "Name") ? ctx.kernel->param(st["id"].get<std::string>()) : nullptr;
+      if (!(lit && *lit > 0) && !(p && p->is_constexpr)) {
+        *why = "the range's step is neither a positive literal nor a constexpr parameter";
+        return std::nullopt;
+      }
+      s.step = ctx.slice(st);
+    }
+    bool dot = false;
+    walk(loop["body"], [&](const Node& n) {
+      if (ctx.isTlCall(n, "dot") || ctx.isTlCall(n, "dot_scaled")) dot = true;
+      return !dot;
+    });
+    if (dot) {
+      *why = "the loop holds a tl.dot (Triton pipelines a dot's loads itself)";
+      return std::nullopt;
+    }
+    if (hasEscape(loop["body"])) {
+      *why = "the loop's body holds a break, continue or return";
+      return std::nullopt;
+    }
+    s.stored.insert(s.var);
+    for (const auto& [name, count] : storeCounts(loop["body"])) s.stored.insert(name);
+    std::map<std::string, int> counts = storeCounts(loop["body"]);
+    const Node& body = loop["body"];
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Node& st = body[i];
+      if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || !isType(st["op"], "Add")) continue;
+      std::string p = st["target"]["id"];
+      if (counts[p] != 1 || p == s.var) continue;
+      bool invariant = true;
+      forEachName(st["value"], [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
+      if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i};
+    }
+    return s;
+  }
+
+  // The load's names are loop-invariant, the loop's variable, or moved pointers.
+  static bool readsOnlyKnown(const Node& call, const LoopShape& s) {
+    bool ok = true;
+    forEachName(call, [&](const Node& n) {
+      const std::string& id = n["id"].get_ref<const std::string&>();
+      if (s.stored.count(id) && id != s.var && !s.bumps.count(id)) ok = false;
+    });
+    return ok;
+  }
+
+  // The Kernel IR's access at `call` (a load or store of the kernel's own body), or null.
+  static const IrAccess* accessAt(const KernelIR& kir, const Node& call) {
+    auto p = nodePos(call);
+    if (!p) return nullptr;
+    for (const auto& a : kir.accesses) {
+      if (a.via.empty() && a.loc.line == p->line && a.loc.col == p->col) return &a;
+    }
+    return nullptr;
+  }
+
+  // `text` of `n` with the loop's variable and the moved pointers read one step ahead
+  // (`ahead`) or at the loop's entry (`!ahead`; a pointer moved before statement `index` is
+  // read moved once).
+  static std::string shifted(const PassContext& ctx, const Node& n, const LoopShape& s, bool ahead, size_t index) {
+    TextEdits subs;
+    forEachName(n, [&](const Node& x) {
+      const std::string& id = x["id"].get_ref<const std::string&>();
+      if (id == s.var) {
+        subs.push_back({ctx.range(x), ahead ? fmt::format("({} + {})", s.var, s.step) : fmt::format("({})", s.lo)});
+      } else if (auto b = s.bumps.find(id); b != s.bumps.end() && (ahead || b->second.index < index)) {
+        subs.push_back({ctx.range(x), fmt::format("({} + ({}))", id, b->second.step)});
+      }
+    });
+    return sliceWith(ctx, n, subs);
+  }
+
+  static std::string loadText(const PassContext& ctx, const Node& call, const LoopShape& s, bool ahead, size_t index) {
+    std::string tl = ctx.tl();
+    std::string guard = ahead ? fmt::format("({} + {} < {})", s.var, s.step, s.end) : fmt::format("({} < {})", s.lo, s.end);
+    std::string out = fmt::format("{}.load({}", tl, shifted(ctx, call["args"][0], s, ahead, index));
+    const Node* mask = call["args"].size() >= 2 ? &call["args"][1] : keywordArg(call, "mask");
+    const Node* other = call["args"].size() >= 3 ? &call["args"][2] : keywordArg(call, "other");
+    out += mask ? fmt::format(", mask=({}) & {}", shifted(ctx, *mask, s, ahead, index), guard)
+                : fmt::format(", mask={}", guard);
+    if (other) out += fmt::format(", other={}", shifted(ctx, *other, s, ahead, index));
+    for (const auto& kw : call["keywords"]) {
+      std::string name = kw.value("arg", "");
+      if (name == "mask" || name == "other") continue;
+      out += fmt::format(", {}={}", name, ctx.slice(kw["value"]));
+    }
+    return out + ")";
+  }
+
+  static int rewriteLoop(const PassContext& ctx, const KernelIR& kir, const Node& loop, SourceEditor& ed,
+                         std::set<std::string>& taken, std::string* why) {
+    auto s = shapeOf(ctx, loop, why);
+    if (!s) return 0;
+    // The pointer parameters the loop writes through ("" stands for one the IR cannot name).
+    std::set<std::string> written;
+    walk(loop["body"], [&](const Node& n) {
+      if (ctx.isTlCall(n, "store") || ctx.tlFunction(n).rfind("atomic_", 0) == 0) {
+        const IrAccess* a = accessAt(kir, n);
+        written.insert(a ? a->ptr.base : "");
+      }
+      return true;
+    });
+    const Node& body = loop["body"];
+    std::string indent_loop = ctx.text().indentOf(nodePos(loop)->line);
+    std::string pre;
+    int count = 0;
+    std::string reason = "no statement at the top of the loop's body holds a tl.load";
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Node& st = body[i];
+      if (!isType(st, "Assign") && !isType(st, "AnnAssign") && !isType(st, "AugAssign") && !isType(st, "Expr")) continue;
+      std::vector<const Node*> loads;
+      walk(st, [&](const Node& n) {
+        if (ctx.isTlCall(n, "load") && !n["args"].empty()) {
+          loads.push_back(&n);
+          return false;  // a load inside a load's address is a gather of this one
+        }
+        // A load under a condition (`tl.load(p) if HAS_P else 0`) may be of a pointer that
+        // is None where the condition is false: it is not issued ahead.
+        return !(isType(n, "Lambda") || isType(n, "IfExp") || isType(n, "BoolOp"));
+      });
+      if (loads.empty()) continue;
+      std::string indent = ctx.text().indentOf(nodePos(st)->line);
+      if (nodePos(st)->line != nodePos(st)->end_line) {
+        reason = fmt::format("line {}: the load's statement spans several lines", nodePos(st)->line);
+        continue;
+      }
+      std::string after;
+      TextEdits in_stmt;
+      for (const Node* call : loads) {
+        const Node* vol = keywordArg(*call, "volatile");
+        if (vol && ctx.slice(*vol) != "False") {
+          reason = fmt::format("line {}: the load is volatile", nodePos(*call)->line);
+          continue;
+        }
+        if (!readsOnlyKnown(*call, *s)) {
+          reason = fmt::format("line {}: the load reads a value the loop computes", nodePos(*call)->line);
+          continue;
+        }
+        const IrAccess* access = accessAt(kir, *call);
+        if (!access || access->ptr.base.empty()) {
+          reason = fmt::format("line {}: the load's pointer parameter is not known", nodePos(*call)->line);
+          continue;
+        }
+        if (access->block_ptr >= 0 || access->descriptor >= 0) {
+          reason = fmt::format("line {}: the load is through a block pointer (a mask cannot guard it)",
+                               nodePos(*call)->line);
+          continue;
+        }
+        if (written.count(access->ptr.base) || written.count("")) {
+          reason = fmt::format("line {}: the loop stores through {} too (or through a pointer the analysis cannot "
+                               "name)",
+                               nodePos(*call)->line, access->ptr.base);
+          continue;
+        }
+        std::string target = assignedName(st);
+        std::string stem = target.empty() ? std::string("prefetched") : target;
+        std::string name = ctx.freshName(stem + "_next");
+        for (int k = 2; taken.count(name); ++k) name = ctx.freshName(fmt::format("{}_next{}", stem, k));
+        taken.insert(name);
+        pre += fmt::format("{}{} = {}\n", indent_loop, name, loadText(ctx, *call, *s, false, i));
+        after += fmt::format("{}{} = {}\n", indent, name, loadText(ctx, *call, *s, true, i));
+        in_stmt.push_back({ctx.range(*call), name});
+        ++count;
+      }
+      if (in_stmt.empty()) continue;
+      // The statement reads the value loaded a step ahead; the next step's load follows it.
+      Range line = ctx.lineRange(st);
+      std::string text = ctx.text().text().substr(line.begin, line.end - line.begin);
+      Range r = ctx.range(st);
+      std::string stmt = sliceWith(ctx, st, in_stmt);
+      std::string rewritten = text.substr(0, r.begin - line.begin) + stmt + text.substr(r.end - line.begin);
+      if (!rewritten.empty() && rewritten.back() != '\n') rewritten += "\n";
+      ed.replace(line, rewritten + after);
+    }
+    if (count == 0) {
+      *why = reason;
+      return 0;
+    }
+    ed.insert(ctx.lineRange(loop).begin, pre);
+    return count;
+  }
+
+  PassInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makePrefetchPass() { return std::make_unique<PrefetchPass>(); }
+
+}  // namespace tf
