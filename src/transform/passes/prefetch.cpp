@@ -52,6 +52,9 @@ struct LoopShape {
   std::string var, lo, end, step;
   std::set<std::string> stored;   // every name the body binds (and the loop's variable)
   std::map<std::string, Bump> bumps;
+  // Names bound once at the top of the body from known names (`cols = start + tl.arange(0, B)`):
+  // read through their value. Statement index and value.
+  std::map<std::string, std::pair<size_t, const Node*>> derived;
 };
 
 class PrefetchPass : public Pass {
@@ -63,9 +66,10 @@ class PrefetchPass : public Pass {
     info_.preconditions = {
         "a loop `for V in range(...)` or tl.range without else, break, continue or return, and without tl.dot, "
         "its step a positive literal or a constexpr parameter",
-        "a statement at the top of its body holds a tl.load (not volatile) whose pointer, mask and other read only "
-        "names the loop does not bind, V, and pointers moved once per step by a loop-invariant amount "
-        "(`p += C` at the top of the body)",
+        "a statement at the top of its body holds a tl.load (not volatile, not under a condition) whose pointer, mask "
+        "and other read only names the loop does not bind, V, pointers moved once per step by a loop-invariant "
+        "amount (`p += C` at the top of the body), and names bound once before it at the top of the body from "
+        "those (`cols = start + tl.arange(0, BLOCK)`, read through their value)",
         "no store or atomic of the loop writes through the load's pointer parameter (nor through one the Kernel IR "
         "cannot name)",
     };
@@ -188,15 +192,31 @@ class PrefetchPass : public Pass {
       forEachName(st["value"], [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
       if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i};
     }
+    // Names derived from known ones: bound once, at the top of the body, by a plain assignment
+    // whose value reads known names only (and calls no load: a gather stays).
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Node& st = body[i];
+      std::string name = assignedName(st);
+      if (name.empty() || !isType(st, "Assign") || counts[name] != 1 || name == s.var) continue;
+      bool load = false;
+      walk(st["value"], [&](const Node& n) {
+        if (ctx.isTlCall(n, "load")) load = true;
+        return !load;
+      });
+      if (!load && readsOnlyKnown(st["value"], s, i)) s.derived[name] = {i, &st["value"]};
+    }
     return s;
   }
 
-  // The load's names are loop-invariant, the loop's variable, or moved pointers.
-  static bool readsOnlyKnown(const Node& call, const LoopShape& s) {
+  // The names `n` reads are loop-invariant, the loop's variable, moved pointers, or derived
+  // names bound before statement `index`.
+  static bool readsOnlyKnown(const Node& n, const LoopShape& s, size_t index) {
     bool ok = true;
-    forEachName(call, [&](const Node& n) {
-      const std::string& id = n["id"].get_ref<const std::string&>();
-      if (s.stored.count(id) && id != s.var && !s.bumps.count(id)) ok = false;
+    forEachName(n, [&](const Node& x) {
+      const std::string& id = x["id"].get_ref<const std::string&>();
+      if (!s.stored.count(id) || id == s.var || s.bumps.count(id)) return;
+      auto d = s.derived.find(id);
+      if (d == s.derived.end() || d->second.first >= index) ok = false;
     });
     return ok;
   }
@@ -222,6 +242,9 @@ class PrefetchPass : public Pass {
         subs.push_back({ctx.range(x), ahead ? fmt::format("({} + {})", s.var, s.step) : fmt::format("({})", s.lo)});
       } else if (auto b = s.bumps.find(id); b != s.bumps.end() && (ahead || b->second.index < index)) {
         subs.push_back({ctx.range(x), fmt::format("({} + ({}))", id, b->second.step)});
+      } else if (auto d = s.derived.find(id); d != s.derived.end()) {
+        // Read through its value, as of the statement that binds it.
+        subs.push_back({ctx.range(x), "(" + shifted(ctx, *d->second.second, s, ahead, d->second.first) + ")"});
       }
     });
     return sliceWith(ctx, n, subs);
@@ -277,10 +300,6 @@ class PrefetchPass : public Pass {
       });
       if (loads.empty()) continue;
       std::string indent = ctx.text().indentOf(nodePos(st)->line);
-      if (nodePos(st)->line != nodePos(st)->end_line) {
-        reason = fmt::format("line {}: the load's statement spans several lines", nodePos(st)->line);
-        continue;
-      }
       std::string after;
       TextEdits in_stmt;
       for (const Node* call : loads) {
@@ -289,7 +308,7 @@ class PrefetchPass : public Pass {
           reason = fmt::format("line {}: the load is volatile", nodePos(*call)->line);
           continue;
         }
-        if (!readsOnlyKnown(*call, *s)) {
+        if (!readsOnlyKnown(*call, *s, i)) {
           reason = fmt::format("line {}: the load reads a value the loop computes", nodePos(*call)->line);
           continue;
         }

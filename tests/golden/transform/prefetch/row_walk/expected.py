@@ -9,10 +9,11 @@ import triton.language as tl
 def row_sum_kernel(out_ptr, x_ptr, n_cols, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    x_next = tl.load(x_ptr + row * stride + (0) + tl.arange(0, BLOCK), mask=((0) + tl.arange(0, BLOCK) < n_cols) & (0 < n_cols), other=0.0)
+    x_next = tl.load(x_ptr + row * stride + ((0) + tl.arange(0, BLOCK)), mask=(((0) + tl.arange(0, BLOCK)) < n_cols) & (0 < n_cols), other=0.0)
     for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
         x = x_next
-        x_next = tl.load(x_ptr + row * stride + (start + BLOCK) + tl.arange(0, BLOCK), mask=((start + BLOCK) + tl.arange(0, BLOCK) < n_cols) & (start + BLOCK < n_cols), other=0.0)
+        x_next = tl.load(x_ptr + row * stride + ((start + BLOCK) + tl.arange(0, BLOCK)), mask=(((start + BLOCK) + tl.arange(0, BLOCK)) < n_cols) & (start + BLOCK < n_cols), other=0.0)
         acc += x.to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
 

@@ -10,7 +10,9 @@ def row_sum_kernel(out_ptr, x_ptr, n_cols, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n_cols, BLOCK):
-        x = tl.load(x_ptr + row * stride + start + tl.arange(0, BLOCK), mask=start + tl.arange(0, BLOCK) < n_cols, other=0.0)
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols,
+                    mask=cols < n_cols, other=0.0)
         acc += x.to(tl.float32)
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
 
