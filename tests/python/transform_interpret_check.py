@@ -149,6 +149,23 @@ def recurrent(mod, B, T, H, K):
     return close(out, ref, 2e-3, 2e-3)
 
 
+def recurrent_gated(mod, B, T, H, K):
+    q, k, v = (torch.randn(B, T, H, K, generator=gen).half() for _ in range(3))
+    g = -torch.rand(B, T, H, generator=gen) * 0.1
+    scale = K ** -0.5
+    ok = True
+    for gate in (g, None):
+        out = mod.recurrent(q, k, v, gate)
+        h = torch.zeros(B, H, K, K, dtype=torch.float64)
+        ref = torch.empty(B, T, H, K, dtype=torch.float64)
+        for t in range(T):
+            decay = torch.exp(gate[:, t].double())[..., None, None] if gate is not None else 0.95
+            h = h * decay + k[:, t].double()[..., :, None] * v[:, t].double()[..., None, :]
+            ref[:, t] = (h * (q[:, t].double() * scale)[..., :, None]).sum(-2)
+        ok = ok and close(out, ref, 2e-3, 2e-3)
+    return ok
+
+
 def row_sum(mod, M, N):
     x = torch.randn(M, N, generator=gen)
     return close(mod.row_sum(x), x.double().sum(1), 1e-4, 1e-4)
@@ -421,6 +438,7 @@ CASES = {
     "rows-per-program/softmax": (softmax, (37, 100)),
     "prefetch/recurrence": (recurrent, (2, 7, 4, 64)),
     "prefetch/row_walk": (row_sum, (5, 1000)),
+    "prefetch/recurrence_gated": (recurrent_gated, (2, 7, 4, 64)),
     "rows-per-program/pointer_bumps": (softmax, (37, 100)),
     "persistent/pointer_bumps": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),

@@ -21,13 +21,15 @@
 //
 // Recognition, in the order of the refusals: a `for V in range(...)` / tl.range loop (any depth,
 // no else, no break / continue / return), without tl.dot, with a positive literal or constexpr
-// step; the statements at the top of its body that hold a tl.load (not inside a branch or a
-// nested loop); the load's names; the stores of the loop (their pointer parameters, from the
-// Kernel IR).
+// step; the statements at the top of its body, or in branches on constexpr parameters only
+// (`if USE_G:`; the load before the loop goes under the same conditions), that hold a tl.load
+// (not in a nested loop, not under a conditional expression); the load's names; the stores of
+// the loop (their pointer parameters, from the Kernel IR).
 //
 // Entry point: makePrefetchPass().
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,7 +46,8 @@ namespace {
 // A name the loop moves once per step by a loop-invariant amount: `p += C` at the top of its body.
 struct Bump {
   std::string step;  // C's text
-  size_t index = 0;  // the statement's index in the body
+  size_t index = 0;  // the index in the body of the statement that holds it
+  std::set<std::string> conds;  // the constexpr branches it is in (`(USE_G)`, `not (USE_G)`)
 };
 
 struct LoopShape {
@@ -66,7 +69,8 @@ class PrefetchPass : public Pass {
     info_.preconditions = {
         "a loop `for V in range(...)` or tl.range without else, break, continue or return, and without tl.dot, "
         "its step a positive literal or a constexpr parameter",
-        "a statement at the top of its body holds a tl.load (not volatile, not under a condition) whose pointer, mask "
+        "a statement at the top of its body (or in branches on constexpr parameters) holds a tl.load (not volatile, "
+        "not under a conditional expression) whose pointer, mask "
         "and other read only names the loop does not bind, V, pointers moved once per step by a loop-invariant "
         "amount (`p += C` at the top of the body), and names bound once before it at the top of the body from "
         "those (`cols = start + tl.arange(0, BLOCK)`, read through their value)",
@@ -183,15 +187,31 @@ class PrefetchPass : public Pass {
     for (const auto& [name, count] : storeCounts(loop["body"])) s.stored.insert(name);
     std::map<std::string, int> counts = storeCounts(loop["body"]);
     const Node& body = loop["body"];
-    for (size_t i = 0; i < body.size(); ++i) {
-      const Node& st = body[i];
-      if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || !isType(st["op"], "Add")) continue;
-      std::string p = st["target"]["id"];
-      if (counts[p] != 1 || p == s.var) continue;
-      bool invariant = true;
-      forEachName(st["value"], [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
-      if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i};
-    }
+    // Bumps at the top of the body or in its branches on constexpr parameters.
+    std::function<void(const Node&, size_t, bool, const std::set<std::string>&)> bumps =
+        [&](const Node& block, size_t top, bool nested, const std::set<std::string>& conds) {
+          for (size_t j = 0; j < block.size(); ++j) {
+            const Node& st = block[j];
+            size_t i = nested ? top : j;
+            if (isType(st, "If") && constexprTest(ctx, st["test"])) {
+              std::string test = ctx.slice(st["test"]);
+              std::set<std::string> then = conds, otherwise = conds;
+              then.insert("(" + test + ")");
+              otherwise.insert("not (" + test + ")");
+              bumps(st["body"], i, true, then);
+              bumps(st["orelse"], i, true, otherwise);
+              continue;
+            }
+            if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || !isType(st["op"], "Add")) continue;
+            std::string p = st["target"]["id"];
+            if (counts[p] != 1 || p == s.var) continue;
+            bool invariant = true;
+            forEachName(st["value"],
+                        [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
+            if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i, conds};
+          }
+        };
+    bumps(body, 0, false, {});
     // Names derived from known ones: bound once, at the top of the body, by a plain assignment
     // whose value reads known names only (and calls no load: a gather stays).
     for (size_t i = 0; i < body.size(); ++i) {
@@ -203,18 +223,31 @@ class PrefetchPass : public Pass {
         if (ctx.isTlCall(n, "load")) load = true;
         return !load;
       });
-      if (!load && readsOnlyKnown(st["value"], s, i)) s.derived[name] = {i, &st["value"]};
+      if (!load && readsOnlyKnown(st["value"], s, i, {})) s.derived[name] = {i, &st["value"]};
     }
     return s;
   }
 
   // The names `n` reads are loop-invariant, the loop's variable, moved pointers, or derived
   // names bound before statement `index`.
-  static bool readsOnlyKnown(const Node& n, const LoopShape& s, size_t index) {
+  // A bump counts for a load under the constexpr conditions `conds` when it happens whenever the
+  // load does (its own conditions are among the load's).
+  static bool bumpHolds(const Bump& b, const std::set<std::string>& conds) {
+    for (const auto& c : b.conds) {
+      if (!conds.count(c)) return false;
+    }
+    return true;
+  }
+
+  static bool readsOnlyKnown(const Node& n, const LoopShape& s, size_t index, const std::set<std::string>& conds) {
     bool ok = true;
     forEachName(n, [&](const Node& x) {
       const std::string& id = x["id"].get_ref<const std::string&>();
-      if (!s.stored.count(id) || id == s.var || s.bumps.count(id)) return;
+      if (!s.stored.count(id) || id == s.var) return;
+      if (auto b = s.bumps.find(id); b != s.bumps.end()) {
+        ok = ok && bumpHolds(b->second, conds);
+        return;
+      }
       auto d = s.derived.find(id);
       if (d == s.derived.end() || d->second.first >= index) ok = false;
     });
@@ -267,27 +300,54 @@ class PrefetchPass : public Pass {
     return out + ")";
   }
 
-  static int rewriteLoop(const PassContext& ctx, const KernelIR& kir, const Node& loop, SourceEditor& ed,
-                         std::set<std::string>& taken, std::string* why) {
-    auto s = shapeOf(ctx, loop, why);
-    if (!s) return 0;
-    // The pointer parameters the loop writes through ("" stands for one the IR cannot name).
-    std::set<std::string> written;
-    walk(loop["body"], [&](const Node& n) {
-      if (ctx.isTlCall(n, "store") || ctx.tlFunction(n).rfind("atomic_", 0) == 0) {
-        const IrAccess* a = accessAt(kir, n);
-        written.insert(a ? a->ptr.base : "");
+  // Does `test` read only the kernel's constexpr parameters (a branch Triton takes or drops
+  // when it compiles)?
+  static bool constexprTest(const PassContext& ctx, const Node& test) {
+    bool ok = true, any = false;
+    walk(test, [&](const Node& n) {
+      if (isType(n, "Call") || isType(n, "Attribute") || isType(n, "Subscript")) ok = false;
+      if (isType(n, "Name")) {
+        const Param* p = ctx.kernel->param(n["id"].get<std::string>());
+        ok = ok && p && p->is_constexpr;
+        any = true;
       }
-      return true;
+      return ok;
     });
-    const Node& body = loop["body"];
-    std::string indent_loop = ctx.text().indentOf(nodePos(loop)->line);
-    std::string pre;
+    return ok && any;
+  }
+
+  struct LoopRewrite {
+    const PassContext& ctx;
+    const KernelIR& kir;
+    const LoopShape& s;
+    SourceEditor& ed;
+    std::set<std::string>& taken;
+    std::set<std::string> written;
+    std::string indent_loop, pre, reason = "no statement at the top of the loop's body holds a tl.load";
     int count = 0;
-    std::string reason = "no statement at the top of the loop's body holds a tl.load";
-    for (size_t i = 0; i < body.size(); ++i) {
-      const Node& st = body[i];
-      if (!isType(st, "Assign") && !isType(st, "AnnAssign") && !isType(st, "AugAssign") && !isType(st, "Expr")) continue;
+
+    // The statements of `block`, at top-level index `top` (each its own when `block` is the
+    // loop's body), under the constexpr conditions `conds`.
+    void visit(const Node& block, std::optional<size_t> top, const std::vector<std::string>& conds) {
+      for (size_t j = 0; j < block.size(); ++j) {
+        const Node& st = block[j];
+        size_t i = top ? *top : j;
+        if (isType(st, "If") && constexprTest(ctx, st["test"])) {
+          std::string test = ctx.slice(st["test"]);
+          std::vector<std::string> then = conds, otherwise = conds;
+          then.push_back("(" + test + ")");
+          otherwise.push_back("not (" + test + ")");
+          visit(st["body"], i, then);
+          visit(st["orelse"], i, otherwise);
+          continue;
+        }
+        if (isType(st, "Assign") || isType(st, "AnnAssign") || isType(st, "AugAssign") || isType(st, "Expr")) {
+          statement(st, i, conds);
+        }
+      }
+    }
+
+    void statement(const Node& st, size_t i, const std::vector<std::string>& conds) {
       std::vector<const Node*> loads;
       walk(st, [&](const Node& n) {
         if (ctx.isTlCall(n, "load") && !n["args"].empty()) {
@@ -298,7 +358,7 @@ class PrefetchPass : public Pass {
         // is None where the condition is false: it is not issued ahead.
         return !(isType(n, "Lambda") || isType(n, "IfExp") || isType(n, "BoolOp"));
       });
-      if (loads.empty()) continue;
+      if (loads.empty()) return;
       std::string indent = ctx.text().indentOf(nodePos(st)->line);
       std::string after;
       TextEdits in_stmt;
@@ -308,7 +368,7 @@ class PrefetchPass : public Pass {
           reason = fmt::format("line {}: the load is volatile", nodePos(*call)->line);
           continue;
         }
-        if (!readsOnlyKnown(*call, *s, i)) {
+        if (!readsOnlyKnown(*call, s, i, std::set<std::string>(conds.begin(), conds.end()))) {
           reason = fmt::format("line {}: the load reads a value the loop computes", nodePos(*call)->line);
           continue;
         }
@@ -333,12 +393,20 @@ class PrefetchPass : public Pass {
         std::string name = ctx.freshName(stem + "_next");
         for (int k = 2; taken.count(name); ++k) name = ctx.freshName(fmt::format("{}_next{}", stem, k));
         taken.insert(name);
-        pre += fmt::format("{}{} = {}\n", indent_loop, name, loadText(ctx, *call, *s, false, i));
-        after += fmt::format("{}{} = {}\n", indent, name, loadText(ctx, *call, *s, true, i));
+        // Before the loop, under the branches' constexpr conditions (Triton drops the others).
+        std::string load = fmt::format("{} = {}\n", name, loadText(ctx, *call, s, false, i));
+        if (conds.empty()) {
+          pre += indent_loop + load;
+        } else {
+          std::string all;
+          for (const auto& c : conds) all += (all.empty() ? "" : " and ") + c;
+          pre += fmt::format("{}if {}:\n{}{}{}", indent_loop, all, indent_loop, ctx.indentUnit(), load);
+        }
+        after += fmt::format("{}{} = {}\n", indent, name, loadText(ctx, *call, s, true, i));
         in_stmt.push_back({ctx.range(*call), name});
         ++count;
       }
-      if (in_stmt.empty()) continue;
+      if (in_stmt.empty()) return;
       // The statement reads the value loaded a step ahead; the next step's load follows it.
       Range line = ctx.lineRange(st);
       std::string text = ctx.text().text().substr(line.begin, line.end - line.begin);
@@ -348,12 +416,29 @@ class PrefetchPass : public Pass {
       if (!rewritten.empty() && rewritten.back() != '\n') rewritten += "\n";
       ed.replace(line, rewritten + after);
     }
-    if (count == 0) {
-      *why = reason;
+  };
+
+  static int rewriteLoop(const PassContext& ctx, const KernelIR& kir, const Node& loop, SourceEditor& ed,
+                         std::set<std::string>& taken, std::string* why) {
+    auto s = shapeOf(ctx, loop, why);
+    if (!s) return 0;
+    LoopRewrite rw{ctx, kir, *s, ed, taken};
+    // The pointer parameters the loop writes through ("" stands for one the IR cannot name).
+    walk(loop["body"], [&](const Node& n) {
+      if (ctx.isTlCall(n, "store") || ctx.tlFunction(n).rfind("atomic_", 0) == 0) {
+        const IrAccess* a = accessAt(kir, n);
+        rw.written.insert(a ? a->ptr.base : "");
+      }
+      return true;
+    });
+    rw.indent_loop = ctx.text().indentOf(nodePos(loop)->line);
+    rw.visit(loop["body"], std::nullopt, {});
+    if (rw.count == 0) {
+      *why = rw.reason;
       return 0;
     }
-    ed.insert(ctx.lineRange(loop).begin, pre);
-    return count;
+    ed.insert(ctx.lineRange(loop).begin, rw.pre);
+    return rw.count;
   }
 
   PassInfo info_;
