@@ -166,6 +166,14 @@ def recurrent_gated(mod, B, T, H, K):
     return ok
 
 
+def decayed_sum(mod, T, N):
+    x = torch.randn(T, N, generator=gen)
+    ref = torch.zeros(N, dtype=torch.float64)
+    for t in range(T):
+        ref = ref * 0.5 + x[t].double()
+    return close(mod.decayed_sum(x), ref, 1e-5, 1e-5)
+
+
 def row_sum(mod, M, N):
     x = torch.randn(M, N, generator=gen)
     return close(mod.row_sum(x), x.double().sum(1), 1e-4, 1e-4)
@@ -439,6 +447,7 @@ CASES = {
     "prefetch/recurrence": (recurrent, (2, 7, 4, 64)),
     "prefetch/row_walk": (row_sum, (5, 1000)),
     "prefetch/recurrence_gated": (recurrent_gated, (2, 7, 4, 64)),
+    "prefetch/moved_between": (decayed_sum, (9, 64)),
     "rows-per-program/pointer_bumps": (softmax, (37, 100)),
     "persistent/pointer_bumps": (softmax, (37, 100)),
     "rows-per-program/layernorm_pipelined": (layernorm, (37, 100)),

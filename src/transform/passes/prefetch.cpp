@@ -239,17 +239,24 @@ class PrefetchPass : public Pass {
     return true;
   }
 
-  static bool readsOnlyKnown(const Node& n, const LoopShape& s, size_t index, const std::set<std::string>& conds) {
+  // `at`: the top-level statement the load is in; a pointer moved in that same statement (a
+  // branch holding both) is not read (which comes first inside it is not followed).
+  static bool readsOnlyKnown(const Node& n, const LoopShape& s, size_t index, const std::set<std::string>& conds,
+                             std::optional<size_t> at = std::nullopt) {
     bool ok = true;
     forEachName(n, [&](const Node& x) {
       const std::string& id = x["id"].get_ref<const std::string&>();
       if (!s.stored.count(id) || id == s.var) return;
       if (auto b = s.bumps.find(id); b != s.bumps.end()) {
-        ok = ok && bumpHolds(b->second, conds);
+        ok = ok && bumpHolds(b->second, conds) && (!at || b->second.index != *at);
         return;
       }
       auto d = s.derived.find(id);
-      if (d == s.derived.end() || d->second.first >= index) ok = false;
+      if (d == s.derived.end() || d->second.first >= index) {
+        ok = false;
+        return;
+      }
+      ok = ok && readsOnlyKnown(*d->second.second, s, d->second.first, conds, at);
     });
     return ok;
   }
@@ -264,20 +271,27 @@ class PrefetchPass : public Pass {
     return nullptr;
   }
 
-  // `text` of `n` with the loop's variable and the moved pointers read one step ahead
-  // (`ahead`) or at the loop's entry (`!ahead`; a pointer moved before statement `index` is
-  // read moved once).
-  static std::string shifted(const PassContext& ctx, const Node& n, const LoopShape& s, bool ahead, size_t index) {
+  // `text` of `n`, read as of top-level statement `read`, with the loop's variable and the
+  // moved pointers as they will be one step on, written where the load ahead goes (after
+  // statement `at`) (`ahead`), or as they are at the loop's entry (`!ahead`). A pointer p moved
+  // by C at statement b holds, after `at`, its value of this step as of `read` plus C once
+  // where b < at; one step on, as of `read`, it holds that value plus C: so it reads p + C,
+  // except where read <= b < at (p already moved, the value as of `read` was before the move),
+  // where it reads p. At the entry, as of `read`: p, moved once where b < read.
+  static std::string shifted(const PassContext& ctx, const Node& n, const LoopShape& s, bool ahead, size_t read,
+                             size_t at) {
     TextEdits subs;
     forEachName(n, [&](const Node& x) {
       const std::string& id = x["id"].get_ref<const std::string&>();
       if (id == s.var) {
         subs.push_back({ctx.range(x), ahead ? fmt::format("({} + {})", s.var, s.step) : fmt::format("({})", s.lo)});
-      } else if (auto b = s.bumps.find(id); b != s.bumps.end() && (ahead || b->second.index < index)) {
-        subs.push_back({ctx.range(x), fmt::format("({} + ({}))", id, b->second.step)});
+      } else if (auto b = s.bumps.find(id); b != s.bumps.end()) {
+        size_t bi = b->second.index;
+        bool moved = ahead ? !(read <= bi && bi < at) : bi < read;
+        if (moved) subs.push_back({ctx.range(x), fmt::format("({} + ({}))", id, b->second.step)});
       } else if (auto d = s.derived.find(id); d != s.derived.end()) {
         // Read through its value, as of the statement that binds it.
-        subs.push_back({ctx.range(x), "(" + shifted(ctx, *d->second.second, s, ahead, d->second.first) + ")"});
+        subs.push_back({ctx.range(x), "(" + shifted(ctx, *d->second.second, s, ahead, d->second.first, at) + ")"});
       }
     });
     return sliceWith(ctx, n, subs);
@@ -286,12 +300,12 @@ class PrefetchPass : public Pass {
   static std::string loadText(const PassContext& ctx, const Node& call, const LoopShape& s, bool ahead, size_t index) {
     std::string tl = ctx.tl();
     std::string guard = ahead ? fmt::format("({} + {} < {})", s.var, s.step, s.end) : fmt::format("({} < {})", s.lo, s.end);
-    std::string out = fmt::format("{}.load({}", tl, shifted(ctx, call["args"][0], s, ahead, index));
+    std::string out = fmt::format("{}.load({}", tl, shifted(ctx, call["args"][0], s, ahead, index, index));
     const Node* mask = call["args"].size() >= 2 ? &call["args"][1] : keywordArg(call, "mask");
     const Node* other = call["args"].size() >= 3 ? &call["args"][2] : keywordArg(call, "other");
-    out += mask ? fmt::format(", mask=({}) & {}", shifted(ctx, *mask, s, ahead, index), guard)
+    out += mask ? fmt::format(", mask=({}) & {}", shifted(ctx, *mask, s, ahead, index, index), guard)
                 : fmt::format(", mask={}", guard);
-    if (other) out += fmt::format(", other={}", shifted(ctx, *other, s, ahead, index));
+    if (other) out += fmt::format(", other={}", shifted(ctx, *other, s, ahead, index, index));
     for (const auto& kw : call["keywords"]) {
       std::string name = kw.value("arg", "");
       if (name == "mask" || name == "other") continue;
@@ -368,7 +382,7 @@ class PrefetchPass : public Pass {
           reason = fmt::format("line {}: the load is volatile", nodePos(*call)->line);
           continue;
         }
-        if (!readsOnlyKnown(*call, s, i, std::set<std::string>(conds.begin(), conds.end()))) {
+        if (!readsOnlyKnown(*call, s, i, std::set<std::string>(conds.begin(), conds.end()), i)) {
           reason = fmt::format("line {}: the load reads a value the loop computes", nodePos(*call)->line);
           continue;
         }
