@@ -53,7 +53,7 @@ step_tests() {
     echo "gtest gpu: exit $?" | tee -a "$SUMMARY"
     grep -E "^\[  (FAILED|PASSED|SKIPPED) |OK \]" "$WORK/gtest-gpu.log" | tee -a "$SUMMARY"
   fi
-  python3 -m pytest -q -m gpu tests/python > "$WORK/pytest-gpu.log" 2>&1
+  python3 -m pytest -q -rP -m gpu tests/python > "$WORK/pytest-gpu.log" 2>&1
   echo "pytest gpu: exit $?" | tee -a "$SUMMARY"
   tail -n 15 "$WORK/pytest-gpu.log" | tee -a "$SUMMARY"
 }
