@@ -314,6 +314,29 @@ class PrefetchPass : public Pass {
     return out + ")";
   }
 
+  // Does the call reach a @triton.jit helper of the module that stores or updates memory
+  // (itself or through the helpers it calls)?
+  static bool helperStores(const PassContext& ctx, const Node& call, int depth) {
+    std::string callee = dottedName(call["func"]);
+    const Kernel* helper = callee.empty() ? nullptr : ctx.ir->kernel(callee);
+    if (!helper || !helper->def) return false;
+    if (depth > 4) return true;  // deeper than followed: assumed to
+    const ModuleIR& names = helper->home ? *helper->home : *ctx.ir;
+    bool stores = false;
+    walk((*helper->def)["body"], [&](const Node& n) {
+      if (!isType(n, "Call")) return !stores;
+      std::string q = names.qualifiedName(n["func"]);
+      if (q == "triton.language.store" || q.rfind("triton.language.atomic_", 0) == 0 ||
+          (isType(n["func"], "Attribute") && n["func"]["attr"] == "store")) {
+        stores = true;
+      } else if (!helper->home && helperStores(ctx, n, depth + 1)) {
+        stores = true;
+      }
+      return !stores;
+    });
+    return stores;
+  }
+
   // Does `test` read only the kernel's constexpr parameters (a branch Triton takes or drops
   // when it compiles)?
   static bool constexprTest(const PassContext& ctx, const Node& test) {
@@ -387,20 +410,35 @@ class PrefetchPass : public Pass {
           continue;
         }
         const IrAccess* access = accessAt(kir, *call);
-        if (!access || access->ptr.base.empty()) {
-          reason = fmt::format("line {}: the load's pointer parameter is not known", nodePos(*call)->line);
+        // Where the loop stores, the load's pointer parameter must be known (and not stored to).
+        if (!written.empty() && (!access || access->ptr.base.empty())) {
+          reason = fmt::format("line {}: the load's pointer parameter is not known, and the loop stores",
+                               nodePos(*call)->line);
           continue;
         }
-        if (access->block_ptr >= 0 || access->descriptor >= 0) {
+        if (access && (access->block_ptr >= 0 || access->descriptor >= 0)) {
           reason = fmt::format("line {}: the load is through a block pointer (a mask cannot guard it)",
                                nodePos(*call)->line);
           continue;
         }
-        if (written.count(access->ptr.base) || written.count("")) {
+        if (!written.empty() && (written.count(access->ptr.base) || written.count(""))) {
           reason = fmt::format("line {}: the loop stores through {} too (or through a pointer the analysis cannot "
                                "name)",
                                nodePos(*call)->line, access->ptr.base);
           continue;
+        }
+        if (!access) {
+          // Not in the IR (a form it does not follow): a block pointer cannot be ruled out.
+          bool pointer_param = false;
+          const Node& ptr = (*call)["args"][0];
+          forEachName(ptr, [&](const Node& x) {
+            const Param* p = ctx.kernel->param(x["id"].get<std::string>());
+            pointer_param = pointer_param || (p && !p->is_constexpr);
+          });
+          if (!pointer_param && !s.bumps.count(isType(ptr, "Name") ? ptr["id"].get<std::string>() : "")) {
+            reason = fmt::format("line {}: the load's pointer is not followed", nodePos(*call)->line);
+            continue;
+          }
         }
         std::string target = assignedName(st);
         std::string stem = target.empty() ? std::string("prefetched") : target;
@@ -437,11 +475,14 @@ class PrefetchPass : public Pass {
     auto s = shapeOf(ctx, loop, why);
     if (!s) return 0;
     LoopRewrite rw{ctx, kir, *s, ed, taken};
-    // The pointer parameters the loop writes through ("" stands for one the IR cannot name).
+    // The pointer parameters the loop writes through ("" stands for one the IR cannot name,
+    // and for a @triton.jit helper the loop calls that stores).
     walk(loop["body"], [&](const Node& n) {
       if (ctx.isTlCall(n, "store") || ctx.tlFunction(n).rfind("atomic_", 0) == 0) {
         const IrAccess* a = accessAt(kir, n);
         rw.written.insert(a ? a->ptr.base : "");
+      } else if (isType(n, "Call") && helperStores(ctx, n, 0)) {
+        rw.written.insert("");
       }
       return true;
     });
