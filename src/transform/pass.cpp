@@ -7,6 +7,7 @@
 
 #include "diagnose/vocabulary.h"
 #include "transform/passes/passes.h"
+#include "transform/source_editor.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -78,6 +79,17 @@ PassOutcome refuse(std::string reason) {
   o.applied = false;
   o.reason = std::move(reason);
   return o;
+}
+
+PassOutcome appliedEdits(const SourceEditor& ed, const std::string& kernel) {
+  PassOutcome out;
+  try {
+    out.source = ed.apply();
+  } catch (const std::logic_error& e) {
+    return refuse(fmt::format("the rewrites of {} overlap ({})", kernel, e.what()));
+  }
+  out.applied = true;
+  return out;
 }
 
 const std::string& PassArgs::text(std::string_view key) const {

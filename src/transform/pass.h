@@ -93,6 +93,11 @@ struct PassOutcome {
 
 PassOutcome refuse(std::string reason);
 
+class SourceEditor;
+// The pass's edits applied: an applied outcome with the new source, or the refusal that names
+// `kernel` when two of the edits overlap (forms the pass rewrites sharing a line).
+PassOutcome appliedEdits(const SourceEditor& ed, const std::string& kernel);
+
 class Pass {
  public:
   virtual ~Pass() = default;

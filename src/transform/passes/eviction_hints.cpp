@@ -78,13 +78,8 @@ class EvictionHintsPass : public Pass {
       return refuse(fmt::format("{} reads no address in two sibling loops over the same range (no row is read twice)",
                                 ctx.kernel->name));
     }
-    PassOutcome out;
-    try {
-      out.source = ed.apply();
-    } catch (const std::logic_error& e) {
-      return refuse(fmt::format("the rewrites of {} overlap ({})", ctx.kernel->name, e.what()));
-    }
-    out.applied = true;
+    PassOutcome out = appliedEdits(ed, ctx.kernel->name);
+    if (!out.applied) return out;
     std::string at;
     for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
     out.notes.push_back(fmt::format("{} load(s) read again later: evict_last; {} last read(s) and {} store(s) of that "

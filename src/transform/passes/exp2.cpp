@@ -567,13 +567,8 @@ class Exp2Pass : public Pass {
       }
       toExp2(e);
     }
-    PassOutcome out;
-    try {
-      out.source = ed.apply();
-    } catch (const std::logic_error& e) {
-      return refuse(fmt::format("the rewrites of {} overlap ({})", ctx.kernel->name, e.what()));
-    }
-    out.applied = true;
+    PassOutcome out = appliedEdits(ed, ctx.kernel->name);
+    if (!out.applied) return out;
     std::vector<std::string> names(plan.scaled.begin(), plan.scaled.end());
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

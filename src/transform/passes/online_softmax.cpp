@@ -124,13 +124,8 @@ class OnlineSoftmaxPass : public Pass {
     lines.push_back(fmt::format("{} = {}", m->r, r_new));
     auto ap = nodePos(*m->acc_stmt);
     ed.replace(ctx.lineRange(ap->line, ap->end_line), joinLines(lines, bindent));
-    PassOutcome out;
-    try {
-      out.source = ed.apply();
-    } catch (const std::logic_error& e) {
-      return refuse(fmt::format("the rewrites of {} overlap ({})", ctx.kernel->name, e.what()));
-    }
-    out.applied = true;
+    PassOutcome out = appliedEdits(ed, ctx.kernel->name);
+    if (!out.applied) return out;
     out.notes.push_back(fmt::format("the loops at lines {} and {} are one: {} is a running maximum, {} rescaled as it "
                                     "grows; the row is read once for both",
                                     nodePos(*m->loop_a)->line, nodePos(*m->loop_b)->line, m->r, m->acc));

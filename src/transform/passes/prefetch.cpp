@@ -105,13 +105,8 @@ class PrefetchPass : public Pass {
       }
     }
     if (prefetched == 0) return refuse(first_why);
-    PassOutcome out;
-    try {
-      out.source = ed.apply();
-    } catch (const std::logic_error& e) {
-      return refuse(fmt::format("the rewrites of {} overlap ({})", ctx.kernel->name, e.what()));
-    }
-    out.applied = true;
+    PassOutcome out = appliedEdits(ed, ctx.kernel->name);
+    if (!out.applied) return out;
     std::string at;
     for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
     out.notes.push_back(fmt::format("{} load(s) issued one step ahead (loops at lines {})", prefetched, at));
