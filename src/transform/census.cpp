@@ -82,13 +82,7 @@ class CensusPassApplier final : public PassApplier {
     last_spec_ = spec;
     try {
       PassArgs args = validateArgs(*pass, parsePassSpec(spec));
-      PassOutcome as_written = pass->run(ctx, args);
-      std::unique_ptr<ImportsContext> with_imports;
-      if (!as_written.applied && !pass->info().launcher_only) with_imports = contextWithImports(src_, ctx, imported_);
-      const PassContext& nctx = with_imports ? with_imports->ctx : ctx;
-      PassOutcome o = retryNormalized(std::move(as_written), nctx, [&](const std::string& normalized) {
-        return normal_form_.run(*pass, args, nctx, normalized, src_.path);
-      });
+      PassOutcome o = runWithNormalForm(*pass, args, ctx, src_, imported_, normal_form_, src_.path);
       if (!o.applied) {
         out.message = o.reason;
         return out;

@@ -475,6 +475,18 @@ std::unique_ptr<ImportsContext> contextWithImports(const ParsedSource& src, cons
   return out;
 }
 
+PassOutcome runWithNormalForm(const Pass& pass, const PassArgs& args, const PassContext& ctx,
+                              const ParsedSource& src, const std::vector<Kernel>* imported, NormalFormRunner& runner,
+                              const std::filesystem::path& path, const std::vector<Kernel>* rerun_imported) {
+  PassOutcome as_written = pass.run(ctx, args);
+  std::unique_ptr<ImportsContext> with_imports;
+  if (!as_written.applied && !pass.info().launcher_only) with_imports = contextWithImports(src, ctx, imported);
+  const PassContext& nctx = with_imports ? with_imports->ctx : ctx;
+  return retryNormalized(std::move(as_written), nctx, [&](const std::string& normalized) {
+    return runner.run(pass, args, nctx, normalized, path, rerun_imported);
+  });
+}
+
 PassOutcome NormalFormRunner::run(const Pass& pass, const PassArgs& args, const PassContext& as_written,
                                   const std::string& text, const std::filesystem::path& path,
                                   const std::vector<Kernel>* imported) {

@@ -73,6 +73,14 @@ struct ImportsContext {
 std::unique_ptr<ImportsContext> contextWithImports(const ParsedSource& src, const PassContext& ctx,
                                                    const std::vector<Kernel>* imported);
 
+class NormalFormRunner;
+// A pass run by an applier: on the kernel as written (`ctx`), then, where it refuses, on its
+// normal form read with the helpers `imported` (contextWithImports) by `runner`, with
+// `rerun_imported` for the normal form's own module IR (the launcher-only passes' imports).
+PassOutcome runWithNormalForm(const Pass& pass, const PassArgs& args, const PassContext& ctx,
+                              const ParsedSource& src, const std::vector<Kernel>* imported, NormalFormRunner& runner,
+                              const std::filesystem::path& path, const std::vector<Kernel>* rerun_imported = nullptr);
+
 // What a pass applier's `rerun` does: parses a normal form (the last one parsed is kept: the
 // passes tried on one kernel share its parse) and runs a pass on its kernel, with the types
 // and tolerances of the context as written.

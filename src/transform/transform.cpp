@@ -277,14 +277,8 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     ctx.atol = settings_.atol;
     // The normal form reads the @triton.jit helpers the source imports too (a program id
     // through FlagGems' `tle.program_id`): its context sees them, the pass's does not.
-    PassOutcome as_written = pass->run(ctx, args);
-    std::unique_ptr<ImportsContext> with_imports;
-    if (!as_written.applied && !pass->info().launcher_only) with_imports = contextWithImports(src, ctx, settings_.imported);
-    const PassContext& nctx = with_imports ? with_imports->ctx : ctx;
-    PassOutcome o = retryNormalized(std::move(as_written), nctx, [&](const std::string& normalized) {
-      return normal_form_.run(*pass, args, nctx, normalized, settings_.source_path,
-                              pass->info().launcher_only ? settings_.imported : nullptr);
-    });
+    PassOutcome o = runWithNormalForm(*pass, args, ctx, src, settings_.imported, normal_form_, settings_.source_path,
+                                      pass->info().launcher_only ? settings_.imported : nullptr);
     if (!o.applied) {
       out.message = o.reason;
       return out;
