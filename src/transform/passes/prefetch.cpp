@@ -391,6 +391,15 @@ class PrefetchPass : public Pass {
         return !(isType(n, "Lambda") || isType(n, "IfExp") || isType(n, "BoolOp"));
       });
       if (loads.empty()) return;
+      // The statement must begin its line (not `for ...: x = tl.load(p)` or `if C: ...` on one
+      // line): the next step's load goes on the line after it, at its indentation.
+      Range line_range = ctx.lineRange(st);
+      std::string before = ctx.text().text().substr(line_range.begin, ctx.range(st).begin - line_range.begin);
+      if (before.find_first_not_of(" \t") != std::string::npos) {
+        reason = fmt::format("line {}: the load's statement shares its line with the statement around it",
+                             nodePos(st)->line);
+        return;
+      }
       std::string indent = ctx.text().indentOf(nodePos(st)->line);
       std::string after;
       TextEdits in_stmt;
