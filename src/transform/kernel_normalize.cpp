@@ -102,11 +102,7 @@ std::optional<IdHelperCall> idHelperCall(const PassContext& ctx, const Node& cal
   size_t i = !body.empty() && isType(body[0], "Expr") && isType(body[0]["value"], "Constant") ? 1 : 0;
   if (body.size() != i + 1 || !isType(body[i], "Return") || !body[i]["value"].is_object()) return std::nullopt;
   const ModuleIR& names = helper->home ? *helper->home : *ctx.ir;
-  const std::string pre = "triton.language.";
-  auto tlName = [&](const Node& n) {
-    std::string q = names.qualifiedName(n);
-    return q.rfind(pre, 0) == 0 ? q.substr(pre.size()) : std::string();
-  };
+  auto tlName = [&](const Node& n) { return tlNameIn(names, n); };
   // Peel the casts off the end.
   std::vector<std::string> casts;
   const Node* e = &body[i]["value"];

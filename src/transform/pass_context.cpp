@@ -65,14 +65,16 @@ std::string PassContext::indentUnit() const {
   return "    ";
 }
 
+std::string tlNameIn(const ModuleIR& names, const Node& n) {
+  std::string q = names.qualifiedName(n);
+  const std::string pre = "triton.language.";
+  return q.rfind(pre, 0) == 0 ? q.substr(pre.size()) : "";
+}
+
 std::string PassContext::tlFunction(const Node& call) const {
   if (!isType(call, "Call")) return "";
   // The kernel's calls are spelt in the module that defines it (an imported kernel's home).
-  const ModuleIR& names = kernel && kernel->home ? *kernel->home : *ir;
-  std::string q = names.qualifiedName(call["func"]);
-  const std::string pre = "triton.language.";
-  if (q.rfind(pre, 0) == 0) return q.substr(pre.size());
-  return "";
+  return tlNameIn(kernel && kernel->home ? *kernel->home : *ir, call["func"]);
 }
 
 bool PassContext::isTlCall(const Node& n, std::string_view fn) const { return tlFunction(n) == fn; }

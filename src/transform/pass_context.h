@@ -166,6 +166,11 @@ std::map<std::string, int> storeCounts(const Node& n);
 // `target = ...` (or +=, or annotated) with one Name target: the name, else "".
 std::string assignedName(const Node& stmt);
 
+// The triton.language name `n` spells in `names`' imports ("program_id" for `tl.program_id`,
+// "int64" for `tl.int64`), "" for anything else. PassContext::tlFunction reads a call's callee
+// so, in the kernel's own module; helpers of other modules are read in theirs.
+std::string tlNameIn(const ModuleIR& names, const Node& n);
+
 // `range(...)`, `tl.range(...)` or `tl.static_range(...)`: a loop's iterator over integers.
 bool isRangeCall(const PassContext& ctx, const Node& it);
 

@@ -38,6 +38,7 @@
 
 #include "kernel/kernel_ir.h"
 #include "transform/pass_context.h"
+#include "transform/passes/loop_split.h"
 #include "transform/passes/passes.h"
 
 namespace tf {
@@ -156,14 +157,11 @@ class PrefetchPass : public Pass {
     s.end = ctx.slice(args[args.size() >= 2 ? 1 : 0]);
     s.step = "1";
     if (args.size() == 3) {
-      const Node& st = args[2];
-      auto lit = intLiteral(st);
-      const Param* p = isType(st, "Name") ? ctx.kernel->param(st["id"].get<std::string>()) : nullptr;
-      if (!(lit && *lit > 0) && !(p && p->is_constexpr)) {
+      if (!isConstantStep(ctx, args[2])) {
         *why = "the range's step is neither a positive literal nor a constexpr parameter";
         return std::nullopt;
       }
-      s.step = ctx.slice(st);
+      s.step = ctx.slice(args[2]);
     }
     bool dot = false;
     walk(loop["body"], [&](const Node& n) {
@@ -178,35 +176,19 @@ class PrefetchPass : public Pass {
       *why = "the loop's body holds a break, continue or return";
       return std::nullopt;
     }
-    s.stored.insert(s.var);
-    for (const auto& [name, count] : storeCounts(loop["body"])) s.stored.insert(name);
     std::map<std::string, int> counts = storeCounts(loop["body"]);
+    s.stored.insert(s.var);
+    for (const auto& [name, count] : counts) s.stored.insert(name);
     const Node& body = loop["body"];
     // Bumps at the top of the body or in its branches on constexpr parameters.
-    std::function<void(const Node&, size_t, bool, const std::set<std::string>&)> bumps =
-        [&](const Node& block, size_t top, bool nested, const std::set<std::string>& conds) {
-          for (size_t j = 0; j < block.size(); ++j) {
-            const Node& st = block[j];
-            size_t i = nested ? top : j;
-            if (isType(st, "If") && constexprTest(ctx, st["test"])) {
-              std::string test = ctx.slice(st["test"]);
-              std::set<std::string> then = conds, otherwise = conds;
-              then.insert("(" + test + ")");
-              otherwise.insert("not (" + test + ")");
-              bumps(st["body"], i, true, then);
-              bumps(st["orelse"], i, true, otherwise);
-              continue;
-            }
-            if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || !isType(st["op"], "Add")) continue;
-            std::string p = st["target"]["id"];
-            if (counts[p] != 1 || p == s.var) continue;
-            bool invariant = true;
-            forEachName(st["value"],
-                        [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
-            if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i, conds};
-          }
-        };
-    bumps(body, 0, false, {});
+    eachStatement(ctx, body, [&](const Node& st, size_t i, const std::vector<std::string>& conds) {
+      if (!isType(st, "AugAssign") || !isType(st["target"], "Name") || !isType(st["op"], "Add")) return;
+      std::string p = st["target"]["id"];
+      if (counts[p] != 1 || p == s.var) return;
+      bool invariant = true;
+      forEachName(st["value"], [&](const Node& n) { invariant = invariant && !s.stored.count(n["id"].get<std::string>()); });
+      if (invariant) s.bumps[p] = {ctx.slice(st["value"]), i, std::set<std::string>(conds.begin(), conds.end())};
+    });
     // Names derived from known ones: bound once, at the top of the body, by a plain assignment
     // whose value reads known names only (and calls no load: a gather stays).
     for (size_t i = 0; i < body.size(); ++i) {
@@ -320,8 +302,8 @@ class PrefetchPass : public Pass {
     bool stores = false;
     walk((*helper->def)["body"], [&](const Node& n) {
       if (!isType(n, "Call")) return !stores;
-      std::string q = names.qualifiedName(n["func"]);
-      if (q == "triton.language.store" || q.rfind("triton.language.atomic_", 0) == 0 ||
+      // tl.store, a descriptor's .store, tl.atomic_*.
+      if (tlNameIn(names, n["func"]).rfind("atomic_", 0) == 0 ||
           (isType(n["func"], "Attribute") && n["func"]["attr"] == "store")) {
         stores = true;
       } else if (!helper->home && helperStores(ctx, n, depth + 1)) {
@@ -348,6 +330,32 @@ class PrefetchPass : public Pass {
     return ok && any;
   }
 
+  // Each statement at the top of a loop's `body`, and in its branches on constexpr
+  // parameters (at any depth), with the index in `body` of the top-level statement that holds
+  // it and the branches' conditions (`(USE_G)`, `not (USE_G)`). Other compound statements are
+  // passed whole.
+  using StatementFn = std::function<void(const Node&, size_t, const std::vector<std::string>&)>;
+  static void eachStatement(const PassContext& ctx, const Node& body, const StatementFn& fn) {
+    std::function<void(const Node&, std::optional<size_t>, const std::vector<std::string>&)> visit =
+        [&](const Node& block, std::optional<size_t> top, const std::vector<std::string>& conds) {
+          for (size_t j = 0; j < block.size(); ++j) {
+            const Node& st = block[j];
+            size_t i = top ? *top : j;
+            if (!isType(st, "If") || !constexprTest(ctx, st["test"])) {
+              fn(st, i, conds);
+              continue;
+            }
+            std::string test = ctx.slice(st["test"]);
+            std::vector<std::string> then = conds, otherwise = conds;
+            then.push_back("(" + test + ")");
+            otherwise.push_back("not (" + test + ")");
+            visit(st["body"], i, then);
+            visit(st["orelse"], i, otherwise);
+          }
+        };
+    visit(body, std::nullopt, {});
+  }
+
   struct LoopRewrite {
     const PassContext& ctx;
     const KernelIR& kir;
@@ -357,27 +365,6 @@ class PrefetchPass : public Pass {
     std::set<std::string> written;
     std::string indent_loop, pre, reason = "no statement at the top of the loop's body holds a tl.load";
     int count = 0;
-
-    // The statements of `block`, at top-level index `top` (each its own when `block` is the
-    // loop's body), under the constexpr conditions `conds`.
-    void visit(const Node& block, std::optional<size_t> top, const std::vector<std::string>& conds) {
-      for (size_t j = 0; j < block.size(); ++j) {
-        const Node& st = block[j];
-        size_t i = top ? *top : j;
-        if (isType(st, "If") && constexprTest(ctx, st["test"])) {
-          std::string test = ctx.slice(st["test"]);
-          std::vector<std::string> then = conds, otherwise = conds;
-          then.push_back("(" + test + ")");
-          otherwise.push_back("not (" + test + ")");
-          visit(st["body"], i, then);
-          visit(st["orelse"], i, otherwise);
-          continue;
-        }
-        if (isType(st, "Assign") || isType(st, "AnnAssign") || isType(st, "AugAssign") || isType(st, "Expr")) {
-          statement(st, i, conds);
-        }
-      }
-    }
 
     void statement(const Node& st, size_t i, const std::vector<std::string>& conds) {
       std::vector<const Node*> loads;
@@ -464,13 +451,9 @@ class PrefetchPass : public Pass {
       }
       if (in_stmt.empty()) return;
       // The statement reads the value loaded a step ahead; the next step's load follows it.
-      Range line = ctx.lineRange(st);
-      std::string text = ctx.text().text().substr(line.begin, line.end - line.begin);
-      Range r = ctx.range(st);
-      std::string stmt = sliceWith(ctx, st, in_stmt);
-      std::string rewritten = text.substr(0, r.begin - line.begin) + stmt + text.substr(r.end - line.begin);
+      std::string rewritten = withEdits(ctx, line_range, in_stmt);
       if (!rewritten.empty() && rewritten.back() != '\n') rewritten += "\n";
-      ed.replace(line, rewritten + after);
+      ed.replace(line_range, rewritten + after);
     }
   };
 
@@ -491,7 +474,11 @@ class PrefetchPass : public Pass {
       return true;
     });
     rw.indent_loop = ctx.text().indentOf(nodePos(loop)->line);
-    rw.visit(loop["body"], std::nullopt, {});
+    eachStatement(ctx, loop["body"], [&](const Node& st, size_t i, const std::vector<std::string>& conds) {
+      if (isType(st, "Assign") || isType(st, "AnnAssign") || isType(st, "AugAssign") || isType(st, "Expr")) {
+        rw.statement(st, i, conds);
+      }
+    });
     if (rw.count == 0) {
       *why = rw.reason;
       return 0;
