@@ -460,6 +460,39 @@ class Analyzer {
 
 }  // namespace
 
+namespace {
+
+// Does a function that launches `kernel` sum whole, after the launch, a name it passes to it?
+bool launcherSumsAnArgument(const ModuleIR& ir, const Kernel& kernel) {
+  for (const LaunchSite& site : ir.launches) {
+    if (site.kernel != kernel.name || site.function.empty()) continue;
+    auto fn = ir.functions.find(site.function);
+    if (fn == ir.functions.end() || !fn->second.def) continue;
+    std::set<std::string> passed;
+    for (const LaunchArg& a : site.args) {
+      if (isType(*a.expr, "Name")) passed.insert(a.expr->at("id").get<std::string>());
+    }
+    auto launch_line = nodePos(*site.call);
+    bool found = false;
+    walk(fn->second.def->at("body"), [&](const Node& n) {
+      if (found || !isType(n, "Call") || !n["keywords"].empty()) return !found;
+      auto at = nodePos(n);
+      if (!at || !launch_line || at->line <= launch_line->end_line) return true;
+      const Node& f = n["func"];
+      const Node* of = nullptr;
+      if (isType(f, "Attribute") && (f["attr"] == "sum" || f["attr"] == "mean") && n["args"].empty()) of = &f["value"];
+      std::string q = ir.qualifiedName(f);
+      if ((q == "torch.sum" || q == "torch.mean") && n["args"].size() == 1) of = &n["args"][0];
+      if (of && isType(*of, "Name") && passed.count((*of)["id"].get<std::string>())) found = true;
+      return !found;
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 KernelFacts analyzeKernel(const ModuleIR& ir, const Kernel& kernel) {
   // A kernel imported from another module reads that module's imports (tl, triton).
   KernelFacts facts = Analyzer(kernel.home ? *kernel.home : ir, kernel).run();
@@ -471,6 +504,7 @@ KernelFacts analyzeKernel(const ModuleIR& ir, const Kernel& kernel) {
     }
     return true;
   });
+  facts.launcher_sums = launcherSumsAnArgument(ir, kernel);
   return facts;
 }
 

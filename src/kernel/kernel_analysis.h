@@ -43,6 +43,9 @@ struct KernelFacts {
   bool loop_has_load = false;
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
   bool calls_exp = false;  // tl.exp: the exp2 pass may fold log2(e) into a scale
+  // A function of the module that launches the kernel sums whole, after the launch, a tensor
+  // it passes to it (torch.sum(t), t.sum(), t.mean()): what the fused-sum pass rewrites.
+  bool launcher_sums = false;
   // The shape of the value each tl.store call stores (positional value), where inferred:
   // a descriptor store needs a value of exactly its block shape.
   std::map<const Node*, Shape> store_values;

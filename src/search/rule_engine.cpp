@@ -346,6 +346,16 @@ class RuleEngine final : public ReasoningEngine {
     if (!dots && loopsOf(in, f.kernel) >= 1) {
       addPass(in, out, f, PassName::kImplicitGemm, "a loop of outer products: one tl.dot per block of its variable");
     }
+    // A buffer the kernel fills and the launcher sums whole after the launch (a loss's
+    // per-element terms, then torch.sum): the kernel adds each store's sum into one value
+    // instead, and the buffer is neither zeroed, written nor read back (three passes over a
+    // tensor as large as the input). Proposed whatever the finding where a launcher sums an
+    // argument of the launch after it (the launcher's time outside the kernel is not always
+    // measured); the pass refuses without a measurement where that tensor is needed otherwise.
+    if (launcherSums(in, f.kernel)) {
+      addPass(in, out, f, PassName::kFusedSum, "a buffer the launcher only sums: the sum taken by the kernel, the "
+              "buffer never written");
+    }
     // A loop over blocks whose masks compare the block's offsets with the loop's end (the
     // key loop of attention, a row kernel's loops over the columns): the whole blocks without
     // the comparison, the last one as written. Measured on the H200 (the suite's attention as
@@ -480,6 +490,13 @@ class RuleEngine final : public ReasoningEngine {
       if (kernel.empty() || k == kernel) n = std::max(n, facts.loops);
     }
     return n;
+  }
+
+  static bool launcherSums(const EngineInput& in, const std::string& kernel) {
+    for (const auto& [k, facts] : in.tunables->facts) {
+      if ((kernel.empty() || k == kernel) && facts.launcher_sums) return true;
+    }
+    return false;
   }
 
   static bool callsExp(const EngineInput& in, const std::string& kernel) {

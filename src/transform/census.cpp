@@ -458,6 +458,7 @@ std::string reasonFamily(std::string_view cls, CensusTrial::Status status) {
       "the kernel has a tl.dot: vectorize handles",                   // vectorize (1-D, no dot)
       "has no loop with a tl.dot in its own body",                    // warp-specialize
       "no absolute maximum (X.abs().max(), amax) in the functions",   // launcher-glue
+      "is summed whole after the launch (torch.sum(t)",               // fused-sum
       "has no loop",                                                  // prefetch (and others' loops)
       "holds a tl.dot (Triton pipelines a dot's loads itself)",        // prefetch
       "no statement at the top of the loop's body holds a tl.load",   // prefetch
