@@ -73,7 +73,8 @@ enum class Limiter { kRegisters, kSharedMemory, kBlockSize, kNone, kUnknown };
   X(WarpSpecialize, "warp-specialize", kStructural)  \
   X(LauncherGlue, "launcher-glue", kStructural)    \
   X(Prefetch, "prefetch", kStructural)              \
-  X(FusedSum, "fused-sum", kStructural)
+  X(FusedSum, "fused-sum", kStructural)              \
+  X(FusedCast, "fused-cast", kStructural)
 
 // kRetile, kLaunch, ...: one per row of TF_PASS_TABLE, in its order.
 enum class PassName {

@@ -462,8 +462,9 @@ class Analyzer {
 
 namespace {
 
-// Does a function that launches `kernel` sum whole, after the launch, a name it passes to it?
-bool launcherSumsAnArgument(const ModuleIR& ir, const Kernel& kernel) {
+// Does a function that launches `kernel` sum whole (`convert` false) or convert to a dtype
+// (`convert` true), after the launch, a name it passes to it?
+bool launcherReducesAnArgument(const ModuleIR& ir, const Kernel& kernel, bool convert) {
   for (const LaunchSite& site : ir.launches) {
     if (site.kernel != kernel.name || site.function.empty()) continue;
     auto fn = ir.functions.find(site.function);
@@ -480,9 +481,15 @@ bool launcherSumsAnArgument(const ModuleIR& ir, const Kernel& kernel) {
       if (!at || !launch_line || at->line <= launch_line->end_line) return true;
       const Node& f = n["func"];
       const Node* of = nullptr;
-      if (isType(f, "Attribute") && (f["attr"] == "sum" || f["attr"] == "mean") && n["args"].empty()) of = &f["value"];
-      std::string q = ir.qualifiedName(f);
-      if ((q == "torch.sum" || q == "torch.mean") && n["args"].size() == 1) of = &n["args"][0];
+      std::string attr = isType(f, "Attribute") ? f["attr"].get<std::string>() : "";
+      if (!convert) {
+        if ((attr == "sum" || attr == "mean") && n["args"].empty()) of = &f["value"];
+        std::string q = ir.qualifiedName(f);
+        if ((q == "torch.sum" || q == "torch.mean") && n["args"].size() == 1) of = &n["args"][0];
+      } else if ((attr == "to" && n["args"].size() == 1) ||
+                 ((attr == "bfloat16" || attr == "half" || attr == "float" || attr == "double") && n["args"].empty())) {
+        of = &f["value"];
+      }
       if (of && isType(*of, "Name") && passed.count((*of)["id"].get<std::string>())) found = true;
       return !found;
     });
@@ -504,7 +511,8 @@ KernelFacts analyzeKernel(const ModuleIR& ir, const Kernel& kernel) {
     }
     return true;
   });
-  facts.launcher_sums = launcherSumsAnArgument(ir, kernel);
+  facts.launcher_sums = launcherReducesAnArgument(ir, kernel, false);
+  facts.launcher_converts = launcherReducesAnArgument(ir, kernel, true);
   return facts;
 }
 

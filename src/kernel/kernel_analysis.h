@@ -46,6 +46,9 @@ struct KernelFacts {
   // A function of the module that launches the kernel sums whole, after the launch, a tensor
   // it passes to it (torch.sum(t), t.sum(), t.mean()): what the fused-sum pass rewrites.
   bool launcher_sums = false;
+  // Such a function converts a tensor it passes to the launch to a dtype after the launch
+  // (t.to(dtype), t.bfloat16(), ...): what the fused-cast pass rewrites.
+  bool launcher_converts = false;
   // The shape of the value each tl.store call stores (positional value), where inferred:
   // a descriptor store needs a value of exactly its block shape.
   std::map<const Node*, Shape> store_values;

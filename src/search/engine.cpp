@@ -124,7 +124,7 @@ nlohmann::json EngineInput::toJson() const {
       }
       kernels[name] = {{"dots", f.dots.size()}, {"loops", f.loops},     {"loads", f.loads},
                        {"stores", f.stores},    {"atomics", f.atomics}, {"reductions", f.reductions},
-                       {"calls_exp", f.calls_exp}, {"launcher_sums", f.launcher_sums}, {"params", params}};
+                       {"calls_exp", f.calls_exp}, {"launcher_sums", f.launcher_sums}, {"launcher_converts", f.launcher_converts}, {"params", params}};
     }
   }
   j["tunables"] = tun;

@@ -352,9 +352,17 @@ class RuleEngine final : public ReasoningEngine {
     // tensor as large as the input). Proposed whatever the finding where a launcher sums an
     // argument of the launch after it (the launcher's time outside the kernel is not always
     // measured); the pass refuses without a measurement where that tensor is needed otherwise.
-    if (launcherSums(in, f.kernel)) {
+    if (launcherReduces(in, f.kernel, false)) {
       addPass(in, out, f, PassName::kFusedSum, "a buffer the launcher only sums: the sum taken by the kernel, the "
               "buffer never written");
+    }
+    // An output the launcher converts to another dtype after the launch (a dequantization
+    // written in float32, returned as bfloat16): allocated in that dtype, the kernel's stores
+    // convert as they write, and torch's conversion (a read and a write of the whole output)
+    // is gone. Proposed whatever the finding, where a launcher converts an argument.
+    if (launcherReduces(in, f.kernel, true)) {
+      addPass(in, out, f, PassName::kFusedCast, "an output the launcher converts after the launch: written in its "
+              "final dtype");
     }
     // A loop over blocks whose masks compare the block's offsets with the loop's end (the
     // key loop of attention, a row kernel's loops over the columns): the whole blocks without
@@ -492,9 +500,9 @@ class RuleEngine final : public ReasoningEngine {
     return n;
   }
 
-  static bool launcherSums(const EngineInput& in, const std::string& kernel) {
+  static bool launcherReduces(const EngineInput& in, const std::string& kernel, bool convert) {
     for (const auto& [k, facts] : in.tunables->facts) {
-      if ((kernel.empty() || k == kernel) && facts.launcher_sums) return true;
+      if ((kernel.empty() || k == kernel) && (convert ? facts.launcher_converts : facts.launcher_sums)) return true;
     }
     return false;
   }

@@ -459,6 +459,7 @@ std::string reasonFamily(std::string_view cls, CensusTrial::Status status) {
       "has no loop with a tl.dot in its own body",                    // warp-specialize
       "no absolute maximum (X.abs().max(), amax) in the functions",   // launcher-glue
       "is summed whole after the launch (torch.sum(t)",               // fused-sum
+      "is converted to another dtype after the launch (t.to(dtype)",  // fused-cast
       "has no loop",                                                  // prefetch (and others' loops)
       "holds a tl.dot (Triton pipelines a dot's loads itself)",        // prefetch
       "no statement at the top of the loop's body holds a tl.load",   // prefetch

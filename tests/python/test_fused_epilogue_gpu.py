@@ -1,7 +1,9 @@
-"""The fused-sum pass's outputs run on a GPU and return what the launchers as written return: a
-per-element loss summed by torch (the gradient beside it bit for bit, the sum within its
-float32 rounding: the atomics add the blocks in another order) and a per-row bf16 error's mean
-(within bf16 rounding), on shapes the blocks do not divide. Also times the loss both ways at
+"""The fused-sum and fused-cast passes' outputs run on a GPU and return what the launchers as
+written return: a per-element loss summed by torch (the gradient beside it bit for bit, the sum
+within its float32 rounding: the atomics add the blocks in another order), a per-row bf16
+error's mean (within bf16 rounding), and outputs converted after the launch (a block fp8
+dequantization returned in bfloat16, a scaled copy rebound to float16), bit for bit: the
+stores round to nearest as torch's conversion does. On shapes the blocks do not divide. Also times the loss both ways at
 2048 x 32000 and prints it (not asserted: a figure comes from bench runs). Skipped visibly
 without a CUDA GPU."""
 
@@ -12,12 +14,12 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden", "transform", "fused-sum")
+GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden", "transform")
 
 
 def load(case, which):
     path = os.path.join(GOLDEN, case, which)
-    spec = importlib.util.spec_from_file_location(f"tf_fs_{case}_{which[:-3]}", path)
+    spec = importlib.util.spec_from_file_location(f"tf_fe_{case.replace('/', '_')}_{which[:-3]}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -40,7 +42,7 @@ def test_elementwise_loss_matches_the_launcher_as_written(shape):
     import torch
 
     x, y = log_probs(*shape, seed=0)
-    orig, fused = both("elementwise_loss")
+    orig, fused = both("fused-sum/elementwise_loss")
     (loss_a, dx_a), (loss_b, dx_b) = orig.jsd(x, y), fused.jsd(x, y)
     torch.cuda.synchronize()
     assert loss_b.dtype == loss_a.dtype and loss_b.shape == loss_a.shape
@@ -54,18 +56,47 @@ def test_row_error_mean_matches_the_launcher_as_written(shape):
 
     g = torch.Generator(device="cuda").manual_seed(1)
     a, b = (torch.randn(*shape, device="cuda", generator=g).half() for _ in range(2))
-    orig, fused = both("per_row_mean")
+    orig, fused = both("fused-sum/per_row_mean")
     x, y = orig.row_error(a, b), fused.row_error(a, b)
     torch.cuda.synchronize()
     assert y.dtype == x.dtype == torch.bfloat16 and y.shape == x.shape
     torch.testing.assert_close(y.float(), x.float(), rtol=1e-2, atol=0)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (200, 136), (7168, 18432)])
+def test_dequant_in_bf16_matches_the_launcher_as_written(shape):
+    import math
+
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(3)
+    M, N = shape
+    s = torch.rand(math.ceil(M / 128), math.ceil(N / 128), device="cuda", generator=g) + 0.5
+    x = (torch.randn(M, N, device="cuda", generator=g) * 64).to(torch.float8_e4m3fn)
+    orig, fused = both("fused-cast/dequant_to_bf16")
+    a, b = orig.dequant(x, s), fused.dequant(x, s)
+    torch.cuda.synchronize()
+    assert a.dtype == b.dtype == torch.bfloat16
+    torch.testing.assert_close(b, a, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 5000, 1 << 22])
+def test_rebound_half_matches_the_launcher_as_written(n):
+    import torch
+
+    x = torch.randn(n, device="cuda", generator=torch.Generator(device="cuda").manual_seed(4))
+    orig, fused = both("fused-cast/rebound_half")
+    a, b = orig.scale(x, 1.0 / 3.0), fused.scale(x, 1.0 / 3.0)
+    torch.cuda.synchronize()
+    assert a.dtype == b.dtype == torch.float16
+    torch.testing.assert_close(b, a, rtol=0, atol=0)
+
+
 def test_elementwise_loss_time_both_ways():
     import torch
 
     x, y = log_probs(2048, 32000, seed=2)
-    orig, fused = both("elementwise_loss")
+    orig, fused = both("fused-sum/elementwise_loss")
     times = {"as written": [], "fused-sum": []}
     for _ in range(5):  # interleaved
         for label, mod in (("as written", orig), ("fused-sum", fused)):

@@ -1,0 +1,702 @@
+// What a launcher does to a kernel's output after the launch, done by the kernel instead: two
+// passes over one analysis of the buffers a launch fills (allocated by the launching function,
+// passed for a pointer parameter that the kernel only stores through, and afterwards used only
+// for its metadata and for that one epilogue).
+//
+// fused-sum: a whole-tensor sum that the launcher takes of a tensor the kernel fills, taken by
+// the kernel instead. Loss kernels write one term per element (or per row) into a buffer the
+// launcher allocates, and the launcher reduces it with torch afterwards:
+//
+//   loss = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+//   kernel[grid](x, ..., loss, loss.stride(0), ...)          # tl.store(loss_ptr + offs, terms, mask=m)
+//   loss = torch.sum(loss)
+//
+// Zeroing the buffer, writing it and reading it back cost three passes over a tensor as large
+// as the input (for Liger's JSD loss at 2048 x 128256 in float32, 1 GiB each) that nothing else
+// reads. After the pass, each store adds the sum of what it would have written into a
+// one-element accumulator (a @triton.jit helper: the values rounded to the buffer's dtype as
+// the store would, broadcast to the store's addresses, masked, summed in float32 (float64 for
+// a float64 buffer), one tl.atomic_add per store), and the launcher reads the sum from it:
+//
+//   loss = torch.empty(x.shape, dtype=torch.float32, device=x.device)      # shape and strides only
+//   loss_total = torch.zeros(1, dtype=torch.promote_types(loss.dtype, torch.float32), device=loss.device)
+//   kernel[grid](x, ..., loss, loss.stride(0), ..., loss_ptr_total=loss_total)
+//   loss = loss_total[0].to(loss.dtype)
+//
+// What changes: the order of the additions (atomics land in any order, so the last bits of
+// the sum may differ from run to run, as with any atomic reduction), never what is summed.
+// Refused: a buffer read, returned or passed anywhere else than the launch, its metadata
+// (shape, strides, dtype, device) and one whole-tensor sum or mean after the launch; a kernel
+// that loads through the pointer, passes it to a function, or makes a block pointer of it; a
+// launch in a loop (several launches would add into one sum what each overwrote);
+// @triton.autotune kernels (the autotuner's timing runs would add into the sum again). A
+// buffer of integers fails the helper's static assertion at compile time (the candidate is
+// refused by the measurement). A kernel that writes an element twice would count it twice:
+// verification against the reference decides.
+//
+// fused-cast: an output the launcher converts to another dtype after the launch, written in
+// that dtype by the kernel. DeepSeek's weight dequantization writes float32 (the default
+// dtype) and returns `y.to(torch.bfloat16)`: 4 bytes written, 4 read and 2 written again per
+// element where 2 suffice. The buffer is allocated in the final dtype and the conversion
+// dropped; tl.store converts the stored values to the pointer's element type itself, as torch's
+// conversion would have (round to nearest even), so only values stored from a wider type than
+// the buffer's could round differently (twice before, once now): verification decides. The
+// kernel is not edited.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "transform/pass_context.h"
+#include "transform/passes/passes.h"
+
+namespace tf {
+namespace {
+
+using Parents = std::vector<const Node*>;
+
+// Calls fn(node, parents) on every node below `n`, `parents` the chain from `n` down.
+void walkWithParents(const Node& n, Parents& parents, const std::function<void(const Node&, const Parents&)>& fn) {
+  if (n.is_object()) {
+    if (!n.contains("_t")) return;
+    fn(n, parents);
+    parents.push_back(&n);
+    for (const auto& [k, v] : n.items()) {
+      if (k == "_t" || k == "_p") continue;
+      if (v.is_object() || v.is_array()) walkWithParents(v, parents, fn);
+    }
+    parents.pop_back();
+  } else if (n.is_array()) {
+    for (const auto& c : n) walkWithParents(c, parents, fn);
+  }
+}
+
+// Is `target` the node `root` or one below it?
+bool contains(const Node& root, const Node* target) {
+  bool found = false;
+  walk(root, [&](const Node& n) {
+    if (&n == target) found = true;
+    return !found;
+  });
+  return found;
+}
+
+bool isStatement(const Node& n) {
+  static const std::set<std::string> kStatements = {"Expr",  "Assign", "AugAssign", "AnnAssign", "If",
+                                                    "For",   "While",  "Return",    "With",      "Assert",
+                                                    "Pass",  "Break",  "Continue",  "Try",       "FunctionDef"};
+  return n.is_object() && kStatements.count(nodeType(n)) > 0;
+}
+
+bool isLoop(const Node& n) {
+  return isType(n, "For") || isType(n, "While") || isType(n, "ListComp") || isType(n, "GeneratorExp") ||
+         isType(n, "SetComp") || isType(n, "DictComp");
+}
+
+// A tensor's metadata read through an attribute: it keeps no claim on the tensor's values.
+bool isMetadataAttribute(const std::string& attr) {
+  static const std::set<std::string> kMeta = {"stride", "shape",  "size",           "numel", "dtype",
+                                              "device", "dim",    "ndim",           "ndimension",
+                                              "is_contiguous",    "element_size",   "is_cuda"};
+  return kMeta.count(attr) > 0;
+}
+
+// What the launcher does to a buffer after the launch.
+enum class Epilogue {
+  kSum,   // torch.sum(t), t.sum(), torch.mean(t), t.mean()
+  kCast,  // t.to(dtype), t.to(dtype=...), t.bfloat16(), t.half(), t.float(), t.double()
+};
+
+// One use of the buffer after the launch: the call, whether it is a mean, the dtype a cast
+// converts to (its text).
+struct PostUse {
+  const Node* call = nullptr;
+  bool mean = false;
+  std::string dtype;
+};
+
+// One launch's buffer: the tensor the launcher allocates, passes for a pointer parameter and
+// afterwards only sums or converts.
+struct Buffer {
+  const LaunchSite* site = nullptr;
+  const Node* fn = nullptr;               // the launching function's def
+  std::string tensor;                      // its local name
+  std::string param;                       // the kernel parameter it is passed for
+  const Node* alloc_stmt = nullptr;        // `tensor = torch.zeros(...)`
+  const Node* alloc_call = nullptr;        // the allocation's call
+  std::string alloc_new;                   // fused-sum: the callee's replacement ("" : already empty)
+  std::vector<PostUse> uses;               // after the launch
+  const Node* rebinding = nullptr;         // `tensor = <use>` at the function's top level
+};
+
+// Is the Name `n` (its parents `up`) the tensor of an epilogue call? The call, else nullopt;
+// `other` says why a call of that kind is refused (options, a dimension).
+std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n, const Parents& up,
+                               const std::string& name, std::string* other) {
+  const Node* parent = up.empty() ? nullptr : up.back();
+  const Node* grand = up.size() > 1 ? up[up.size() - 2] : nullptr;
+  int line = nodePos(n)->line;
+  bool method = parent && isType(*parent, "Attribute") && grand && isType(*grand, "Call") &&
+                &(*grand)["func"] == parent;
+  std::string attr = method ? (*parent)["attr"].get<std::string>() : "";
+  if (kind == Epilogue::kSum) {
+    if (attr == "sum" || attr == "mean") {
+      if (!(*grand)["args"].empty() || !(*grand)["keywords"].empty()) {
+        *other = fmt::format("line {}: {}.{}(...) sums along a dimension or with options", line, name, attr);
+        return std::nullopt;
+      }
+      return PostUse{grand, attr == "mean", ""};
+    }
+    if (parent && isType(*parent, "Call") && (*parent)["args"].size() == 1 && &(*parent)["args"][0] == &n) {
+      std::string q = ir.qualifiedName((*parent)["func"]);
+      if (q == "torch.sum" || q == "torch.mean") {
+        if (!(*parent)["keywords"].empty()) {
+          *other = fmt::format("line {}: {}({}, ...) sums with options", line, q, name);
+          return std::nullopt;
+        }
+        return PostUse{parent, q == "torch.mean", ""};
+      }
+    }
+    return std::nullopt;
+  }
+  static const std::map<std::string, std::string> kShort = {
+      {"bfloat16", "bfloat16"}, {"half", "float16"}, {"float", "float32"}, {"double", "float64"}};
+  if (kShort.count(attr) && (*grand)["args"].empty() && (*grand)["keywords"].empty()) {
+    return PostUse{grand, false, "torch." + kShort.at(attr)};
+  }
+  if (attr != "to") return std::nullopt;
+  const Node& call = *grand;
+  const Node* dtype = nullptr;
+  if (call["args"].size() == 1 && call["keywords"].empty()) dtype = &call["args"][0];
+  if (call["args"].empty() && call["keywords"].size() == 1 && call["keywords"][0].value("arg", "") == "dtype") {
+    dtype = &call["keywords"][0]["value"];
+  }
+  // A dtype, not a device or a tensor: torch.<dtype>, x.dtype, or a name that says so.
+  static const std::set<std::string> kDtypes = {"float16", "half", "bfloat16", "float32", "float", "float64",
+                                                "double", "int8", "uint8", "int16", "int32", "int64",
+                                                "float8_e4m3fn", "float8_e5m2", "bool"};
+  bool is_dtype = false;
+  if (dtype) {
+    std::string q = ir.qualifiedName(*dtype);
+    if (q.rfind("torch.", 0) == 0 && kDtypes.count(q.substr(6))) is_dtype = true;
+    if (isType(*dtype, "Attribute") && (*dtype)["attr"] == "dtype") is_dtype = true;
+    if (isType(*dtype, "Name") && (*dtype)["id"].get<std::string>().find("dtype") != std::string::npos) is_dtype = true;
+    if (!call["keywords"].empty()) is_dtype = true;
+  }
+  if (!is_dtype) {
+    *other = fmt::format("line {}: {}.to(...) is not a conversion to one dtype", line, name);
+    return std::nullopt;
+  }
+  return PostUse{grand, false, ""};  // the dtype's text is read by the caller
+}
+
+// `t = <epilogue of t>`: the value's epilogue call, else nullptr.
+const Node* epilogueValue(const ModuleIR& ir, Epilogue kind, const Node& value, const std::string& name) {
+  const Node* found = nullptr;
+  Parents parents;
+  walkWithParents(value, parents, [&](const Node& n, const Parents& up) {
+    if (found || !isType(n, "Name") || n["id"] != name) return;
+    std::string other;
+    Parents full = up;
+    auto use = postUse(ir, kind, n, full, name, &other);
+    if (use && use->call == &value) found = use->call;
+  });
+  return found;
+}
+
+// `name`'s uses in `f`: one allocation, the launch, metadata, epilogue calls after the launch.
+// nullopt without a reason when it has no epilogue at all.
+std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const FunctionInfo& f, const LaunchSite& site,
+                                 const std::string& name, const Node& launch_arg, const std::string& torch,
+                                 std::string* why) {
+  Buffer b;
+  b.tensor = name;
+  const ModuleIR& ir = *ctx.ir;
+  const size_t launch_at = ctx.range(*site.call).begin;
+  std::string other;  // the first use that is none of those
+  bool launch_in_loop = false;
+  // `t = torch.sum(t)` at the function's top level (or in a `with`) rebinds the name to the
+  // result: what follows it reads the result, not the buffer.
+  size_t rebound_at = std::string::npos;
+  Parents parents;
+  walkWithParents(f.def->at("body"), parents, [&](const Node& n, const Parents& up) {
+    if (b.rebinding || !isType(n, "Assign") || assignedName(n) != name || ctx.range(n).begin < launch_at) return;
+    bool nested = std::any_of(up.begin(), up.end(), [](const Node* p) {
+      return isStatement(*p) && !isType(*p, "With") && !isType(*p, "FunctionDef");
+    });
+    if (!nested && epilogueValue(ir, kind, n["value"], name)) {
+      b.rebinding = &n;
+      rebound_at = ctx.range(n).end;
+    }
+  });
+  walkWithParents(f.def->at("body"), parents, [&](const Node& n, const Parents& up) {
+    if (&n == site.call) {
+      launch_in_loop = std::any_of(up.begin(), up.end(), [](const Node* p) { return isLoop(*p); });
+    }
+    if (!isType(n, "Name") || n["id"] != name || !other.empty()) return;
+    if (&n == &launch_arg) return;
+    if (ctx.range(n).begin >= rebound_at) return;  // the result, under the buffer's name
+    int line = nodePos(n)->line;
+    if (n.value("ctx", "") == "Store") return;  // the assignments are checked below
+    const Node* parent = up.empty() ? nullptr : up.back();
+    // t.stride(0), t.shape, t.dtype ...
+    if (parent && isType(*parent, "Attribute") && isMetadataAttribute((*parent)["attr"])) return;
+    if (auto use = postUse(ir, kind, n, up, name, &other)) {
+      if (ctx.range(*use->call).begin < launch_at) {
+        other = fmt::format("line {}: {} is {} before the launch", line, name, kind == Epilogue::kSum ? "summed" : "converted");
+        return;
+      }
+      if (kind == Epilogue::kCast && use->dtype.empty()) {
+        const Node& call = *use->call;
+        use->dtype = ctx.slice(call["args"].empty() ? call["keywords"][0]["value"] : call["args"][0]);
+      }
+      b.uses.push_back(*use);
+      return;
+    }
+    if (other.empty()) {
+      other = fmt::format("line {}: {} is used otherwise than {} after the launch", line, name,
+                          kind == Epilogue::kSum ? "summed whole" : "converted to another dtype");
+    }
+  });
+  if (b.uses.empty()) {
+    // No epilogue (no reason), unless there is one this pass refuses.
+    if (other.find(" sums ") != std::string::npos || other.find("conversion") != std::string::npos) *why = other;
+    return std::nullopt;
+  }
+  if (!other.empty()) {
+    *why = other;
+    return std::nullopt;
+  }
+  if (launch_in_loop) {
+    *why = fmt::format("the launch of {} that fills {} is inside a loop", ctx.kernel->name, name);
+    return std::nullopt;
+  }
+  // The allocation: the one assignment before the rebinding.
+  std::vector<const Node*> assigns;
+  if (auto as = f.assignments.find(name); as != f.assignments.end()) {
+    for (const Assignment& a : as->second) {
+      if (a.stmt == b.rebinding || ctx.range(*a.stmt).begin >= rebound_at) continue;
+      if (a.augmented) {
+        assigns.push_back(a.stmt);  // refused below: not one plain allocation
+        continue;
+      }
+      assigns.push_back(a.stmt);
+    }
+  }
+  if (assigns.size() != 1 || !isType(*assigns[0], "Assign") || assigns[0]->at("targets").size() != 1 ||
+      !isType(assigns[0]->at("targets")[0], "Name")) {
+    *why = fmt::format("{} is not allocated by one assignment `{} = torch.empty(...)` in {}", name, name, f.name);
+    return std::nullopt;
+  }
+  const Node& stmt = *assigns[0];
+  if (ctx.range(stmt).begin > launch_at) {
+    *why = fmt::format("{} is assigned after the launch", name);
+    return std::nullopt;
+  }
+  const Node& value = stmt["value"];
+  std::string q = isType(value, "Call") ? ir.qualifiedName(value["func"]) : "";
+  std::string attr = isType(value, "Call") && isType(value["func"], "Attribute") ? value["func"]["attr"].get<std::string>() : "";
+  bool zeros = q == "torch.zeros" || q == "torch.zeros_like" || (q.rfind("torch.", 0) != 0 && attr == "new_zeros");
+  bool empty = q == "torch.empty" || q == "torch.empty_like" || (q.rfind("torch.", 0) != 0 && attr == "new_empty");
+  if (!zeros && !empty) {
+    *why = fmt::format("{} is not allocated by torch.zeros / torch.empty / zeros_like / empty_like / new_zeros / "
+                       "new_empty",
+                       name);
+    return std::nullopt;
+  }
+  b.alloc_stmt = &stmt;
+  b.alloc_call = &value;
+  if (zeros) {
+    if (q == "torch.zeros") b.alloc_new = torch + ".empty";
+    else if (q == "torch.zeros_like") b.alloc_new = torch + ".empty_like";
+    else b.alloc_new = ctx.slice(value["func"]["value"]) + ".new_empty";
+  }
+  return b;
+}
+
+// The buffers one launch fills whose epilogue is `kind`, each with the pointer parameter it is
+// passed for; empty and `why` when there is none (or one is refused).
+std::vector<Buffer> filledBuffers(const PassContext& ctx, Epilogue kind, const LaunchSite& site,
+                                  const std::string& torch, std::string* why) {
+  const ModuleIR& ir = *ctx.ir;
+  auto fit = ir.functions.find(site.function);
+  if (fit == ir.functions.end() || !fit->second.def) {
+    *why = fmt::format("the function that launches {} is not found", ctx.kernel->name);
+    return {};
+  }
+  const FunctionInfo& f = fit->second;
+  std::vector<Buffer> found;
+  std::string reason;
+  for (const LaunchArg& a : site.args) {
+    const Param* p = ctx.kernel->param(a.param);
+    if (!p || p->is_constexpr || !isType(*a.expr, "Name")) continue;
+    std::string name = (*a.expr)["id"];
+    std::string r;
+    auto b = bufferUses(ctx, kind, f, site, name, *a.expr, torch, &r);
+    if (!b) {
+      if (!r.empty() && reason.empty()) reason = r;
+      continue;
+    }
+    b->site = &site;
+    b->fn = f.def;
+    b->param = a.param;
+    found.push_back(*b);
+  }
+  if (found.empty()) {
+    *why = !reason.empty() ? reason
+           : kind == Epilogue::kSum
+               ? fmt::format("no tensor that {} launches {} with is summed whole after the launch (torch.sum(t), "
+                             "t.sum(), t.mean())",
+                             site.function, ctx.kernel->name)
+               : fmt::format("no tensor that {} launches {} with is converted to another dtype after the launch "
+                             "(t.to(dtype), t.bfloat16(), ...)",
+                             site.function, ctx.kernel->name);
+  } else if (!reason.empty()) {
+    *why = reason;  // another buffer's epilogue is refused: the launch is left as written
+    return {};
+  }
+  return found;
+}
+
+// Does the kernel use `param` (and the names derived from it) only as the address of
+// tl.store statements? Those stores, in source order.
+bool storesOnly(const PassContext& ctx, const std::string& param, std::vector<const Node*>* stores,
+                       std::string* why) {
+  std::set<std::string> derived = ctx.derivedFrom(param);
+  derived.insert(param);
+  std::set<const Node*> seen;
+  std::string bad;
+  Parents parents;
+  walkWithParents(ctx.body(), parents, [&](const Node& n, const Parents& up) {
+    if (!bad.empty() || !isType(n, "Name") || !derived.count(n["id"].get<std::string>())) return;
+    int line = nodePos(n)->line;
+    if (n.value("ctx", "") == "Store") {
+      // Bound from the pointer: checked at its uses (`p = base + offs`, `p += step`).
+      return;
+    }
+    // The innermost call and statement around the name.
+    const Node* call = nullptr;
+    size_t call_at = 0;
+    for (size_t i = up.size(); i-- > 0;) {
+      if (isType(*up[i], "Call")) {
+        call = up[i];
+        call_at = i;
+        break;
+      }
+      if (isStatement(*up[i])) break;
+    }
+    if (call) {
+      const Node* ptr = (*call)["args"].empty() ? keywordArg(*call, "pointer") : &(*call)["args"][0];
+      bool in_ptr = ptr && contains(*ptr, &n);
+      if (ctx.isTlCall(*call, "store") && in_ptr) {
+        const Node* stmt = call_at > 0 ? up[call_at - 1] : nullptr;
+        if (!stmt || !isType(*stmt, "Expr") || &(*stmt)["value"] != call) {
+          bad = fmt::format("line {}: the tl.store through '{}' is not a statement of its own", line, param);
+          return;
+        }
+        if (seen.insert(call).second) stores->push_back(call);
+        return;
+      }
+      bad = fmt::format("line {}: '{}' is passed to {} (only tl.store's address may use it)", line, n["id"].get<std::string>(),
+                        ctx.slice((*call)["func"]));
+      return;
+    }
+    // Pointer arithmetic bound to a derived name: `p = param + offs`, `param += step`.
+    for (size_t i = up.size(); i-- > 0;) {
+      if (!isStatement(*up[i])) continue;
+      std::string target = assignedName(*up[i]);
+      if (!target.empty() && derived.count(target)) return;
+      break;
+    }
+    bad = fmt::format("line {}: '{}' is read otherwise than as a tl.store's address", line, n["id"].get<std::string>());
+  });
+  if (!bad.empty()) {
+    *why = bad;
+    return false;
+  }
+  std::sort(stores->begin(), stores->end(),
+            [&](const Node* a, const Node* b) { return ctx.range(*a).begin < ctx.range(*b).begin; });
+  return true;
+}
+
+// How the module spells torch, "" when it does not import it.
+std::string torchSpelling(const PassContext& ctx) {
+  for (const auto& [local, full] : ctx.ir->aliases) {
+    if (full == "torch") return local;
+  }
+  return "";
+}
+
+// Every launch is one the passes read: in a function of this file, without *args.
+bool launchForms(const PassContext& ctx, std::string* why) {
+  if (ctx.sites.empty()) {
+    *why = fmt::format("no launch of {} inside a function of this file", ctx.kernel->name);
+    return false;
+  }
+  for (const LaunchSite* site : ctx.sites) {
+    if (site->function.empty()) {
+      *why = fmt::format("{} is launched at module level", ctx.kernel->name);
+      return false;
+    }
+    if (site->has_starred) {
+      *why = fmt::format("a launch of {} passes *args / **kwargs", ctx.kernel->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+// `base`, or `base_2`, ...: a name the module's text does not hold.
+std::string freshModuleName(const PassContext& ctx, const std::string& base) {
+  const std::string& text = ctx.text().text();
+  for (int i = 1;; ++i) {
+    std::string name = i == 1 ? base : fmt::format("{}_{}", base, i);
+    if (text.find(name) == std::string::npos) return name;
+  }
+}
+
+// `base`, or `base_2`, ...: a name the function does not mention.
+std::string freshLocal(const Node& fn, const std::string& base) {
+  std::set<std::string> names;
+  walk(fn, [&](const Node& n) {
+    if (isType(n, "Name")) names.insert(n["id"].get<std::string>());
+    if (isType(n, "arg")) names.insert(n["arg"].get<std::string>());
+    return true;
+  });
+  for (int i = 1;; ++i) {
+    std::string name = i == 1 ? base : fmt::format("{}_{}", base, i);
+    if (!names.count(name)) return name;
+  }
+}
+
+class FusedSumPass : public Pass {
+ public:
+  FusedSumPass() {
+    info_.name = "fused-sum";
+    info_.summary = "A whole-tensor sum the launcher takes of a buffer the kernel fills (torch.sum(loss)) taken "
+                    "by the kernel: each store adds its block's sum atomically into one value, and the buffer "
+                    "is neither zeroed, written nor read back";
+    info_.preconditions = {
+        "every launch passes, for one pointer parameter, a tensor that its function allocates "
+        "(torch.zeros/empty[_like], new_zeros/new_empty) and afterwards only sums whole "
+        "(torch.sum(t), t.sum(), torch.mean(t), t.mean()), besides reading its shape, strides, dtype or device",
+        "no launch is inside a loop; the kernel is not @triton.autotune'd and is defined in this file",
+        "the kernel uses that pointer (and what it derives from it) only as the address of tl.store calls, "
+        "each a statement on its own lines",
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
+    const Kernel& k = *ctx.kernel;
+    if (k.home) return refuse(fmt::format("{} is defined in another module (its file is not rewritten)", k.name));
+    std::string torch = torchSpelling(ctx);
+    if (torch.empty()) return refuse("the module does not import torch (import torch)");
+    std::string why;
+    if (!launchForms(ctx, &why)) return refuse(why);
+
+    // The launches: which pointer parameter each passes a summed buffer for (one, the same).
+    std::vector<Buffer> buffers;
+    for (const LaunchSite* site : ctx.sites) {
+      std::vector<Buffer> found = filledBuffers(ctx, Epilogue::kSum, *site, torch, &why);
+      if (found.empty()) return refuse(why);
+      if (found.size() > 1) {
+        return refuse(fmt::format("two tensors that the launch of {} passes are summed after it ({} and {})", k.name,
+                                  found[0].tensor, found[1].tensor));
+      }
+      if (!buffers.empty() && found[0].param != buffers[0].param) {
+        return refuse(fmt::format("the launches of {} sum buffers passed for different parameters ({} and {})",
+                                  k.name, buffers[0].param, found[0].param));
+      }
+      buffers.push_back(found[0]);
+    }
+    const std::string param = buffers[0].param;
+    if (k.autotune) {
+      return refuse(fmt::format("{} is autotuned: the autotuner's timing runs would add into the sum again", k.name));
+    }
+
+    // The kernel: the pointer only addresses stores.
+    std::vector<const Node*> stores;
+    if (!storesOnly(ctx, param, &stores, &why)) return refuse(why);
+    if (stores.empty()) return refuse(fmt::format("{} stores nothing through '{}'", k.name, param));
+
+    SourceEditor ed(ctx.text().text());
+    const std::string tl = ctx.tl();
+    const std::string total = ctx.freshName(param + "_total");
+    const std::string helper = freshModuleName(ctx, "_fused_sum_into");
+    // The helper, above the kernel's decorators.
+    std::vector<std::string> h = {
+        fmt::format("@{}.jit", ctx.triton()),
+        fmt::format("def {}(total, ptr, value, mask):", helper),
+        "    # fused-sum: what `tl.store(ptr, value, mask=mask)` would write, summed into total[0]",
+        fmt::format("    {}.static_assert(ptr.dtype.element_ty.is_floating(), \"fused-sum: the summed buffer holds "
+                    "floats\")",
+                    tl),
+        fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
+        "    if ptr.type.is_block():",
+        fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
+        "        if mask is not None:",
+        fmt::format("            v = {}.where(mask, v, 0)", tl),
+        fmt::format("        {}.atomic_add(total, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl, tl),
+        "    else:",
+        fmt::format("        {}.atomic_add(total, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")", tl),
+    };
+    int top = definitionTopLine(*k.def);
+    ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
+
+    // Each store becomes a call of the helper.
+    for (const Node* call : stores) {
+      const Node* ptr = call->at("args").empty() ? keywordArg(*call, "pointer") : &call->at("args")[0];
+      const Node* value = call->at("args").size() > 1 ? &call->at("args")[1] : keywordArg(*call, "value");
+      const Node* mask = call->at("args").size() > 2 ? &call->at("args")[2] : keywordArg(*call, "mask");
+      if (!ptr || !value) {
+        return refuse(fmt::format("line {}: a tl.store without its pointer and value", nodePos(*call)->line));
+      }
+      std::string text = fmt::format("{}({}, {}, {}, {})", helper, total, ctx.slice(*ptr), ctx.slice(*value),
+                                     mask ? ctx.slice(*mask) : "None");
+      ed.replace(ctx.range(*call), text);
+    }
+    addKernelParam(ctx, ed, total, "");
+
+    // The launchers.
+    std::set<const Node*> done_allocs;
+    std::vector<int> lines;
+    for (const Buffer& b : buffers) {
+      std::string acc = freshLocal(*b.fn, b.tensor + "_total");
+      if (done_allocs.insert(b.alloc_stmt).second) {
+        if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
+        int last = nodePos(*b.alloc_stmt)->end_line;
+        std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
+        std::string line = fmt::format("{}{} = {}.zeros(1, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)",
+                                       indent, acc, torch, torch, b.tensor, torch, b.tensor);
+        ed.insert(ctx.lineRange(last, last).end, line + "\n");
+      }
+      addLaunchKeyword(ctx, ed, *b.site, total, acc);
+      for (const PostUse& u : b.uses) {
+        std::string value = u.mean ? fmt::format("({}[0] / {}.numel())", acc, b.tensor) : acc + "[0]";
+        ed.replace(ctx.range(*u.call), fmt::format("{}.to({}.dtype)", value, b.tensor));
+        lines.push_back(nodePos(*u.call)->line);
+      }
+    }
+    PassOutcome out = appliedEdits(ed, k.name);
+    if (!out.applied) return out;
+    out.param_types[total] = "*fp32";
+    std::string at;
+    for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
+    out.notes.push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} read it from "
+                                    "the accumulator); atomics make its last bits depend on the order the programs add",
+                                    k.name, param, at));
+    return out;
+  }
+
+ private:
+  PassInfo info_;
+};
+
+class FusedCastPass : public Pass {
+ public:
+  FusedCastPass() {
+    info_.name = "fused-cast";
+    info_.summary = "An output the launcher converts to another dtype after the launch (return y.to(torch.bfloat16)) "
+                    "allocated in that dtype: the kernel's stores convert as they write, and the conversion's "
+                    "read and write are gone";
+    info_.preconditions = {
+        "a launch passes, for a pointer parameter, a tensor that its function allocates "
+        "(torch.empty/zeros[_like], new_empty/new_zeros) and afterwards only converts to one dtype "
+        "(t.to(dtype), t.to(dtype=...), t.bfloat16(), t.half(), t.float(), t.double()), besides reading its "
+        "shape, strides or device",
+        "the dtype's names are bound before the allocation; no launch is inside a loop",
+        "the kernel uses that pointer (and what it derives from it) only as the address of tl.store calls",
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
+    const Kernel& k = *ctx.kernel;
+    std::string torch = torchSpelling(ctx);
+    if (torch.empty()) return refuse("the module does not import torch (import torch)");
+    std::string why;
+    if (!launchForms(ctx, &why)) return refuse(why);
+    std::vector<Buffer> buffers;
+    for (const LaunchSite* site : ctx.sites) {
+      std::vector<Buffer> found = filledBuffers(ctx, Epilogue::kCast, *site, torch, &why);
+      if (found.empty()) return refuse(why);
+      buffers.insert(buffers.end(), found.begin(), found.end());
+    }
+    std::set<std::string> params;
+    for (const Buffer& b : buffers) params.insert(b.param);
+    for (const std::string& p : params) {
+      std::vector<const Node*> stores;
+      if (!storesOnly(ctx, p, &stores, &why)) return refuse(why);
+    }
+
+    SourceEditor ed(ctx.text().text());
+    std::vector<std::string> notes;
+    std::set<const Node*> done;
+    for (const Buffer& b : buffers) {
+      if (!done.insert(b.alloc_stmt).second) {
+        return refuse(fmt::format("{} is passed to two launches of {}", b.tensor, k.name));
+      }
+      std::string dtype = b.uses[0].dtype;
+      for (const PostUse& u : b.uses) {
+        if (u.dtype != dtype) {
+          return refuse(fmt::format("{} is converted to two dtypes ({} and {})", b.tensor, dtype, u.dtype));
+        }
+      }
+      if (auto late = boundAfter(ctx, *b.fn, *b.alloc_stmt, *b.uses[0].call, dtype)) {
+        return refuse(fmt::format("the dtype {} reads '{}', bound after {} is allocated", dtype, *late, b.tensor));
+      }
+      // The allocation in the final dtype.
+      const Node& alloc = *b.alloc_call;
+      if (const Node* kw = keywordArg(alloc, "dtype")) {
+        ed.replace(ctx.range(*kw), dtype);
+      } else {
+        addCallKeyword(ctx, ed, alloc, "dtype=" + dtype);
+      }
+      for (const PostUse& u : b.uses) {
+        if (b.rebinding && &b.rebinding->at("value") == u.call && ctx.lineRange(*b.rebinding).begin ==
+                                                                       ctx.text().offset(nodePos(*b.rebinding)->line, 0)) {
+          ed.replace(ctx.lineRange(*b.rebinding), "");  // `y = y.to(dtype)`: nothing left to do
+        } else {
+          ed.replace(ctx.range(*u.call), b.tensor);
+        }
+      }
+      notes.push_back(fmt::format("{} (written through '{}') is allocated as {} and not converted after the launch "
+                                  "(line {})",
+                                  b.tensor, b.param, dtype, nodePos(*b.uses[0].call)->line));
+    }
+    PassOutcome out = appliedEdits(ed, k.name);
+    if (!out.applied) return out;
+    out.notes = notes;
+    return out;
+  }
+
+ private:
+  // A name the dtype's text reads that the function binds after `alloc` and before `use`
+  // (the dtype could not be read at the allocation), else nullopt.
+  static std::optional<std::string> boundAfter(const PassContext& ctx, const Node& fn, const Node& alloc,
+                                               const Node& use, const std::string& dtype_text) {
+    std::set<std::string> names;
+    forEachName(use, [&](const Node& n) { names.insert(n["id"].get<std::string>()); });
+    size_t from = ctx.range(alloc).begin, to = ctx.range(use).begin;
+    std::optional<std::string> late;
+    walk(fn.at("body"), [&](const Node& n) {
+      if (late || !isType(n, "Name") || n.value("ctx", "") != "Store") return !late;
+      std::string id = n["id"];
+      size_t at = ctx.range(n).begin;
+      if (names.count(id) && at >= from && at < to && dtype_text.find(id) != std::string::npos) late = id;
+      return !late;
+    });
+    return late;
+  }
+
+  PassInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeFusedSumPass() { return std::make_unique<FusedSumPass>(); }
+std::unique_ptr<Pass> makeFusedCastPass() { return std::make_unique<FusedCastPass>(); }
+
+}  // namespace tf
