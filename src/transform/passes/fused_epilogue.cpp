@@ -13,15 +13,16 @@
 //
 // Zeroing the buffer, writing it and reading it back cost three passes over a tensor as large
 // as the input (for Liger's JSD loss at 2048 x 128256 in float32, 1 GiB each) that nothing else
-// reads. After the pass, each store adds the sum of what it would have written into a
-// one-element accumulator (a @triton.jit helper: the values rounded to the buffer's dtype as
-// the store would, broadcast to the store's addresses, masked, summed in float32 (float64 for
-// a float64 buffer), one tl.atomic_add per store), and the launcher reads the sum from it:
+// reads. After the pass, each store adds the sum of what it would have written into one of
+// 1,024 slots of an accumulator (a @triton.jit helper: the values rounded to the buffer's dtype
+// as the store would, broadcast to the store's addresses, masked, summed in float32 (float64
+// for a float64 buffer), one tl.atomic_add per store into the slot its program ids pick), and
+// the launcher sums the slots:
 //
 //   loss = torch.empty(x.shape, dtype=torch.float32, device=x.device)      # shape and strides only
-//   loss_total = torch.zeros(1, dtype=torch.promote_types(loss.dtype, torch.float32), device=loss.device)
+//   loss_total = torch.zeros(1024, dtype=torch.promote_types(loss.dtype, torch.float32), device=loss.device)
 //   kernel[grid](x, ..., loss, loss.stride(0), ..., loss_ptr_total=loss_total)
-//   loss = loss_total[0].to(loss.dtype)
+//   loss = loss_total.sum().to(loss.dtype)
 //
 // What changes: the order of the additions (atomics land in any order, so the last bits of
 // the sum may differ from run to run, as with any atomic reduction), never what is summed.
@@ -470,6 +471,12 @@ std::string freshLocal(const Node& fn, const std::string& base) {
   }
 }
 
+// The accumulator's slots: each program adds into slot (its program ids, mixed) % kSlots, and
+// the launcher sums the slots. Measured on an H100 (the golden elementwise loss at 2048 x
+// 32000, 125 blocks per row): one slot took every program's atomics in turn, 0.494 ms against
+// 0.439 ms as written.
+constexpr int kSlots = 1024;
+
 class FusedSumPass : public Pass {
  public:
   FusedSumPass() {
@@ -529,18 +536,22 @@ class FusedSumPass : public Pass {
     std::vector<std::string> h = {
         fmt::format("@{}.jit", ctx.triton()),
         fmt::format("def {}(total, ptr, value, mask):", helper),
-        "    # fused-sum: what `tl.store(ptr, value, mask=mask)` would write, summed into total[0]",
+        fmt::format("    # fused-sum: what `tl.store(ptr, value, mask=mask)` would write, added to one of the {} slots",
+                    kSlots),
+        "    # of total (spread over programs: one address taking every program's atomics serializes them)",
         fmt::format("    {}.static_assert(ptr.dtype.element_ty.is_floating(), \"fused-sum: the summed buffer holds "
                     "floats\")",
                     tl),
         fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
+        fmt::format("    slot = ({}.program_id(0) + {}.program_id(1) * 61 + {}.program_id(2) * 127) % {}", tl, tl, tl,
+                    kSlots),
         "    if ptr.type.is_block():",
         fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
         "        if mask is not None:",
         fmt::format("            v = {}.where(mask, v, 0)", tl),
-        fmt::format("        {}.atomic_add(total, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl, tl),
+        fmt::format("        {}.atomic_add(total + slot, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl, tl),
         "    else:",
-        fmt::format("        {}.atomic_add(total, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")", tl),
+        fmt::format("        {}.atomic_add(total + slot, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")", tl),
     };
     int top = definitionTopLine(*k.def);
     ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
@@ -568,13 +579,13 @@ class FusedSumPass : public Pass {
         if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
         int last = nodePos(*b.alloc_stmt)->end_line;
         std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
-        std::string line = fmt::format("{}{} = {}.zeros(1, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)",
-                                       indent, acc, torch, torch, b.tensor, torch, b.tensor);
+        std::string line = fmt::format("{}{} = {}.zeros({}, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)",
+                                       indent, acc, torch, kSlots, torch, b.tensor, torch, b.tensor);
         ed.insert(ctx.lineRange(last, last).end, line + "\n");
       }
       addLaunchKeyword(ctx, ed, *b.site, total, acc);
       for (const PostUse& u : b.uses) {
-        std::string value = u.mean ? fmt::format("({}[0] / {}.numel())", acc, b.tensor) : acc + "[0]";
+        std::string value = u.mean ? fmt::format("({}.sum() / {}.numel())", acc, b.tensor) : acc + ".sum()";
         ed.replace(ctx.range(*u.call), fmt::format("{}.to({}.dtype)", value, b.tensor));
         lines.push_back(nodePos(*u.call)->line);
       }
@@ -584,8 +595,8 @@ class FusedSumPass : public Pass {
     out.param_types[total] = "*fp32";
     std::string at;
     for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
-    out.notes.push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} read it from "
-                                    "the accumulator); atomics make its last bits depend on the order the programs add",
+    out.notes.push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
+                                    "accumulator's slots); atomics make its last bits depend on the order the programs add",
                                     k.name, param, at));
     return out;
   }
