@@ -68,10 +68,11 @@ class LauncherGluePass : public Pass {
     fns.insert(callers.begin(), callers.end());
     SourceEditor ed(ctx.text().text());
     std::vector<int> lines;
-    int left = 0, after = 0;
+    int left = 0, after = 0, unfed = 0;
     for (const auto& name : fns) {
       auto it = ir.functions.find(name);
       if (it == ir.functions.end() || !it->second.def) continue;
+      std::vector<Range> feeding = feedingRanges(ctx, it->second, fns, callers);
       // Glue that feeds the launch comes before it: the last launch of the kernel (or call of a
       // launching function) in this function bounds what is rewritten; what follows it (a
       // test's comparison of the output with a reference) is left as written.
@@ -92,6 +93,12 @@ class LauncherGluePass : public Pass {
         }
         bool tuple_max = false;
         if (auto text = rewrite(ctx, torch, n, &tuple_max)) {
+          Range r = ctx.range(n);
+          if (std::none_of(feeding.begin(), feeding.end(),
+                           [&](const Range& f) { return f.begin <= r.begin && r.end <= f.end; })) {
+            ++unfed;  // a check of a result between two launches (a test's error), not the kernel's input
+            return false;
+          }
           ed.replace(ctx.range(n), *text);
           lines.push_back(nodePos(n)->line);
           return false;  // nothing inside is rewritten twice
@@ -104,6 +111,11 @@ class LauncherGluePass : public Pass {
       if (after > 0) {
         return refuse(fmt::format("the absolute maximum comes after the launch of {} (it reads the output, not the "
                                   "launch's input): left as written",
+                                  ctx.kernel->name));
+      }
+      if (unfed > 0) {
+        return refuse(fmt::format("the absolute maximum does not feed a launch of {} (its value reaches no argument "
+                                  "of the launch): left as written",
                                   ctx.kernel->name));
       }
       if (left > 0) {
@@ -123,6 +135,45 @@ class LauncherGluePass : public Pass {
   }
 
  private:
+  // The source ranges in function `f` whose values reach an argument of a launch of the kernel
+  // (or of a call of a launching function): those arguments, and the values of the assignments
+  // of the names they read, followed back through the function's assignments.
+  static std::vector<Range> feedingRanges(const PassContext& ctx, const FunctionInfo& f,
+                                          const std::set<std::string>& fns, const std::set<std::string>& callers) {
+    const ModuleIR& ir = *ctx.ir;
+    std::vector<Range> out;
+    std::set<std::string> names;
+    auto take = [&](const Node& e) {
+      out.push_back(ctx.range(e));
+      forEachName(e, [&](const Node& x) { names.insert(x["id"].get<std::string>()); });
+    };
+    walk(f.def->at("body"), [&](const Node& n) {
+      if (!isType(n, "Call")) return true;
+      bool launch = std::any_of(ctx.sites.begin(), ctx.sites.end(), [&](const LaunchSite* s) { return s->call == &n; });
+      std::string callee = ir.calleeOf(n, f.name);
+      if (launch || (fns.count(callee) && !callers.count(callee))) {
+        for (const auto& a : n["args"]) take(a);
+        for (const auto& k : n["keywords"]) take(k["value"]);
+      }
+      return true;
+    });
+    // Back through the assignments, to a fixed point (each assignment's value is taken once).
+    std::set<const Node*> done;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& [name, list] : f.assignments) {
+        if (!names.count(name)) continue;
+        for (const Assignment& a : list) {
+          if (a.value && done.insert(a.value).second) {
+            take(*a.value);
+            grew = true;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
   // `X.abs()` or `torch.abs(X)`: X, else nullptr.
   static const Node* absOf(const PassContext& ctx, const Node& n) {
     if (!isType(n, "Call") || !n["keywords"].empty()) return nullptr;
