@@ -640,6 +640,24 @@ TEST(OptimizeLoop, APassCandidateThatStaysBestIsHandedBackAsThePassMadeIt) {
   EXPECT_NEAR(r.speedup, 1.0 / *best.objective, 0.1 / *best.objective);  // the pass's gain, confirmed
 }
 
+// A rewrite no faster than a configuration of the source as written, within the noise (at
+// least 0.5%), is not handed back: 8 warps halve the time, and the pass on 8 warps is 0.1%
+// faster still. The configuration alone is confirmed and handed back.
+TEST(OptimizeLoop, ARewriteWithinTheNoiseOfAPlainConfigurationIsNotHandedBack) {
+  OptimizeResult r = runWithPasses("rewrite-in-noise", 30, {{"TF_FAKE_FLAT", "1"}, {"TF_FAKE_FAST_FACTOR", "0.999"},
+                                                            {"TF_FAKE_FAST_TEXT", "num_warps=8"}});
+  ASSERT_GE(r.best, 0);
+  const CandidateRecord& best = r.candidates[static_cast<size_t>(r.best)];
+  EXPECT_EQ(best.base, 0);
+  EXPECT_NE(best.kind, CandidateKind::kPass);
+  EXPECT_EQ(r.best_source.find("# fast"), std::string::npos);
+  EXPECT_NE(r.best_source.find("num_warps=8"), std::string::npos);
+  auto simpler = events(r.trace, "simpler-within-noise");
+  ASSERT_EQ(simpler.size(), 1u);
+  EXPECT_EQ(simpler[0]["handed_back"], r.best);
+  EXPECT_GT(r.speedup, 1.8);
+}
+
 // A gain under 3% is not claimed (kMinClaimedGain): a pass 1.02x faster on every case, clear of
 // the (fake, zero) noise, is reported as noise and the original handed back.
 TEST(OptimizeLoop, AGainUnderThreePercentIsReportedAsNoise) {

@@ -25,6 +25,7 @@ Environment:
   kernel as written, or a variant's section with its names' suffixes taken off).
   TF_FAKE_FLAT      1: every variant takes 1 ms (times the case's scale), whatever its hash
   TF_FAKE_FAST_FACTOR what a "# fast" line multiplies the time by (default 0.5)
+  TF_FAKE_FAST_TEXT a regular expression: a variant whose text matches it is twice as fast
   TF_FAKE_SLOW_CASE KEY=VALUE: on cases whose KEY is VALUE, a "# fast" variant is 1.5x
                     slower than as written instead of 2x faster (a per-case regression)
   TF_FAKE_SLOW_CASE_FIX a regular expression: a "# fast" variant whose text matches it is fast
@@ -235,6 +236,9 @@ def op_run(args):
         fixed = bool(fix) and re.search(fix, text.decode("utf-8", "replace")) is not None
         t *= 1.5 if _slow_case(case) and not fixed else float(os.environ.get("TF_FAKE_FAST_FACTOR", "0.5"))
     t *= 0.25 ** text.count(b"# stacked")
+    fast_text = os.environ.get("TF_FAKE_FAST_TEXT")
+    if fast_text and re.search(fast_text, text.decode("utf-8", "replace")):
+        t *= 0.5
     if b"# relaid" in text:
         fix = os.environ.get("TF_FAKE_RELAID_FIX")
         t *= 0.5 if fix and re.search(fix, text.decode("utf-8", "replace")) else 1.2
