@@ -448,6 +448,26 @@ bool launchForms(const PassContext& ctx, std::string* why) {
   return true;
 }
 
+// The buffers each launch fills whose epilogue is `kind` (one list per launch, none empty), and
+// the module's spelling of torch; nullopt and `why` when a launch fills none, or the module or
+// a launch is of a form the passes do not read.
+std::optional<std::vector<std::vector<Buffer>>> launchBuffers(const PassContext& ctx, Epilogue kind,
+                                                               std::string* torch, std::string* why) {
+  *torch = torchSpelling(ctx);
+  if (torch->empty()) {
+    *why = "the module does not import torch (import torch)";
+    return std::nullopt;
+  }
+  if (!launchForms(ctx, why)) return std::nullopt;
+  std::vector<std::vector<Buffer>> out;
+  for (const LaunchSite* site : ctx.sites) {
+    std::vector<Buffer> found = filledBuffers(ctx, kind, *site, *torch, why);
+    if (found.empty()) return std::nullopt;
+    out.push_back(std::move(found));
+  }
+  return out;
+}
+
 // `base`, or `base_2`, ...: a name the module's text does not hold.
 std::string freshModuleName(const PassContext& ctx, const std::string& base) {
   const std::string& text = ctx.text().text();
@@ -498,16 +518,13 @@ class FusedSumPass : public Pass {
   PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
     const Kernel& k = *ctx.kernel;
     if (k.home) return refuse(fmt::format("{} is defined in another module (its file is not rewritten)", k.name));
-    std::string torch = torchSpelling(ctx);
-    if (torch.empty()) return refuse("the module does not import torch (import torch)");
-    std::string why;
-    if (!launchForms(ctx, &why)) return refuse(why);
+    std::string torch, why;
+    auto per_launch = launchBuffers(ctx, Epilogue::kSum, &torch, &why);
+    if (!per_launch) return refuse(why);
 
     // The launches: which pointer parameter each passes a summed buffer for (one, the same).
     std::vector<Buffer> buffers;
-    for (const LaunchSite* site : ctx.sites) {
-      std::vector<Buffer> found = filledBuffers(ctx, Epilogue::kSum, *site, torch, &why);
-      if (found.empty()) return refuse(why);
+    for (const std::vector<Buffer>& found : *per_launch) {
       if (found.size() > 1) {
         return refuse(fmt::format("two tensors that the launch of {} passes are summed after it ({} and {})", k.name,
                                   found[0].tensor, found[1].tensor));
@@ -625,16 +642,11 @@ class FusedCastPass : public Pass {
 
   PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
     const Kernel& k = *ctx.kernel;
-    std::string torch = torchSpelling(ctx);
-    if (torch.empty()) return refuse("the module does not import torch (import torch)");
-    std::string why;
-    if (!launchForms(ctx, &why)) return refuse(why);
+    std::string torch, why;
+    auto per_launch = launchBuffers(ctx, Epilogue::kCast, &torch, &why);
+    if (!per_launch) return refuse(why);
     std::vector<Buffer> buffers;
-    for (const LaunchSite* site : ctx.sites) {
-      std::vector<Buffer> found = filledBuffers(ctx, Epilogue::kCast, *site, torch, &why);
-      if (found.empty()) return refuse(why);
-      buffers.insert(buffers.end(), found.begin(), found.end());
-    }
+    for (const std::vector<Buffer>& found : *per_launch) buffers.insert(buffers.end(), found.begin(), found.end());
     std::set<std::string> params;
     for (const Buffer& b : buffers) params.insert(b.param);
     for (const std::string& p : params) {
