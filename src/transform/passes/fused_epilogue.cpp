@@ -502,7 +502,7 @@ class FusedSumPass : public Pass {
   FusedSumPass() {
     info_.name = "fused-sum";
     info_.summary = "A whole-tensor sum the launcher takes of a buffer the kernel fills (torch.sum(loss)) taken "
-                    "by the kernel: each store adds its block's sum atomically into one value, and the buffer "
+                    "by the kernel: each store adds its block's sum atomically into an accumulator's slots, and the buffer "
                     "is neither zeroed, written nor read back";
     info_.preconditions = {
         "every launch passes, for one pointer parameter, a tensor that its function allocates "
