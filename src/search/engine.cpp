@@ -122,9 +122,16 @@ nlohmann::json EngineInput::toJson() const {
         params[p] = {{"tile_extent", u.tile_extent}, {"pid_scaled", u.pid_scaled}, {"loop_stepped", u.loop_stepped},
                      {"dot_role", u.dot_role}};
       }
-      kernels[name] = {{"dots", f.dots.size()}, {"loops", f.loops},     {"loads", f.loads},
-                       {"stores", f.stores},    {"atomics", f.atomics}, {"reductions", f.reductions},
-                       {"calls_exp", f.calls_exp}, {"launcher_sums", f.launcher_sums}, {"launcher_converts", f.launcher_converts}, {"params", params}};
+      kernels[name] = {{"dots", f.dots.size()},
+                       {"loops", f.loops},
+                       {"loads", f.loads},
+                       {"stores", f.stores},
+                       {"atomics", f.atomics},
+                       {"reductions", f.reductions},
+                       {"calls_exp", f.calls_exp},
+                       {"launcher_sums", f.launcher_sums},
+                       {"launcher_converts", f.launcher_converts},
+                       {"params", params}};
     }
   }
   j["tunables"] = tun;

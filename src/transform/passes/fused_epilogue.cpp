@@ -84,9 +84,9 @@ bool contains(const Node& root, const Node* target) {
 }
 
 bool isStatement(const Node& n) {
-  static const std::set<std::string> kStatements = {"Expr",  "Assign", "AugAssign", "AnnAssign", "If",
-                                                    "For",   "While",  "Return",    "With",      "Assert",
-                                                    "Pass",  "Break",  "Continue",  "Try",       "FunctionDef"};
+  static const std::set<std::string> kStatements = {"Expr", "Assign", "AugAssign", "AnnAssign", "If",
+                                                    "For",  "While",  "Return",    "With",      "Assert",
+                                                    "Pass", "Break",  "Continue",  "Try",       "FunctionDef"};
   return n.is_object() && kStatements.count(nodeType(n)) > 0;
 }
 
@@ -97,9 +97,9 @@ bool isLoop(const Node& n) {
 
 // A tensor's metadata read through an attribute: it keeps no claim on the tensor's values.
 bool isMetadataAttribute(const std::string& attr) {
-  static const std::set<std::string> kMeta = {"stride", "shape",  "size",           "numel", "dtype",
-                                              "device", "dim",    "ndim",           "ndimension",
-                                              "is_contiguous",    "element_size",   "is_cuda"};
+  static const std::set<std::string> kMeta = {"stride",     "shape",         "size",         "numel",
+                                              "dtype",      "device",        "dim",          "ndim",
+                                              "ndimension", "is_contiguous", "element_size", "is_cuda"};
   return kMeta.count(attr) > 0;
 }
 
@@ -121,14 +121,14 @@ struct PostUse {
 // afterwards only sums or converts.
 struct Buffer {
   const LaunchSite* site = nullptr;
-  const Node* fn = nullptr;               // the launching function's def
-  std::string tensor;                      // its local name
-  std::string param;                       // the kernel parameter it is passed for
-  const Node* alloc_stmt = nullptr;        // `tensor = torch.zeros(...)`
-  const Node* alloc_call = nullptr;        // the allocation's call
-  std::string alloc_new;                   // fused-sum: the callee's replacement ("" : already empty)
-  std::vector<PostUse> uses;               // after the launch
-  const Node* rebinding = nullptr;         // `tensor = <use>` at the function's top level
+  const Node* fn = nullptr;          // the launching function's def
+  std::string tensor;                // its local name
+  std::string param;                 // the kernel parameter it is passed for
+  const Node* alloc_stmt = nullptr;  // `tensor = torch.zeros(...)`
+  const Node* alloc_call = nullptr;  // the allocation's call
+  std::string alloc_new;             // fused-sum: the callee's replacement ("" : already empty)
+  std::vector<PostUse> uses;         // after the launch
+  const Node* rebinding = nullptr;   // `tensor = <use>` at the function's top level
 };
 
 // Is the Name `n` (its parents `up`) the tensor of an epilogue call? The call, else nullopt;
@@ -138,8 +138,8 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
   const Node* parent = up.empty() ? nullptr : up.back();
   const Node* grand = up.size() > 1 ? up[up.size() - 2] : nullptr;
   int line = nodePos(n)->line;
-  bool method = parent && isType(*parent, "Attribute") && grand && isType(*grand, "Call") &&
-                &(*grand)["func"] == parent;
+  bool method =
+      parent && isType(*parent, "Attribute") && grand && isType(*grand, "Call") && &(*grand)["func"] == parent;
   std::string attr = method ? (*parent)["attr"].get<std::string>() : "";
   if (kind == Epilogue::kSum) {
     if (attr == "sum" || attr == "mean") {
@@ -174,9 +174,9 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
     dtype = &call["keywords"][0]["value"];
   }
   // A dtype, not a device or a tensor: torch.<dtype>, x.dtype, or a name that says so.
-  static const std::set<std::string> kDtypes = {"float16", "half", "bfloat16", "float32", "float", "float64",
-                                                "double", "int8", "uint8", "int16", "int32", "int64",
-                                                "float8_e4m3fn", "float8_e5m2", "bool"};
+  static const std::set<std::string> kDtypes = {"float16", "half",   "bfloat16",      "float32",     "float",
+                                                "float64", "double", "int8",          "uint8",       "int16",
+                                                "int32",   "int64",  "float8_e4m3fn", "float8_e5m2", "bool"};
   bool is_dtype = false;
   if (dtype) {
     std::string q = ir.qualifiedName(*dtype);
@@ -245,7 +245,8 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
     if (parent && isType(*parent, "Attribute") && isMetadataAttribute((*parent)["attr"])) return;
     if (auto use = postUse(ir, kind, n, up, name, &other)) {
       if (ctx.range(*use->call).begin < launch_at) {
-        other = fmt::format("line {}: {} is {} before the launch", line, name, kind == Epilogue::kSum ? "summed" : "converted");
+        other = fmt::format("line {}: {} is {} before the launch", line, name,
+                            kind == Epilogue::kSum ? "summed" : "converted");
         return;
       }
       if (kind == Epilogue::kCast && use->dtype.empty()) {
@@ -297,21 +298,26 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
   }
   const Node& value = stmt["value"];
   std::string q = isType(value, "Call") ? ir.qualifiedName(value["func"]) : "";
-  std::string attr = isType(value, "Call") && isType(value["func"], "Attribute") ? value["func"]["attr"].get<std::string>() : "";
+  std::string attr =
+      isType(value, "Call") && isType(value["func"], "Attribute") ? value["func"]["attr"].get<std::string>() : "";
   bool zeros = q == "torch.zeros" || q == "torch.zeros_like" || (q.rfind("torch.", 0) != 0 && attr == "new_zeros");
   bool empty = q == "torch.empty" || q == "torch.empty_like" || (q.rfind("torch.", 0) != 0 && attr == "new_empty");
   if (!zeros && !empty) {
-    *why = fmt::format("{} is not allocated by torch.zeros / torch.empty / zeros_like / empty_like / new_zeros / "
-                       "new_empty",
-                       name);
+    *why = fmt::format(
+        "{} is not allocated by torch.zeros / torch.empty / zeros_like / empty_like / new_zeros / "
+        "new_empty",
+        name);
     return std::nullopt;
   }
   b.alloc_stmt = &stmt;
   b.alloc_call = &value;
   if (zeros) {
-    if (q == "torch.zeros") b.alloc_new = torch + ".empty";
-    else if (q == "torch.zeros_like") b.alloc_new = torch + ".empty_like";
-    else b.alloc_new = ctx.slice(value["func"]["value"]) + ".new_empty";
+    if (q == "torch.zeros")
+      b.alloc_new = torch + ".empty";
+    else if (q == "torch.zeros_like")
+      b.alloc_new = torch + ".empty_like";
+    else
+      b.alloc_new = ctx.slice(value["func"]["value"]) + ".new_empty";
   }
   return b;
 }
@@ -347,12 +353,14 @@ std::vector<Buffer> filledBuffers(const PassContext& ctx, Epilogue kind, const L
   if (found.empty()) {
     *why = !reason.empty() ? reason
            : kind == Epilogue::kSum
-               ? fmt::format("no tensor that {} launches {} with is summed whole after the launch (torch.sum(t), "
-                             "t.sum(), t.mean())",
-                             site.function, ctx.kernel->name)
-               : fmt::format("no tensor that {} launches {} with is converted to another dtype after the launch "
-                             "(t.to(dtype), t.bfloat16(), ...)",
-                             site.function, ctx.kernel->name);
+               ? fmt::format(
+                     "no tensor that {} launches {} with is summed whole after the launch (torch.sum(t), "
+                     "t.sum(), t.mean())",
+                     site.function, ctx.kernel->name)
+               : fmt::format(
+                     "no tensor that {} launches {} with is converted to another dtype after the launch "
+                     "(t.to(dtype), t.bfloat16(), ...)",
+                     site.function, ctx.kernel->name);
   } else if (!reason.empty()) {
     *why = reason;  // another buffer's epilogue is refused: the launch is left as written
     return {};
@@ -362,8 +370,7 @@ std::vector<Buffer> filledBuffers(const PassContext& ctx, Epilogue kind, const L
 
 // Does the kernel use `param` (and the names derived from it) only as the address of
 // tl.store statements? Those stores, in source order.
-bool storesOnly(const PassContext& ctx, const std::string& param, std::vector<const Node*>* stores,
-                       std::string* why) {
+bool storesOnly(const PassContext& ctx, const std::string& param, std::vector<const Node*>* stores, std::string* why) {
   std::set<std::string> derived = ctx.derivedFrom(param);
   derived.insert(param);
   std::set<const Node*> seen;
@@ -399,8 +406,8 @@ bool storesOnly(const PassContext& ctx, const std::string& param, std::vector<co
         if (seen.insert(call).second) stores->push_back(call);
         return;
       }
-      bad = fmt::format("line {}: '{}' is passed to {} (only tl.store's address may use it)", line, n["id"].get<std::string>(),
-                        ctx.slice((*call)["func"]));
+      bad = fmt::format("line {}: '{}' is passed to {} (only tl.store's address may use it)", line,
+                        n["id"].get<std::string>(), ctx.slice((*call)["func"]));
       return;
     }
     // Pointer arithmetic bound to a derived name: `p = param + offs`, `param += step`.
@@ -451,8 +458,8 @@ bool launchForms(const PassContext& ctx, std::string* why) {
 // The buffers each launch fills whose epilogue is `kind` (one list per launch, none empty), and
 // the module's spelling of torch; nullopt and `why` when a launch fills none, or the module or
 // a launch is of a form the passes do not read.
-std::optional<std::vector<std::vector<Buffer>>> launchBuffers(const PassContext& ctx, Epilogue kind,
-                                                               std::string* torch, std::string* why) {
+std::optional<std::vector<std::vector<Buffer>>> launchBuffers(const PassContext& ctx, Epilogue kind, std::string* torch,
+                                                              std::string* why) {
   *torch = torchSpelling(ctx);
   if (torch->empty()) {
     *why = "the module does not import torch (import torch)";
@@ -501,9 +508,10 @@ class FusedSumPass : public Pass {
  public:
   FusedSumPass() {
     info_.name = "fused-sum";
-    info_.summary = "A whole-tensor sum the launcher takes of a buffer the kernel fills (torch.sum(loss)) taken "
-                    "by the kernel: each store adds its block's sum atomically into an accumulator's slots, and the buffer "
-                    "is neither zeroed, written nor read back";
+    info_.summary =
+        "A whole-tensor sum the launcher takes of a buffer the kernel fills (torch.sum(loss)) taken "
+        "by the kernel: each store adds its block's sum atomically into an accumulator's slots, and the buffer "
+        "is neither zeroed, written nor read back";
     info_.preconditions = {
         "every launch passes, for one pointer parameter, a tensor that its function allocates "
         "(torch.zeros/empty[_like], new_zeros/new_empty) and afterwards only sums whole "
@@ -530,8 +538,8 @@ class FusedSumPass : public Pass {
                                   found[0].tensor, found[1].tensor));
       }
       if (!buffers.empty() && found[0].param != buffers[0].param) {
-        return refuse(fmt::format("the launches of {} sum buffers passed for different parameters ({} and {})",
-                                  k.name, buffers[0].param, found[0].param));
+        return refuse(fmt::format("the launches of {} sum buffers passed for different parameters ({} and {})", k.name,
+                                  buffers[0].param, found[0].param));
       }
       buffers.push_back(found[0]);
     }
@@ -566,9 +574,11 @@ class FusedSumPass : public Pass {
         fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
         "        if mask is not None:",
         fmt::format("            v = {}.where(mask, v, 0)", tl),
-        fmt::format("        {}.atomic_add(total + slot, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl, tl),
+        fmt::format("        {}.atomic_add(total + slot, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl,
+                    tl),
         "    else:",
-        fmt::format("        {}.atomic_add(total + slot, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")", tl),
+        fmt::format("        {}.atomic_add(total + slot, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")",
+                    tl),
     };
     int top = definitionTopLine(*k.def);
     ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
@@ -596,8 +606,9 @@ class FusedSumPass : public Pass {
         if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
         int last = nodePos(*b.alloc_stmt)->end_line;
         std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
-        std::string line = fmt::format("{}{} = {}.zeros({}, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)",
-                                       indent, acc, torch, kSlots, torch, b.tensor, torch, b.tensor);
+        std::string line =
+            fmt::format("{}{} = {}.zeros({}, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)", indent,
+                        acc, torch, kSlots, torch, b.tensor, torch, b.tensor);
         ed.insert(ctx.lineRange(last, last).end, line + "\n");
       }
       addLaunchKeyword(ctx, ed, *b.site, total, acc);
@@ -612,9 +623,10 @@ class FusedSumPass : public Pass {
     out.param_types[total] = "*fp32";
     std::string at;
     for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
-    out.notes.push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
-                                    "accumulator's slots); atomics make its last bits depend on the order the programs add",
-                                    k.name, param, at));
+    out.notes.push_back(
+        fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
+                    "accumulator's slots); atomics make its last bits depend on the order the programs add",
+                    k.name, param, at));
     return out;
   }
 
@@ -626,9 +638,10 @@ class FusedCastPass : public Pass {
  public:
   FusedCastPass() {
     info_.name = "fused-cast";
-    info_.summary = "An output the launcher converts to another dtype after the launch (return y.to(torch.bfloat16)) "
-                    "allocated in that dtype: the kernel's stores convert as they write, and the conversion's "
-                    "read and write are gone";
+    info_.summary =
+        "An output the launcher converts to another dtype after the launch (return y.to(torch.bfloat16)) "
+        "allocated in that dtype: the kernel's stores convert as they write, and the conversion's "
+        "read and write are gone";
     info_.preconditions = {
         "a launch passes, for a pointer parameter, a tensor that its function allocates "
         "(torch.empty/zeros[_like], new_empty/new_zeros) and afterwards only converts to one dtype "
@@ -678,16 +691,17 @@ class FusedCastPass : public Pass {
         addCallKeyword(ctx, ed, alloc, "dtype=" + dtype);
       }
       for (const PostUse& u : b.uses) {
-        if (b.rebinding && &b.rebinding->at("value") == u.call && ctx.lineRange(*b.rebinding).begin ==
-                                                                       ctx.text().offset(nodePos(*b.rebinding)->line, 0)) {
+        if (b.rebinding && &b.rebinding->at("value") == u.call &&
+            ctx.lineRange(*b.rebinding).begin == ctx.text().offset(nodePos(*b.rebinding)->line, 0)) {
           ed.replace(ctx.lineRange(*b.rebinding), "");  // `y = y.to(dtype)`: nothing left to do
         } else {
           ed.replace(ctx.range(*u.call), b.tensor);
         }
       }
-      notes.push_back(fmt::format("{} (written through '{}') is allocated as {} and not converted after the launch "
-                                  "(line {})",
-                                  b.tensor, b.param, dtype, nodePos(*b.uses[0].call)->line));
+      notes.push_back(
+          fmt::format("{} (written through '{}') is allocated as {} and not converted after the launch "
+                      "(line {})",
+                      b.tensor, b.param, dtype, nodePos(*b.uses[0].call)->line));
     }
     PassOutcome out = appliedEdits(ed, k.name);
     if (!out.applied) return out;
