@@ -109,12 +109,14 @@ enum class Epilogue {
   kCast,  // t.to(dtype), t.to(dtype=...), t.bfloat16(), t.half(), t.float(), t.double()
 };
 
-// One use of the buffer after the launch: the call, whether it is a mean, the dtype a cast
-// converts to (its text).
+// One use of the buffer after the launch: the call, whether it is a mean, and for a conversion
+// the dtype: the expression `.to(...)` names, or torch's name of it for `.half()` and the like.
 struct PostUse {
   const Node* call = nullptr;
   bool mean = false;
-  std::string dtype;
+  const Node* dtype_expr = nullptr;
+  std::string dtype_short;  // "float16" for .half(), when dtype_expr is null
+  std::string dtype;        // the dtype's text in the launcher (bufferUses)
 };
 
 // One launch's buffer: the tensor the launcher allocates, passes for a pointer parameter and
@@ -147,7 +149,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
         *other = fmt::format("line {}: {}.{}(...) sums along a dimension or with options", line, name, attr);
         return std::nullopt;
       }
-      return PostUse{grand, attr == "mean", ""};
+      return PostUse{grand, attr == "mean"};
     }
     if (parent && isType(*parent, "Call") && (*parent)["args"].size() == 1 && &(*parent)["args"][0] == &n) {
       std::string q = ir.qualifiedName((*parent)["func"]);
@@ -156,7 +158,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
           *other = fmt::format("line {}: {}({}, ...) sums with options", line, q, name);
           return std::nullopt;
         }
-        return PostUse{parent, q == "torch.mean", ""};
+        return PostUse{parent, q == "torch.mean"};
       }
     }
     return std::nullopt;
@@ -164,7 +166,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
   static const std::map<std::string, std::string> kShort = {
       {"bfloat16", "bfloat16"}, {"half", "float16"}, {"float", "float32"}, {"double", "float64"}};
   if (kShort.count(attr) && (*grand)["args"].empty() && (*grand)["keywords"].empty()) {
-    return PostUse{grand, false, "torch." + kShort.at(attr)};
+    return PostUse{grand, false, nullptr, kShort.at(attr)};
   }
   if (attr != "to") return std::nullopt;
   const Node& call = *grand;
@@ -189,7 +191,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
     *other = fmt::format("line {}: {}.to(...) is not a conversion to one dtype", line, name);
     return std::nullopt;
   }
-  return PostUse{grand, false, ""};  // the dtype's text is read by the caller
+  return PostUse{grand, false, dtype};
 }
 
 // `t = <epilogue of t>`: the value's epilogue call, else nullptr.
@@ -198,9 +200,8 @@ const Node* epilogueValue(const ModuleIR& ir, Epilogue kind, const Node& value, 
   Parents parents;
   walkWithParents(value, parents, [&](const Node& n, const Parents& up) {
     if (found || !isType(n, "Name") || n["id"] != name) return;
-    std::string other;
-    Parents full = up;
-    auto use = postUse(ir, kind, n, full, name, &other);
+    std::string refused;  // a refused epilogue is no rebinding
+    auto use = postUse(ir, kind, n, up, name, &refused);
     if (use && use->call == &value) found = use->call;
   });
   return found;
@@ -249,9 +250,8 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
                             kind == Epilogue::kSum ? "summed" : "converted");
         return;
       }
-      if (kind == Epilogue::kCast && use->dtype.empty()) {
-        const Node& call = *use->call;
-        use->dtype = ctx.slice(call["args"].empty() ? call["keywords"][0]["value"] : call["args"][0]);
+      if (kind == Epilogue::kCast) {
+        use->dtype = use->dtype_expr ? ctx.slice(*use->dtype_expr) : torch + "." + use->dtype_short;
       }
       b.uses.push_back(*use);
       return;
@@ -428,14 +428,6 @@ bool storesOnly(const PassContext& ctx, const std::string& param, std::vector<co
   return true;
 }
 
-// How the module spells torch, "" when it does not import it.
-std::string torchSpelling(const PassContext& ctx) {
-  for (const auto& [local, full] : ctx.ir->aliases) {
-    if (full == "torch") return local;
-  }
-  return "";
-}
-
 // Every launch is one the passes read: in a function of this file, without *args.
 bool launchForms(const PassContext& ctx, std::string* why) {
   if (ctx.sites.empty()) {
@@ -460,7 +452,7 @@ bool launchForms(const PassContext& ctx, std::string* why) {
 // a launch is of a form the passes do not read.
 std::optional<std::vector<std::vector<Buffer>>> launchBuffers(const PassContext& ctx, Epilogue kind, std::string* torch,
                                                               std::string* why) {
-  *torch = torchSpelling(ctx);
+  *torch = torchAlias(ctx);
   if (torch->empty()) {
     *why = "the module does not import torch (import torch)";
     return std::nullopt;
@@ -680,7 +672,7 @@ class FusedCastPass : public Pass {
           return refuse(fmt::format("{} is converted to two dtypes ({} and {})", b.tensor, dtype, u.dtype));
         }
       }
-      if (auto late = boundAfter(ctx, *b.fn, *b.alloc_stmt, *b.uses[0].call, dtype)) {
+      if (auto late = boundAfter(ctx, *b.fn, *b.alloc_stmt, b.uses[0])) {
         return refuse(fmt::format("the dtype {} reads '{}', bound after {} is allocated", dtype, *late, b.tensor));
       }
       // The allocation in the final dtype.
@@ -691,8 +683,7 @@ class FusedCastPass : public Pass {
         addCallKeyword(ctx, ed, alloc, "dtype=" + dtype);
       }
       for (const PostUse& u : b.uses) {
-        if (b.rebinding && &b.rebinding->at("value") == u.call &&
-            ctx.lineRange(*b.rebinding).begin == ctx.text().offset(nodePos(*b.rebinding)->line, 0)) {
+        if (b.rebinding && &b.rebinding->at("value") == u.call && aloneOnItsLines(ctx, *b.rebinding)) {
           ed.replace(ctx.lineRange(*b.rebinding), "");  // `y = y.to(dtype)`: nothing left to do
         } else {
           ed.replace(ctx.range(*u.call), b.tensor);
@@ -710,22 +701,30 @@ class FusedCastPass : public Pass {
   }
 
  private:
-  // A name the dtype's text reads that the function binds after `alloc` and before `use`
-  // (the dtype could not be read at the allocation), else nullopt.
+  // A name the conversion's dtype reads that the function binds after `alloc` and before the
+  // conversion (the dtype could not be read at the allocation), else nullopt.
   static std::optional<std::string> boundAfter(const PassContext& ctx, const Node& fn, const Node& alloc,
-                                               const Node& use, const std::string& dtype_text) {
+                                               const PostUse& use) {
     std::set<std::string> names;
-    forEachName(use, [&](const Node& n) { names.insert(n["id"].get<std::string>()); });
-    size_t from = ctx.range(alloc).begin, to = ctx.range(use).begin;
+    if (use.dtype_expr) forEachName(*use.dtype_expr, [&](const Node& n) { names.insert(n["id"].get<std::string>()); });
+    size_t from = ctx.range(alloc).begin, to = ctx.range(*use.call).begin;
     std::optional<std::string> late;
     walk(fn.at("body"), [&](const Node& n) {
       if (late || !isType(n, "Name") || n.value("ctx", "") != "Store") return !late;
       std::string id = n["id"];
       size_t at = ctx.range(n).begin;
-      if (names.count(id) && at >= from && at < to && dtype_text.find(id) != std::string::npos) late = id;
+      if (names.count(id) && at >= from && at < to) late = id;
       return !late;
     });
     return late;
+  }
+
+  // Does the statement stand alone on its lines (nothing else before or after it there)?
+  static bool aloneOnItsLines(const PassContext& ctx, const Node& stmt) {
+    std::string_view lines = ctx.text().slice(ctx.lineRange(stmt));
+    auto blank = [](std::string_view t) { return t.find_first_not_of(" \t\r\n") == std::string_view::npos; };
+    Range r = ctx.range(stmt), l = ctx.lineRange(stmt);
+    return blank(lines.substr(0, r.begin - l.begin)) && blank(lines.substr(r.end - l.begin));
   }
 
   PassInfo info_;

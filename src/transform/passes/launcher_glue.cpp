@@ -46,10 +46,7 @@ class LauncherGluePass : public Pass {
 
   PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
     const ModuleIR& ir = *ctx.ir;
-    std::string torch;
-    for (const auto& [local, full] : ir.aliases) {
-      if (full == "torch") torch = local;
-    }
+    std::string torch = torchAlias(ctx);
     if (torch.empty()) return refuse("the module does not import torch (import torch)");
     std::set<std::string> fns;
     for (const LaunchSite* s : ctx.sites) {
