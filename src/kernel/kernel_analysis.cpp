@@ -476,16 +476,26 @@ bool launcherReducesAnArgument(const ModuleIR& ir, const Kernel& kernel, bool co
     auto launch_line = nodePos(*site.call);
     bool found = false;
     walk(fn->second.def->at("body"), [&](const Node& n) {
-      if (found || !isType(n, "Call") || !n["keywords"].empty()) return !found;
+      if (found || !isType(n, "Call")) return !found;
+      // No keywords but `dim=` (a sum along a dimension, which fused-sum also takes).
+      const Node& kws = n["keywords"];
+      bool dim_kw = kws.size() == 1 && kws[0].value("arg", "") == "dim";
+      if (!kws.empty() && (convert || !dim_kw)) return true;
       auto at = nodePos(n);
       if (!at || !launch_line || at->line <= launch_line->end_line) return true;
       const Node& f = n["func"];
       const Node* of = nullptr;
       std::string attr = isType(f, "Attribute") ? f["attr"].get<std::string>() : "";
       if (!convert) {
-        if ((attr == "sum" || attr == "mean") && n["args"].empty()) of = &f["value"];
+        // t.sum(), t.sum(0), t.sum(dim=0), torch.sum(t, -1): at most one dimension, an integer.
         std::string q = ir.qualifiedName(f);
-        if ((q == "torch.sum" || q == "torch.mean") && n["args"].size() == 1) of = &n["args"][0];
+        bool method = attr == "sum" || attr == "mean", function = q == "torch.sum" || q == "torch.mean";
+        size_t skip = function ? 1 : 0;
+        const Node& args = n["args"];
+        const Node* dim = dim_kw ? &kws[0]["value"] : args.size() == skip + 1 ? &args[skip] : nullptr;
+        bool one_dim = args.size() + (dim_kw ? 1 : 0) <= skip + 1 && (!dim || intLiteral(*dim));
+        if (method && one_dim) of = &f["value"];
+        if (function && !args.empty() && one_dim) of = &args[0];
       } else if ((attr == "to" && n["args"].size() == 1) ||
                  ((attr == "bfloat16" || attr == "half" || attr == "float" || attr == "double") && n["args"].empty())) {
         of = &f["value"];

@@ -43,8 +43,9 @@ struct KernelFacts {
   bool loop_has_load = false;
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
   bool calls_exp = false;  // tl.exp: the exp2 pass may fold log2(e) into a scale
-  // A function of the module that launches the kernel sums whole, after the launch, a tensor
-  // it passes to it (torch.sum(t), t.sum(), t.mean()): what the fused-sum pass rewrites.
+  // A function of the module that launches the kernel sums, after the launch, a tensor it
+  // passes to it, whole or along one dimension (torch.sum(t), t.sum(0), t.mean(dim=1)): what
+  // the fused-sum pass rewrites.
   bool launcher_sums = false;
   // Such a function converts a tensor it passes to the launch to a dtype after the launch
   // (t.to(dtype), t.bfloat16(), ...): what the fused-cast pass rewrites.

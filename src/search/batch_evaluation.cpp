@@ -38,6 +38,7 @@ struct Pending {
   bool at_first_call = false;        // compiled by the measurement worker's first call of it
   int duplicate_of = -1;
   bool known = false;
+  bool anchor = false;               // Proposed::anchor
 };
 
 bool ready(const std::shared_future<CompileOutcome>& f) {
@@ -45,12 +46,20 @@ bool ready(const std::shared_future<CompileOutcome>& f) {
 }
 
 // The next of `todo` to measure: the first whose compile finished and does not spill more than
-// the kernel as written, a pass's variant before the base's configurations (a structural change
-// that wins decisively makes them moot: dropMootConfigurations); a spilling one only when
-// nothing else is compiling; todo.size(): none is ready yet.
+// the kernel as written, the configuration the round's passes were applied to first (their
+// variants are judged against it), then a pass's variant before the base's other
+// configurations (a structural change that wins decisively makes them moot:
+// dropMootConfigurations); a spilling one only when nothing else is compiling; todo.size():
+// none is ready yet.
 size_t pickNext(const std::vector<Pending>& pending, const std::vector<size_t>& todo, int64_t base_spills) {
   size_t spilling = todo.size();
   bool compiling = false;
+  for (size_t j = 0; j < todo.size(); ++j) {
+    const auto& p = pending[todo[j]];
+    if (!p.anchor) continue;
+    if (!ready(p.compiled)) return todo.size();  // the passes' variants wait for it
+    return j;
+  }
   for (size_t j = 0; j < todo.size(); ++j) {
     const auto& p = pending[todo[j]];
     if (p.rec.kind != CandidateKind::kPass || !ready(p.compiled)) continue;
@@ -419,6 +428,7 @@ std::vector<int> evaluateBatch(const RunContext& ctx, RunState& state, const std
     p.rec.proposal = pr.proposal;
     p.rec.config = pr.config;
     p.rec.config_text = describeConfig(*base.tunables, pr.config);
+    p.anchor = pr.anchor;
     if (!space.valid(pr.config, &why)) {
       p.rec.status = CandidateStatus::kPruned;
       p.rec.message = why;

@@ -16,6 +16,7 @@ struct Proposed {
   Config config;
   std::string origin;                // "bayes", "autotune config 2", "bayes in region P3 (...)"
   std::string proposal;              // the engine proposal it came from, "" for the strategy's own
+  bool anchor = false;               // the round's passes are applied to it: measured before them
 };
 
 // A candidate whose source is already written: a pass's variant.

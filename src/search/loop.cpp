@@ -287,7 +287,11 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
     }
     EngineRound round = engineRound(ctx, state);
     std::vector<Prepared> prepared;
-    std::vector<PassTrial> trials = preparePassTrials(ctx, state, round.passes, &prepared);
+    // A kernel as written that is slow to compile: the first round's passes go on its first
+    // configuration, chosen below (lateAnchorReason).
+    const std::string late_anchor = round.passes.empty() ? "" : lateAnchorReason(state);
+    std::vector<PassTrial> trials;
+    if (late_anchor.empty()) trials = preparePassTrials(ctx, state, round.passes, &prepared);
     int n = batch;
     if (o.max_candidates) {
       n = std::min(n, o.max_candidates - state.result.evaluated - static_cast<int>(prepared.size()));
@@ -304,6 +308,16 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
       for (auto& tp : state.search.tuner->nextRound(left, round.regions)) {
         proposals.push_back({tp.config, tp.origin, tp.proposal_id});
       }
+    }
+    std::optional<Config> anchored;
+    if (!late_anchor.empty()) {
+      if (!proposals.empty()) {
+        proposals.front().anchor = true;
+        anchored = proposals.front().config;
+        ctx.trace.add("pass-anchor", {{"round", state.result.rounds + 1}, {"reason", late_anchor},
+                                      {"config", configJson(proposals.front().config)}});
+      }
+      trials = preparePassTrials(ctx, state, round.passes, &prepared, anchored ? &*anchored : nullptr);
     }
     if (proposals.empty() && prepared.empty() && left > 0) {
       // Every configuration was measured with time left: the wider space's first round, else
@@ -329,8 +343,17 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
     size_t first = state.result.candidates.size();
     std::vector<int> ids = evaluateBatch(ctx, state, proposals, std::move(prepared));
     size_t k = 0;
+    int anchor_id = -1;  // the anchor's candidate (orderByCompileTime may have moved it)
+    for (size_t i = first; anchored && i < state.result.candidates.size(); ++i) {
+      const CandidateRecord& c = state.result.candidates[i];
+      if (c.kind == CandidateKind::kSearch && c.config == *anchored) {
+        anchor_id = c.id;
+        break;
+      }
+    }
     for (auto& t : trials) {
       for (size_t i = 0; i < t.params.size() && k < ids.size(); ++i) t.candidates.push_back(ids[k++]);
+      t.anchor_candidate = anchor_id;
     }
     if (!proposals.empty()) state.search.tuner->endRound(state.baselineNoise());
     bool any_ended = false;

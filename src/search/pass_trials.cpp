@@ -391,8 +391,28 @@ bool switchBase(const RunContext& ctx, RunState& state, const CandidateRecord& r
   return true;
 }
 
+// The share of the budget the kernel as written's first call may take (at least kSlowAnchorS)
+// before the first round's passes are applied to a configuration of the round instead: each
+// variant of the kernel as written would cost as much again.
+constexpr double kSlowAnchorShare = 0.2;
+constexpr double kSlowAnchorS = 2.0;
+
+std::string lateAnchorReason(const RunState& state) {
+  // The first round of the first base only: a later base's "as written" is a variant measured already.
+  if (state.search.rounds > 0 || state.current_base != 0 || state.result.candidates.empty()) return "";
+  const auto& cases = state.result.candidates[0].cases;
+  if (cases.empty()) return "";
+  double rest = 0;  // what a call costs without the compile: the other cases' walls
+  for (size_t i = 1; i < cases.size(); ++i) rest = std::max(rest, cases[i].wall_seconds);
+  const double first = cases[0].wall_seconds - rest;
+  if (first < std::max(kSlowAnchorS, kSlowAnchorShare * state.budget.total())) return "";
+  return fmt::format("the kernel as written took {:.0f} s to compile and run its first case: the first round's "
+                     "passes are applied to the round's first configuration (measured first), not to it",
+                     first);
+}
+
 std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state, const std::vector<Proposal>& passes,
-                                         std::vector<Prepared>* prepared) {
+                                         std::vector<Prepared>* prepared, const Config* late_anchor) {
   std::vector<PassTrial> trials;
   for (const auto& p : passes) {
     if (p.kind == Proposal::Kind::kRewrite) prepareRewrite(ctx, state, p, prepared, &trials);
@@ -406,6 +426,9 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
     auto b = state.search.tuner->best();
     if (!b || b->config.empty()) return trials;
     on = b->config;
+    anchor = describeConfig(*base.tunables, on);
+  } else if (late_anchor) {
+    on = *late_anchor;
     anchor = describeConfig(*base.tunables, on);
   }
   const std::string on_text = RunState::textOf(base, on);
@@ -494,11 +517,21 @@ std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state,
   return trials;
 }
 
+// What a trial's variants must beat: the best before the round, or the configuration they were
+// applied to when it was measured in the same batch (a late anchor), whichever is faster.
+static double judgedAgainst(const RunState& state, const PassTrial& t, double best_before) {
+  if (t.anchor_candidate < 0 || static_cast<size_t>(t.anchor_candidate) >= state.result.candidates.size()) {
+    return best_before;
+  }
+  const CandidateRecord& a = state.result.candidates[static_cast<size_t>(t.anchor_candidate)];
+  return a.eligible() ? std::min(best_before, *a.objective) : best_before;
+}
+
 bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<PassTrial>& trials, double best_before) {
   const CandidateRecord* winner = nullptr;
   const PassTrial* winning = nullptr;
-  double threshold = best_before * (1.0 - std::max(0.005, state.baselineNoise()));
   for (auto& t : trials) {
+    const double threshold = judgedAgainst(state, t, best_before) * (1.0 - std::max(0.005, state.baselineNoise()));
     const CandidateRecord* best = nullptr;
     nlohmann::json variants = nlohmann::json::array();
     for (size_t i = 0; i < t.candidates.size(); ++i) {
@@ -529,6 +562,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     bool won = best && *best->objective < threshold;
     ctx.trace.add("pass-result", {{"proposal", t.proposal.id}, {"pass", t.proposal.pass}, {"on", t.anchor},
                                   {"variants", variants}, {"best_before", best_before},
+                                  {"anchor_candidate", t.anchor_candidate >= 0 ? nlohmann::json(t.anchor_candidate) : nullptr},
                                   {"candidate", best ? nlohmann::json(best->id) : nullptr},
                                   {"objective", best ? nlohmann::json(*best->objective) : nullptr}, {"won", won}});
     if (won && (!winner || *best->objective < *winner->objective)) {
@@ -549,7 +583,7 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
       for (int id : t.candidates) {
         const CandidateRecord& c = state.result.candidates[static_cast<size_t>(id)];
         if (c.status != CandidateStatus::kOk || !c.objective || c.regressed.empty()) continue;
-        if (*c.objective < best_before * gain && (!trial || *c.objective < *trial->objective)) {
+        if (*c.objective < judgedAgainst(state, t, best_before) * gain && (!trial || *c.objective < *trial->objective)) {
           trial = &c;
           trial_of = &t;
         }
@@ -589,8 +623,8 @@ bool concludePassTrials(const RunContext& ctx, RunState& state, std::vector<Pass
     // other passes go on top of it from the next round.
     const CandidateRecord* tied = nullptr;
     const PassTrial* tied_trial = nullptr;
-    double tie_limit = best_before * (1.0 + std::max(0.005, state.baselineNoise()));
     for (auto& t : trials) {
+      const double tie_limit = judgedAgainst(state, t, best_before) * (1.0 + std::max(0.005, state.baselineNoise()));
       for (size_t i = 0; i < t.candidates.size(); ++i) {
         const CandidateRecord& c = state.result.candidates[static_cast<size_t>(t.candidates[i])];
         if (t.params[i].contains("on")) continue;  // already a stack

@@ -23,12 +23,22 @@ struct PassTrial {
   std::string anchor;                // the configuration it was applied to ("as written", ...)
   std::vector<nlohmann::json> params;  // per variant
   std::vector<int> candidates;       // ids, once evaluated
+  int anchor_candidate = -1;         // the anchor measured in the same batch (a late anchor): judged against it
 };
 
 // Applies the round's pass proposals; returns the trials and appends their variants to
 // `prepared` (evaluated with the round's batch). Skips are traced.
+// `late_anchor`: the first round's configuration to apply them to instead of the kernel as
+// written (lateAnchorReason).
 std::vector<PassTrial> preparePassTrials(const RunContext& ctx, RunState& state, const std::vector<Proposal>& passes,
-                                         std::vector<Prepared>* prepared);
+                                         std::vector<Prepared>* prepared, const Config* late_anchor = nullptr);
+
+// Why the first round's passes should not be applied to the kernel as written, or "": its
+// first call (the compile, an @triton.autotune list's benchmarking) took a fifth of the budget
+// or more, and every variant of it would again (liger's JSD at BLOCK_SIZE=65536: 75 s on the H100, so a
+// 150 s budget measured none of the round's three passes). The loop then applies them to the
+// round's first configuration, measured first, and judges them against it.
+std::string lateAnchorReason(const RunState& state);
 
 // After the batch: traces each trial's result; the best winning variant becomes the new base.
 // Returns true when the search moved to a new base.

@@ -3,7 +3,9 @@ written return: a per-element loss summed by torch (the gradient beside it bit f
 within its float32 rounding: the atomics add the blocks in another order), a per-row bf16
 error's mean (within bf16 rounding), and outputs converted after the launch (a block fp8
 dequantization returned in bfloat16, a scaled copy rebound to float16), bit for bit: the
-stores round to nearest as torch's conversion does. On shapes the blocks do not divide. Also times the loss both ways at
+stores round to nearest as torch's conversion does; per-program partial rows summed along the
+programs (within float32 rounding), and the planted fault of a kernel that ignores the stride
+it is given (a wrong sum, nothing written outside the accumulator). On shapes the blocks do not divide. Also times the loss both ways at
 2048 x 32000 and prints it (not asserted: a figure comes from bench runs). Skipped visibly
 without a CUDA GPU."""
 
@@ -61,6 +63,62 @@ def test_row_error_mean_matches_the_launcher_as_written(shape):
     torch.cuda.synchronize()
     assert y.dtype == x.dtype == torch.bfloat16 and y.shape == x.shape
     torch.testing.assert_close(y.float(), x.float(), rtol=1e-2, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (37, 100), (4096, 4096), (30000, 1000)])
+def test_partial_rows_summed_along_the_programs_match_the_launcher_as_written(shape):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    dy, x = (torch.randn(*shape, device="cuda", generator=g).half() for _ in range(2))
+    w = torch.randn(shape[1], device="cuda", generator=g).half()
+    orig, fused = both("fused-sum/partial_rows")
+    (dx_a, dw_a), (dx_b, dw_b) = orig.scale_backward(dy, x, w), fused.scale_backward(dy, x, w)
+    torch.cuda.synchronize()
+    assert dw_b.dtype == dw_a.dtype and dw_b.shape == dw_a.shape
+    torch.testing.assert_close(dx_b, dx_a, rtol=0, atol=0)
+    torch.testing.assert_close(dw_b.float(), dw_a.float(), rtol=2e-3, atol=1e-3)
+
+
+def test_own_row_stride_is_wrong_and_writes_nothing_outside():
+    """The planted fault: a kernel that ignores the stride it is given gets only program 0's
+    row into the accumulator (every other add dropped), and a guard tensor allocated around it
+    is untouched."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(6)
+    dy, x = (torch.randn(4096, 1000, device="cuda", generator=g).half() for _ in range(2))
+    w = torch.randn(1000, device="cuda", generator=g).half()
+    guards = [torch.full((1 << 20,), 7.0, device="cuda") for _ in range(8)]
+    orig, fused = both("fused-sum/own_row_stride")
+    (_, dw_a), (_, dw_b) = orig.scale_backward(dy, x, w), fused.scale_backward(dy, x, w)
+    torch.cuda.synchronize()
+    assert not torch.allclose(dw_b.float(), dw_a.float(), rtol=1e-2)
+    assert all(bool((t == 7.0).all()) for t in guards)
+
+
+def test_partial_rows_time_both_ways():
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(7)
+    dy, x = (torch.randn(8192, 4096, device="cuda", generator=g).half() for _ in range(2))
+    w = torch.randn(4096, device="cuda", generator=g).half()
+    orig, fused = both("fused-sum/partial_rows")
+    times = {"as written": [], "fused-sum": []}
+    for _ in range(5):  # interleaved
+        for label, mod in (("as written", orig), ("fused-sum", fused)):
+            mod.scale_backward(dy, x, w)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(20):
+                mod.scale_backward(dy, x, w)
+            end.record()
+            torch.cuda.synchronize()
+            times[label].append(start.elapsed_time(end) / 20)
+    med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+    print(f"partial rows 8192 x 4096 fp16: as written {med['as written']:.4f} ms, "
+          f"fused-sum {med['fused-sum']:.4f} ms ({med['as written'] / med['fused-sum']:.2f}x), "
+          f"{torch.cuda.get_device_name()}")
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (200, 136), (7168, 18432)])

@@ -112,6 +112,25 @@ def weights_and_scales(M, N):
     return (torch.randn(M, N, generator=gen) * 8).half(), s
 
 
+def scaling_backward(M, N):
+    w = torch.randn(N, generator=gen).half()
+    return torch.randn(M, N, generator=gen).half(), torch.randn(M, N, generator=gen).half(), w
+
+
+def own_row_stride(mod, M, N):
+    """The kernel writes its partial rows at offsets it computes itself, not through the stride
+    it is given: after the pass only program 0's row lands inside the accumulator and every
+    other add is dropped, so the gradient is program 0's partial sum alone (wrong: verification
+    refuses it), and nothing was written outside."""
+    dy, x, w = scaling_backward(M, N)
+    dx, dw = mod.scale_backward(dy, x, w)
+    per_program = math.ceil(M / 3)  # the stand-in's 3 SMs
+    first = (dy[:per_program].float() * x[:per_program].float()).sum(0).to(w.dtype)
+    whole = (dy.float() * x.float()).sum(0).to(w.dtype)
+    return torch.equal(dx, (dy.float() * w.float()).half()) and torch.allclose(dw.float(), first.float(), rtol=1e-2) \
+        and not torch.allclose(dw.float(), whole.float(), rtol=1e-2)
+
+
 def vector_and_scalar(n):
     return torch.randn(n, generator=gen), 1.0 / 3.0
 
@@ -476,6 +495,9 @@ CASES = {
                                                             "row_quantize"), (7, 1000)),
     "fused-sum/elementwise_loss": (as_written_within("fused-sum/elementwise_loss", "jsd", log_probs, 2e-3),
                                    (37, 1000)),
+    "fused-sum/partial_rows": (as_written_within("fused-sum/partial_rows", "scale_backward", scaling_backward, 1e-5,
+                                                 tensors_within=True), (37, 100)),
+    "fused-sum/own_row_stride": (own_row_stride, (37, 100)),
     "fused-sum/per_row_mean": (as_written_within("fused-sum/per_row_mean", "row_error", two_halves, 1e-2), (37, 100)),
     # The interpreter stores float32 into bfloat16 by truncation where torch (and the GPU's
     # cvt.rn) round to nearest: equal within one bfloat16 step here, bit for bit on a GPU

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "kernel/kernel_analysis.h"
 #include "kernel/kernel_cost.h"
 #include "kernel/kernel_ir.h"
 #include "kernel/launch_binding.h"
@@ -378,6 +379,41 @@ def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
   ModuleIR ir = buildModuleIR(src);
   KernelIR k = buildKernelIR(ir, *ir.kernel("k"));
   EXPECT_TRUE(k.opaque.empty()) << k.opaque.front().reason;
+}
+
+// The launcher's epilogue facts the fused-sum and fused-cast passes are proposed on: a sum of a
+// tensor passed to the launch, whole or along one dimension (positional or dim=), after the
+// launch; not a sum of something else, over a tuple of dimensions, or with other options.
+TEST(KernelFacts, LauncherSumsWholeOrAlongOneDimension) {
+  auto facts = [](const std::string& epilogue) {
+    ParsedSource src = test::parseText(R"(
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(out_ptr, n):
+    tl.store(out_ptr + tl.program_id(0), 1.0)
+
+
+def launch(x):
+    part = torch.empty((8, 4), dtype=torch.float32, device=x.device)
+    k[(8,)](part, 4)
+    return )" + epilogue + "\n");
+    ModuleIR ir = buildModuleIR(src);
+    return analyzeKernel(ir, *ir.kernel("k"));
+  };
+  for (std::string sums : {"part.sum()", "torch.sum(part)", "part.mean()", "part.sum(0)", "part.sum(dim=0)",
+                           "torch.sum(part, -1)", "torch.mean(part, dim=1)"}) {
+    EXPECT_TRUE(facts(sums).launcher_sums) << sums;
+    EXPECT_FALSE(facts(sums).launcher_converts) << sums;
+  }
+  for (std::string other : {"x.sum(0)", "part.sum((0, 1))", "part.sum(0, keepdim=True)", "part"}) {
+    EXPECT_FALSE(facts(other).launcher_sums) << other;
+  }
+  EXPECT_TRUE(facts("part.to(torch.bfloat16)").launcher_converts);
+  EXPECT_TRUE(facts("part.half()").launcher_converts);
 }
 
 }  // namespace

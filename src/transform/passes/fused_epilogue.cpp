@@ -117,6 +117,7 @@ struct PostUse {
   const Node* dtype_expr = nullptr;
   std::string dtype_short;  // "float16" for .half(), when dtype_expr is null
   std::string dtype;        // the dtype's text in the launcher (bufferUses)
+  std::optional<int64_t> dim = std::nullopt;  // a sum along it (t.sum(0), torch.sum(t, dim=-1)); none: whole
 };
 
 // One launch's buffer: the tensor the launcher allocates, passes for a pointer parameter and
@@ -144,29 +145,42 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
       parent && isType(*parent, "Attribute") && grand && isType(*grand, "Call") && &(*grand)["func"] == parent;
   std::string attr = method ? (*parent)["attr"].get<std::string>() : "";
   if (kind == Epilogue::kSum) {
-    if (attr == "sum" || attr == "mean") {
-      if (!(*grand)["args"].empty() || !(*grand)["keywords"].empty()) {
-        *other = fmt::format("line {}: {}.{}(...) sums along a dimension or with options", line, name, attr);
+    // The call's arguments after the tensor: none (the whole sum) or one dimension, an integer
+    // written in the source, positional or `dim=`; anything else (a tuple of dimensions, keepdim,
+    // dtype) is refused.
+    auto sumOf = [&](const Node& call, size_t skip, bool mean, const std::string& spelled) -> std::optional<PostUse> {
+      const Node& args = call["args"];
+      const Node& kws = call["keywords"];
+      const Node* dim = nullptr;
+      if (args.size() == skip + 1 && kws.empty()) dim = &args[skip];
+      if (args.size() == skip && kws.size() == 1 && kws[0].value("arg", "") == "dim") dim = &kws[0]["value"];
+      PostUse u;
+      u.call = &call;
+      u.mean = mean;
+      if (args.size() == skip && kws.empty()) return u;
+      std::optional<int64_t> d = dim ? intLiteral(*dim) : std::nullopt;
+      if (!d) {
+        *other = fmt::format("line {}: {} sums along dimensions or with options this pass does not read", line,
+                             spelled);
         return std::nullopt;
       }
-      return PostUse{grand, attr == "mean"};
-    }
-    if (parent && isType(*parent, "Call") && (*parent)["args"].size() == 1 && &(*parent)["args"][0] == &n) {
+      u.dim = d;
+      return u;
+    };
+    if (attr == "sum" || attr == "mean") return sumOf(*grand, 0, attr == "mean", name + "." + attr + "(...)");
+    if (parent && isType(*parent, "Call") && !(*parent)["args"].empty() && &(*parent)["args"][0] == &n) {
       std::string q = ir.qualifiedName((*parent)["func"]);
-      if (q == "torch.sum" || q == "torch.mean") {
-        if (!(*parent)["keywords"].empty()) {
-          *other = fmt::format("line {}: {}({}, ...) sums with options", line, q, name);
-          return std::nullopt;
-        }
-        return PostUse{parent, q == "torch.mean"};
-      }
+      if (q == "torch.sum" || q == "torch.mean") return sumOf(*parent, 1, q == "torch.mean", q + "(" + name + ", ...)");
     }
     return std::nullopt;
   }
   static const std::map<std::string, std::string> kShort = {
       {"bfloat16", "bfloat16"}, {"half", "float16"}, {"float", "float32"}, {"double", "float64"}};
   if (kShort.count(attr) && (*grand)["args"].empty() && (*grand)["keywords"].empty()) {
-    return PostUse{grand, false, nullptr, kShort.at(attr)};
+    PostUse u;
+    u.call = grand;
+    u.dtype_short = kShort.at(attr);
+    return u;
   }
   if (attr != "to") return std::nullopt;
   const Node& call = *grand;
@@ -191,7 +205,10 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
     *other = fmt::format("line {}: {}.to(...) is not a conversion to one dtype", line, name);
     return std::nullopt;
   }
-  return PostUse{grand, false, dtype};
+  PostUse u;
+  u.call = grand;
+  u.dtype_expr = dtype;
+  return u;
 }
 
 // `t = <epilogue of t>`: the value's epilogue call, else nullptr.
@@ -258,7 +275,7 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
     }
     if (other.empty()) {
       other = fmt::format("line {}: {} is used otherwise than {} after the launch", line, name,
-                          kind == Epilogue::kSum ? "summed whole" : "converted to another dtype");
+                          kind == Epilogue::kSum ? "summed (whole or along one dimension)" : "converted to another dtype");
     }
   });
   if (b.uses.empty()) {
@@ -545,6 +562,20 @@ class FusedSumPass : public Pass {
     if (!storesOnly(ctx, param, &stores, &why)) return refuse(why);
     if (stores.empty()) return refuse(fmt::format("{} stores nothing through '{}'", k.name, param));
 
+    // Whole sums, or sums along one dimension per buffer: not both.
+    bool along = buffers[0].uses[0].dim.has_value();
+    for (const Buffer& b : buffers) {
+      for (const PostUse& u : b.uses) {
+        if (u.dim.has_value() != along || (along && *u.dim != *b.uses[0].dim)) {
+          return refuse(fmt::format("{} is summed {} and {} (line {})", b.tensor,
+                                    along ? fmt::format("along dimension {}", *buffers[0].uses[0].dim) : "whole",
+                                    u.dim ? fmt::format("along dimension {}", *u.dim) : "whole",
+                                    nodePos(*u.call)->line));
+        }
+      }
+    }
+    if (along) return alongDimensions(ctx, buffers, stores, torch);
+
     SourceEditor ed(ctx.text().text());
     const std::string tl = ctx.tl();
     const std::string total = ctx.freshName(param + "_total");
@@ -623,6 +654,99 @@ class FusedSumPass : public Pass {
   }
 
  private:
+  // Sums along a dimension (`dW = _dW.sum(0)` of per-program partial rows): the buffer the kernel
+  // is given is the accumulator seen through a stride-0 view along that dimension
+  // (`torch.zeros_like(_dW.select(0, 0)).unsqueeze(0).expand_as(_dW)`), so every program's row
+  // lands on the same row, and each store adds what it would have written there atomically. The
+  // sum is then the accumulator (`_dW.select(0, 0)`). A kernel that addresses the buffer through
+  // the strides it is given is unchanged otherwise; one that computes its own strides would
+  // address past the accumulator: the helper drops every address outside the accumulator's
+  // bytes, so such a kernel computes a wrong sum (refused by verification) and writes nothing
+  // outside it.
+  PassOutcome alongDimensions(const PassContext& ctx, const std::vector<Buffer>& buffers,
+                              const std::vector<const Node*>& stores, const std::string& torch) const {
+    const Kernel& k = *ctx.kernel;
+    const std::string& param = buffers[0].param;
+    for (const Buffer& b : buffers) {
+      // Atomics in a narrower type would round every addition where torch's sum rounds once.
+      if (const Node* dt = keywordArg(*b.alloc_call, "dtype")) {
+        std::string q = ctx.ir->qualifiedName(*dt);
+        if (q != "torch.float32" && q != "torch.float" && q != "torch.float64" && q != "torch.double") {
+          return refuse(fmt::format("{} is summed along a dimension in {}: atomic additions would round each "
+                                    "partial sum to it (float32 and float64 buffers only)",
+                                    b.tensor, ctx.slice(*dt)));
+        }
+      }
+    }
+    SourceEditor ed(ctx.text().text());
+    const std::string tl = ctx.tl();
+    const std::string bytes = ctx.freshName(param + "_bytes");
+    const std::string helper = freshModuleName(ctx, "_fused_dim_sum_add");
+    std::vector<std::string> h = {
+        fmt::format("@{}.jit", ctx.triton()),
+        fmt::format("def {}(base, nbytes, ptr, value, mask):", helper),
+        "    # fused-sum along a dimension: the summed dimension of the buffer has stride 0, so what",
+        "    # `tl.store(ptr, value, mask=mask)` would write is added to the one row every program writes;",
+        "    # an address outside the accumulator's bytes is dropped (written nowhere)",
+        fmt::format("    {}.static_assert(ptr.dtype.element_ty == {}.float32 or ptr.dtype.element_ty == {}.float64,", tl,
+                    tl, tl),
+        "                     \"fused-sum along a dimension: the buffer holds float32 or float64\")",
+        fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
+        fmt::format("    offset = ptr.to({}.int64) - base.to({}.int64)", tl, tl),
+        "    inside = (offset >= 0) & (offset < nbytes)",
+        "    if mask is not None:",
+        "        inside = inside & mask",
+        "    if ptr.type.is_block():",
+        fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
+        fmt::format("    {}.atomic_add(ptr, v, mask=inside, sem=\"relaxed\")", tl),
+    };
+    int top = definitionTopLine(*k.def);
+    ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
+    for (const Node* call : stores) {
+      const Node* ptr = call->at("args").empty() ? keywordArg(*call, "pointer") : &call->at("args")[0];
+      const Node* value = call->at("args").size() > 1 ? &call->at("args")[1] : keywordArg(*call, "value");
+      const Node* mask = call->at("args").size() > 2 ? &call->at("args")[2] : keywordArg(*call, "mask");
+      if (!ptr || !value) {
+        return refuse(fmt::format("line {}: a tl.store without its pointer and value", nodePos(*call)->line));
+      }
+      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {}, {})", helper, param, bytes, ctx.slice(*ptr),
+                                               ctx.slice(*value), mask ? ctx.slice(*mask) : "None"));
+    }
+    addKernelParam(ctx, ed, bytes, "");
+
+    std::set<const Node*> done_allocs;
+    std::vector<int> lines;
+    for (const Buffer& b : buffers) {
+      int64_t dim = *b.uses[0].dim;
+      if (done_allocs.insert(b.alloc_stmt).second) {
+        if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
+        int last = nodePos(*b.alloc_stmt)->end_line;
+        std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
+        std::string line = fmt::format("{}{} = {}.zeros_like({}.select({}, 0)).unsqueeze({}).expand_as({})", indent,
+                                       b.tensor, torch, b.tensor, dim, dim, b.tensor);
+        ed.insert(ctx.lineRange(last, last).end, line + "\n");
+      }
+      addLaunchKeyword(ctx, ed, *b.site, bytes,
+                       fmt::format("{}.select({}, 0).numel() * {}.element_size()", b.tensor, dim, b.tensor));
+      for (const PostUse& u : b.uses) {
+        std::string value = fmt::format("{}.select({}, 0)", b.tensor, dim);
+        if (u.mean) value = fmt::format("({} / {}.shape[{}])", value, b.tensor, dim);
+        ed.replace(ctx.range(*u.call), value);
+        lines.push_back(nodePos(*u.call)->line);
+      }
+    }
+    PassOutcome out = appliedEdits(ed, k.name);
+    if (!out.applied) return out;
+    out.param_types[bytes] = "i64";
+    std::string at;
+    for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
+    out.notes.push_back(
+        fmt::format("what {} stores through '{}' is added along the summed dimension by the kernel (line {} reads "
+                    "the accumulator); atomics make its last bits depend on the order the programs add",
+                    k.name, param, at));
+    return out;
+  }
+
   PassInfo info_;
 };
 
