@@ -479,7 +479,7 @@ bool launcherReducesAnArgument(const ModuleIR& ir, const Kernel& kernel, bool co
       if (found || !isType(n, "Call")) return !found;
       // No keywords but `dim=` (a sum along a dimension, which fused-sum also takes).
       const Node& kws = n["keywords"];
-      bool dim_kw = kws.size() == 1 && kws[0].value("arg", "") == "dim";
+      bool dim_kw = kws.size() == 1 && keywordArg(n, "dim");  // (**kwargs has no name)
       if (!kws.empty() && (convert || !dim_kw)) return true;
       auto at = nodePos(n);
       if (!at || !launch_line || at->line <= launch_line->end_line) return true;

@@ -153,7 +153,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
       const Node& kws = call["keywords"];
       const Node* dim = nullptr;
       if (args.size() == skip + 1 && kws.empty()) dim = &args[skip];
-      if (args.size() == skip && kws.size() == 1 && kws[0].value("arg", "") == "dim") dim = &kws[0]["value"];
+      if (args.size() == skip && kws.size() == 1) dim = keywordArg(call, "dim");
       PostUse u;
       u.call = &call;
       u.mean = mean;
@@ -186,7 +186,7 @@ std::optional<PostUse> postUse(const ModuleIR& ir, Epilogue kind, const Node& n,
   const Node& call = *grand;
   const Node* dtype = nullptr;
   if (call["args"].size() == 1 && call["keywords"].empty()) dtype = &call["args"][0];
-  if (call["args"].empty() && call["keywords"].size() == 1 && call["keywords"][0].value("arg", "") == "dtype") {
+  if (call["args"].empty() && call["keywords"].size() == 1 && keywordArg(call, "dtype")) {
     dtype = &call["keywords"][0]["value"];
   }
   // A dtype, not a device or a tensor: torch.<dtype>, x.dtype, or a name that says so.
@@ -371,8 +371,8 @@ std::vector<Buffer> filledBuffers(const PassContext& ctx, Epilogue kind, const L
     *why = !reason.empty() ? reason
            : kind == Epilogue::kSum
                ? fmt::format(
-                     "no tensor that {} launches {} with is summed whole after the launch (torch.sum(t), "
-                     "t.sum(), t.mean())",
+                     "no tensor that {} launches {} with is summed after the launch (torch.sum(t), "
+                     "t.sum(), t.sum(0), t.mean())",
                      site.function, ctx.kernel->name)
                : fmt::format(
                      "no tensor that {} launches {} with is converted to another dtype after the launch "

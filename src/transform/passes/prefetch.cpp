@@ -284,7 +284,11 @@ class PrefetchPass : public Pass {
                 : fmt::format(", mask={}", guard);
     if (other) out += fmt::format(", other={}", shifted(ctx, *other, s, ahead, index, index));
     for (const auto& kw : call["keywords"]) {
-      std::string name = kw.value("arg", "");
+      if (!kw["arg"].is_string()) {  // **options
+        out += fmt::format(", **{}", ctx.slice(kw["value"]));
+        continue;
+      }
+      std::string name = kw["arg"].get<std::string>();
       if (name == "mask" || name == "other") continue;
       out += fmt::format(", {}={}", name, ctx.slice(kw["value"]));
     }
