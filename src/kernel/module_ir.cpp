@@ -329,7 +329,7 @@ class Builder {
     size_t i = 0;
     for (const auto& a : n["args"]) {
       if (isType(a, "Starred")) {
-        site.has_starred = true;
+        site.has_starred = site.star_args = true;
         break;
       }
       if (i < kernel.params.size()) site.args.push_back({kernel.params[i].name, &a, true});

@@ -94,6 +94,7 @@ struct LaunchSite {
   std::vector<LaunchArg> args;             // kernel parameters, in source order
   std::map<std::string, LaunchArg> options;  // num_warps, num_stages, ...
   bool has_starred = false;                // *args / **kwargs: mapping incomplete
+  bool star_args = false;                  // *args: the positions after it are unknown
 
   const LaunchArg* arg(std::string_view param) const;
 };

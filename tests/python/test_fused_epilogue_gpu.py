@@ -78,6 +78,19 @@ def test_partial_rows_summed_along_the_programs_match_the_launcher_as_written(sh
     assert dw_b.dtype == dw_a.dtype and dw_b.shape == dw_a.shape
     torch.testing.assert_close(dx_b, dx_a, rtol=0, atol=0)
     torch.testing.assert_close(dw_b.float(), dw_a.float(), rtol=2e-3, atol=1e-3)
+    # Two buffers of one launch, and an optional one (None without a weight).
+    orig2, fused2 = both("fused-sum/two_partial_buffers")
+    a, b = orig2.scale_backward(dy, x, w), fused2.scale_backward(dy, x, w)
+    torch.testing.assert_close(b[0], a[0], rtol=0, atol=0)
+    for got, want in zip(b[1:], a[1:]):
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-3, atol=1e-3)
+    orig3, fused3 = both("fused-sum/optional_partial_rows")
+    for weight in (w, None):
+        a, b = orig3.scale_backward(dy, x, weight), fused3.scale_backward(dy, x, weight)
+        torch.testing.assert_close(b[0], a[0], rtol=0, atol=0)
+        assert (a[1] is None) == (b[1] is None) == (weight is None)
+        if weight is not None:
+            torch.testing.assert_close(b[1].float(), a[1].float(), rtol=2e-3, atol=1e-3)
 
 
 def test_own_row_stride_is_wrong_and_writes_nothing_outside():

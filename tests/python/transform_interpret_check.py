@@ -117,6 +117,16 @@ def scaling_backward(M, N):
     return torch.randn(M, N, generator=gen).half(), torch.randn(M, N, generator=gen).half(), w
 
 
+def optional_scaling(mod, M, N):
+    """With a weight (partial rows summed by the kernel) and without (None passed, no sum)."""
+    dy, x, w = scaling_backward(M, N)
+    before = load(os.path.join(GOLDEN, "fused-sum/optional_partial_rows", "input.py"))
+    (dx, dw), (rdx, rdw) = mod.scale_backward(dy, x, w), before.scale_backward(dy, x, w)
+    (ndx, ndw), (rndx, rndw) = mod.scale_backward(dy, x, None), before.scale_backward(dy, x, None)
+    return (torch.equal(dx, rdx) and dw.dtype == rdw.dtype and torch.allclose(dw.float(), rdw.float(), rtol=1e-5)
+            and ndw is None and rndw is None and torch.equal(ndx, rndx))
+
+
 def own_row_stride(mod, M, N):
     """The kernel writes its partial rows at offsets it computes itself, not through the stride
     it is given: after the pass only program 0's row lands inside the accumulator and every
@@ -498,6 +508,9 @@ CASES = {
     "fused-sum/partial_rows": (as_written_within("fused-sum/partial_rows", "scale_backward", scaling_backward, 1e-5,
                                                  tensors_within=True), (37, 100)),
     "fused-sum/own_row_stride": (own_row_stride, (37, 100)),
+    "fused-sum/optional_partial_rows": (optional_scaling, (37, 100)),
+    "fused-sum/two_partial_buffers": (as_written_within("fused-sum/two_partial_buffers", "scale_backward",
+                                                        scaling_backward, 1e-5, tensors_within=True), (37, 100)),
     "fused-sum/per_row_mean": (as_written_within("fused-sum/per_row_mean", "row_error", two_halves, 1e-2), (37, 100)),
     # The interpreter stores float32 into bfloat16 by truncation where torch (and the GPU's
     # cvt.rn) round to nearest: equal within one bfloat16 step here, bit for bit on a GPU

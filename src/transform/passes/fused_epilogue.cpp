@@ -132,6 +132,7 @@ struct Buffer {
   std::string alloc_new;             // fused-sum: the callee's replacement ("" : already empty)
   std::vector<PostUse> uses;         // after the launch
   const Node* rebinding = nullptr;   // `tensor = <use>` at the function's top level
+  bool maybe_none = false;           // also bound to None (`_dW = None` in another branch)
 };
 
 // Is the Name `n` (its parents `up`) the tensor of an epilogue call? The call, else nullopt;
@@ -253,7 +254,9 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
     if (&n == site.call) {
       launch_in_loop = std::any_of(up.begin(), up.end(), [](const Node* p) { return isLoop(*p); });
     }
-    if (!isType(n, "Name") || n["id"] != name || !other.empty()) return;
+    // Every use is read (the first other one is kept): a refusal names the use that blocks
+    // an epilogue found later (the buffer passed to another kernel in a branch before its sum).
+    if (!isType(n, "Name") || n["id"] != name) return;
     if (&n == &launch_arg) return;
     if (ctx.range(n).begin >= rebound_at) return;  // the result, under the buffer's name
     int line = nodePos(n)->line;
@@ -261,10 +264,15 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
     const Node* parent = up.empty() ? nullptr : up.back();
     // t.stride(0), t.shape, t.dtype ...
     if (parent && isType(*parent, "Attribute") && isMetadataAttribute((*parent)["attr"])) return;
-    if (auto use = postUse(ir, kind, n, up, name, &other)) {
+    std::string refused;
+    auto use = postUse(ir, kind, n, up, name, &refused);
+    if (!refused.empty() && other.empty()) other = refused;
+    if (use) {
       if (ctx.range(*use->call).begin < launch_at) {
-        other = fmt::format("line {}: {} is {} before the launch", line, name,
-                            kind == Epilogue::kSum ? "summed" : "converted");
+        if (other.empty()) {
+          other = fmt::format("line {}: {} is {} before the launch", line, name,
+                              kind == Epilogue::kSum ? "summed" : "converted");
+        }
         return;
       }
       if (kind == Epilogue::kCast) {
@@ -274,8 +282,17 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
       return;
     }
     if (other.empty()) {
-      other = fmt::format("line {}: {} is used otherwise than {} after the launch", line, name,
-                          kind == Epilogue::kSum ? "summed (whole or along one dimension)" : "converted to another dtype");
+      // Passed to another launch (of another kernel, in another branch): that kernel would
+      // see the buffer as this pass leaves it.
+      const Node* call = parent && isType(*parent, "Call") ? parent : nullptr;
+      if (call && isType(call->at("func"), "Subscript")) {
+        other = fmt::format("line {}: {} is passed to another launch ({}), which this pass does not rewrite", line,
+                            name, ctx.slice(call->at("func").at("value")));
+      } else {
+        other = fmt::format("line {}: {} is used otherwise than {} after the launch", line, name,
+                            kind == Epilogue::kSum ? "summed (whole or along one dimension)"
+                                                   : "converted to another dtype");
+      }
     }
   });
   if (b.uses.empty()) {
@@ -298,6 +315,13 @@ std::optional<Buffer> bufferUses(const PassContext& ctx, Epilogue kind, const Fu
       if (a.stmt == b.rebinding || ctx.range(*a.stmt).begin >= rebound_at) continue;
       if (a.augmented) {
         assigns.push_back(a.stmt);  // refused below: not one plain allocation
+        continue;
+      }
+      // `t = None` where the tensor is not wanted (`if weight is not None: t = torch.empty(...)
+      // else: t = None`): the launch passes None then, and the launcher does not sum it.
+      if (isType(*a.stmt, "Assign") && a.stmt->at("targets").size() == 1 &&
+          isType(a.stmt->at("value"), "Constant") && a.stmt->at("value").value("vt", "") == "None") {
+        b.maybe_none = true;
         continue;
       }
       assigns.push_back(a.stmt);
@@ -456,8 +480,10 @@ bool launchForms(const PassContext& ctx, std::string* why) {
       *why = fmt::format("{} is launched at module level", ctx.kernel->name);
       return false;
     }
-    if (site->has_starred) {
-      *why = fmt::format("a launch of {} passes *args / **kwargs", ctx.kernel->name);
+    // **options leave every visible argument's parameter known (only more keywords come
+    // from the dict); after *args the positions are not.
+    if (site->star_args) {
+      *why = fmt::format("a launch of {} passes *args", ctx.kernel->name);
       return false;
     }
   }
@@ -538,88 +564,116 @@ class FusedSumPass : public Pass {
     std::string torch, why;
     auto per_launch = launchBuffers(ctx, Epilogue::kSum, &torch, &why);
     if (!per_launch) return refuse(why);
-
-    // The launches: which pointer parameter each passes a summed buffer for (one, the same).
-    std::vector<Buffer> buffers;
-    for (const std::vector<Buffer>& found : *per_launch) {
-      if (found.size() > 1) {
-        return refuse(fmt::format("two tensors that the launch of {} passes are summed after it ({} and {})", k.name,
-                                  found[0].tensor, found[1].tensor));
-      }
-      if (!buffers.empty() && found[0].param != buffers[0].param) {
-        return refuse(fmt::format("the launches of {} sum buffers passed for different parameters ({} and {})", k.name,
-                                  buffers[0].param, found[0].param));
-      }
-      buffers.push_back(found[0]);
-    }
-    const std::string param = buffers[0].param;
     if (k.autotune) {
       return refuse(fmt::format("{} is autotuned: the autotuner's timing runs would add into the sum again", k.name));
     }
 
-    // The kernel: the pointer only addresses stores.
-    std::vector<const Node*> stores;
-    if (!storesOnly(ctx, param, &stores, &why)) return refuse(why);
-    if (stores.empty()) return refuse(fmt::format("{} stores nothing through '{}'", k.name, param));
-
-    // Whole sums, or sums along one dimension per buffer: not both.
-    bool along = buffers[0].uses[0].dim.has_value();
-    for (const Buffer& b : buffers) {
-      for (const PostUse& u : b.uses) {
-        if (u.dim.has_value() != along || (along && *u.dim != *b.uses[0].dim)) {
-          return refuse(fmt::format("{} is summed {} and {} (line {})", b.tensor,
-                                    along ? fmt::format("along dimension {}", *buffers[0].uses[0].dim) : "whole",
-                                    u.dim ? fmt::format("along dimension {}", *u.dim) : "whole",
-                                    nodePos(*u.call)->line));
+    // The summed buffers by the pointer parameter they are passed for: every launch passes one
+    // for each such parameter (a launch that passed a plain tensor would be added into).
+    std::map<std::string, std::vector<Buffer>> by_param;
+    std::vector<std::string> params;  // in the first launch's order
+    for (const Buffer& b : (*per_launch)[0]) {
+      if (!by_param.count(b.param)) params.push_back(b.param);
+      by_param[b.param];
+    }
+    for (const std::vector<Buffer>& found : *per_launch) {
+      std::set<std::string> here;
+      for (const Buffer& b : found) {
+        if (!by_param.count(b.param)) {
+          return refuse(fmt::format("the launches of {} sum buffers passed for different parameters ({} and {})",
+                                    k.name, params[0], b.param));
         }
+        here.insert(b.param);
+        by_param[b.param].push_back(b);
+      }
+      if (here.size() != params.size()) {
+        return refuse(fmt::format("the launches of {} sum buffers passed for different parameters", k.name));
       }
     }
-    if (along) return alongDimensions(ctx, buffers, stores, torch);
 
     SourceEditor ed(ctx.text().text());
+    std::vector<std::string> helpers;
+    std::string whole_helper, along_helper;
+    PassOutcome out;
+    std::vector<std::string> notes;
+    for (const std::string& param : params) {
+      const std::vector<Buffer>& buffers = by_param[param];
+      // The kernel: the pointer only addresses stores.
+      std::vector<const Node*> stores;
+      if (!storesOnly(ctx, param, &stores, &why)) return refuse(why);
+      if (stores.empty()) return refuse(fmt::format("{} stores nothing through '{}'", k.name, param));
+      // Whole sums, or sums along one dimension per buffer: not both.
+      bool along = buffers[0].uses[0].dim.has_value();
+      for (const Buffer& b : buffers) {
+        for (const PostUse& u : b.uses) {
+          if (u.dim.has_value() != along || (along && *u.dim != *b.uses[0].dim)) {
+            return refuse(fmt::format("{} is summed {} and {} (line {})", b.tensor,
+                                      along ? fmt::format("along dimension {}", *buffers[0].uses[0].dim) : "whole",
+                                      u.dim ? fmt::format("along dimension {}", *u.dim) : "whole",
+                                      nodePos(*u.call)->line));
+          }
+        }
+      }
+      std::string refused = along ? alongDimension(ctx, ed, param, buffers, stores, torch, &along_helper, &helpers,
+                                                   &out, &notes)
+                                  : whole(ctx, ed, param, buffers, stores, torch, &whole_helper, &helpers, &out,
+                                          &notes);
+      if (!refused.empty()) return refuse(refused);
+    }
+    // The helpers, above the kernel's decorators.
+    int top = definitionTopLine(*k.def);
+    for (const std::string& h : helpers) ed.insert(ctx.text().offset(top, 0), h + "\n\n");
+    PassOutcome applied = appliedEdits(ed, k.name);
+    if (!applied.applied) return applied;
+    applied.param_types = out.param_types;
+    applied.notes = notes;
+    return applied;
+  }
+
+ private:
+  // A whole-tensor sum: each store adds its block's sum into one of kSlots slots of an
+  // accumulator the launcher allocates beside the buffer and sums afterwards. "" or why not.
+  static std::string whole(const PassContext& ctx, SourceEditor& ed, const std::string& param,
+                           const std::vector<Buffer>& buffers, const std::vector<const Node*>& stores,
+                           const std::string& torch, std::string* helper, std::vector<std::string>* helpers,
+                           PassOutcome* out, std::vector<std::string>* notes) {
+    const Kernel& k = *ctx.kernel;
     const std::string tl = ctx.tl();
     const std::string total = ctx.freshName(param + "_total");
-    const std::string helper = freshModuleName(ctx, "_fused_sum_into");
-    // The helper, above the kernel's decorators.
-    std::vector<std::string> h = {
-        fmt::format("@{}.jit", ctx.triton()),
-        fmt::format("def {}(total, ptr, value, mask):", helper),
-        fmt::format("    # fused-sum: what `tl.store(ptr, value, mask=mask)` would write, added to one of the {} slots",
-                    kSlots),
-        "    # of total (spread over programs: one address taking every program's atomics serializes them)",
-        fmt::format("    {}.static_assert(ptr.dtype.element_ty.is_floating(), \"fused-sum: the summed buffer holds "
-                    "floats\")",
-                    tl),
-        fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
-        fmt::format("    slot = ({}.program_id(0) + {}.program_id(1) * 61 + {}.program_id(2) * 127) % {}", tl, tl, tl,
-                    kSlots),
-        "    if ptr.type.is_block():",
-        fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
-        "        if mask is not None:",
-        fmt::format("            v = {}.where(mask, v, 0)", tl),
-        fmt::format("        {}.atomic_add(total + slot, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")", tl,
-                    tl),
-        "    else:",
-        fmt::format("        {}.atomic_add(total + slot, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")",
-                    tl),
-    };
-    int top = definitionTopLine(*k.def);
-    ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
-
+    if (helper->empty()) {
+      *helper = freshModuleName(ctx, "_fused_sum_into");
+      std::vector<std::string> h = {
+          fmt::format("@{}.jit", ctx.triton()),
+          fmt::format("def {}(total, ptr, value, mask):", *helper),
+          fmt::format(
+              "    # fused-sum: what `tl.store(ptr, value, mask=mask)` would write, added to one of the {} slots", kSlots),
+          "    # of total (spread over programs: one address taking every program's atomics serializes them)",
+          fmt::format("    {}.static_assert(ptr.dtype.element_ty.is_floating(), \"fused-sum: the summed buffer holds "
+                      "floats\")",
+                      tl),
+          fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
+          fmt::format("    slot = ({}.program_id(0) + {}.program_id(1) * 61 + {}.program_id(2) * 127) % {}", tl, tl,
+                      tl, kSlots),
+          "    if ptr.type.is_block():",
+          fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
+          "        if mask is not None:",
+          fmt::format("            v = {}.where(mask, v, 0)", tl),
+          fmt::format("        {}.atomic_add(total + slot, {}.sum(v.to(total.dtype.element_ty)), sem=\"relaxed\")",
+                      tl, tl),
+          "    else:",
+          fmt::format("        {}.atomic_add(total + slot, v.to(total.dtype.element_ty), mask=mask, sem=\"relaxed\")",
+                      tl),
+      };
+      helpers->push_back(joinLines(h, ""));
+    }
     // Each store becomes a call of the helper.
     for (const Node* call : stores) {
-      const Node* ptr = call->at("args").empty() ? keywordArg(*call, "pointer") : &call->at("args")[0];
-      const Node* value = call->at("args").size() > 1 ? &call->at("args")[1] : keywordArg(*call, "value");
-      const Node* mask = call->at("args").size() > 2 ? &call->at("args")[2] : keywordArg(*call, "mask");
-      if (!ptr || !value) {
-        return refuse(fmt::format("line {}: a tl.store without its pointer and value", nodePos(*call)->line));
-      }
-      std::string text = fmt::format("{}({}, {}, {}, {})", helper, total, ctx.slice(*ptr), ctx.slice(*value),
-                                     mask ? ctx.slice(*mask) : "None");
-      ed.replace(ctx.range(*call), text);
+      StoreArgs a;
+      if (!storeArgs(*call, &a)) return fmt::format("line {}: a tl.store without its pointer and value", a.line);
+      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {})", *helper, total, ctx.slice(*a.ptr),
+                                               ctx.slice(*a.value), a.mask ? ctx.slice(*a.mask) : "None"));
     }
     addKernelParam(ctx, ed, total, "");
-
     // The launchers.
     std::set<const Node*> done_allocs;
     std::vector<int> lines;
@@ -634,26 +688,22 @@ class FusedSumPass : public Pass {
                         acc, torch, kSlots, torch, b.tensor, torch, b.tensor);
         ed.insert(ctx.lineRange(last, last).end, line + "\n");
       }
-      addLaunchKeyword(ctx, ed, *b.site, total, acc);
+      // A tensor also bound to None: None then (the accumulator is allocated in the other branch).
+      addLaunchKeyword(ctx, ed, *b.site, total,
+                       b.maybe_none ? fmt::format("{} if {} is not None else None", acc, b.tensor) : acc);
       for (const PostUse& u : b.uses) {
         std::string value = u.mean ? fmt::format("({}.sum() / {}.numel())", acc, b.tensor) : acc + ".sum()";
         ed.replace(ctx.range(*u.call), fmt::format("{}.to({}.dtype)", value, b.tensor));
         lines.push_back(nodePos(*u.call)->line);
       }
     }
-    PassOutcome out = appliedEdits(ed, k.name);
-    if (!out.applied) return out;
-    out.param_types[total] = "*fp32";
-    std::string at;
-    for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
-    out.notes.push_back(
-        fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
-                    "accumulator's slots); atomics make its last bits depend on the order the programs add",
-                    k.name, param, at));
-    return out;
+    out->param_types[total] = "*fp32";
+    notes->push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
+                                 "accumulator's slots); atomics make its last bits depend on the order the programs add",
+                                 k.name, param, joinInts(lines)));
+    return "";
   }
 
- private:
   // Sums along a dimension (`dW = _dW.sum(0)` of per-program partial rows): the buffer the kernel
   // is given is the accumulator seen through a stride-0 view along that dimension
   // (`torch.zeros_like(_dW.select(0, 0)).unsqueeze(0).expand_as(_dW)`), so every program's row
@@ -662,58 +712,54 @@ class FusedSumPass : public Pass {
   // the strides it is given is unchanged otherwise; one that computes its own strides would
   // address past the accumulator: the helper drops every address outside the accumulator's
   // bytes, so such a kernel computes a wrong sum (refused by verification) and writes nothing
-  // outside it.
-  PassOutcome alongDimensions(const PassContext& ctx, const std::vector<Buffer>& buffers,
-                              const std::vector<const Node*>& stores, const std::string& torch) const {
+  // outside it. "" or why not.
+  static std::string alongDimension(const PassContext& ctx, SourceEditor& ed, const std::string& param,
+                                    const std::vector<Buffer>& buffers, const std::vector<const Node*>& stores,
+                                    const std::string& torch, std::string* helper, std::vector<std::string>* helpers,
+                                    PassOutcome* out, std::vector<std::string>* notes) {
     const Kernel& k = *ctx.kernel;
-    const std::string& param = buffers[0].param;
     for (const Buffer& b : buffers) {
       // Atomics in a narrower type would round every addition where torch's sum rounds once.
       if (const Node* dt = keywordArg(*b.alloc_call, "dtype")) {
         std::string q = ctx.ir->qualifiedName(*dt);
         if (q != "torch.float32" && q != "torch.float" && q != "torch.float64" && q != "torch.double") {
-          return refuse(fmt::format("{} is summed along a dimension in {}: atomic additions would round each "
-                                    "partial sum to it (float32 and float64 buffers only)",
-                                    b.tensor, ctx.slice(*dt)));
+          return fmt::format("{} is summed along a dimension in {}: atomic additions would round each "
+                             "partial sum to it (float32 and float64 buffers only)",
+                             b.tensor, ctx.slice(*dt));
         }
       }
     }
-    SourceEditor ed(ctx.text().text());
     const std::string tl = ctx.tl();
     const std::string bytes = ctx.freshName(param + "_bytes");
-    const std::string helper = freshModuleName(ctx, "_fused_dim_sum_add");
-    std::vector<std::string> h = {
-        fmt::format("@{}.jit", ctx.triton()),
-        fmt::format("def {}(base, nbytes, ptr, value, mask):", helper),
-        "    # fused-sum along a dimension: the summed dimension of the buffer has stride 0, so what",
-        "    # `tl.store(ptr, value, mask=mask)` would write is added to the one row every program writes;",
-        "    # an address outside the accumulator's bytes is dropped (written nowhere)",
-        fmt::format("    {}.static_assert(ptr.dtype.element_ty == {}.float32 or ptr.dtype.element_ty == {}.float64,", tl,
-                    tl, tl),
-        "                     \"fused-sum along a dimension: the buffer holds float32 or float64\")",
-        fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
-        fmt::format("    offset = ptr.to({}.int64) - base.to({}.int64)", tl, tl),
-        "    inside = (offset >= 0) & (offset < nbytes)",
-        "    if mask is not None:",
-        "        inside = inside & mask",
-        "    if ptr.type.is_block():",
-        fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
-        fmt::format("    {}.atomic_add(ptr, v, mask=inside, sem=\"relaxed\")", tl),
-    };
-    int top = definitionTopLine(*k.def);
-    ed.insert(ctx.text().offset(top, 0), joinLines(h, "") + "\n\n");
+    if (helper->empty()) {
+      *helper = freshModuleName(ctx, "_fused_dim_sum_add");
+      std::vector<std::string> h = {
+          fmt::format("@{}.jit", ctx.triton()),
+          fmt::format("def {}(base, nbytes, ptr, value, mask):", *helper),
+          "    # fused-sum along a dimension: the summed dimension of the buffer has stride 0, so what",
+          "    # `tl.store(ptr, value, mask=mask)` would write is added to the one row every program writes;",
+          "    # an address outside the accumulator's bytes is dropped (written nowhere)",
+          fmt::format("    {}.static_assert(ptr.dtype.element_ty == {}.float32 or ptr.dtype.element_ty == {}.float64,",
+                      tl, tl, tl),
+          "                     \"fused-sum along a dimension: the buffer holds float32 or float64\")",
+          fmt::format("    v = {}.cast(value, ptr.dtype.element_ty)", tl),
+          fmt::format("    offset = ptr.to({}.int64) - base.to({}.int64)", tl, tl),
+          "    inside = (offset >= 0) & (offset < nbytes)",
+          "    if mask is not None:",
+          "        inside = inside & mask",
+          "    if ptr.type.is_block():",
+          fmt::format("        v = {}.broadcast_to(v, ptr.shape)", tl),
+          fmt::format("    {}.atomic_add(ptr, v, mask=inside, sem=\"relaxed\")", tl),
+      };
+      helpers->push_back(joinLines(h, ""));
+    }
     for (const Node* call : stores) {
-      const Node* ptr = call->at("args").empty() ? keywordArg(*call, "pointer") : &call->at("args")[0];
-      const Node* value = call->at("args").size() > 1 ? &call->at("args")[1] : keywordArg(*call, "value");
-      const Node* mask = call->at("args").size() > 2 ? &call->at("args")[2] : keywordArg(*call, "mask");
-      if (!ptr || !value) {
-        return refuse(fmt::format("line {}: a tl.store without its pointer and value", nodePos(*call)->line));
-      }
-      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {}, {})", helper, param, bytes, ctx.slice(*ptr),
-                                               ctx.slice(*value), mask ? ctx.slice(*mask) : "None"));
+      StoreArgs a;
+      if (!storeArgs(*call, &a)) return fmt::format("line {}: a tl.store without its pointer and value", a.line);
+      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {}, {})", *helper, param, bytes, ctx.slice(*a.ptr),
+                                               ctx.slice(*a.value), a.mask ? ctx.slice(*a.mask) : "None"));
     }
     addKernelParam(ctx, ed, bytes, "");
-
     std::set<const Node*> done_allocs;
     std::vector<int> lines;
     for (const Buffer& b : buffers) {
@@ -726,8 +772,9 @@ class FusedSumPass : public Pass {
                                        b.tensor, torch, b.tensor, dim, dim, b.tensor);
         ed.insert(ctx.lineRange(last, last).end, line + "\n");
       }
-      addLaunchKeyword(ctx, ed, *b.site, bytes,
-                       fmt::format("{}.select({}, 0).numel() * {}.element_size()", b.tensor, dim, b.tensor));
+      std::string size = fmt::format("{}.select({}, 0).numel() * {}.element_size()", b.tensor, dim, b.tensor);
+      if (b.maybe_none) size = fmt::format("{} if {} is not None else 0", size, b.tensor);
+      addLaunchKeyword(ctx, ed, *b.site, bytes, size);
       for (const PostUse& u : b.uses) {
         std::string value = fmt::format("{}.select({}, 0)", b.tensor, dim);
         if (u.mean) value = fmt::format("({} / {}.shape[{}])", value, b.tensor, dim);
@@ -735,16 +782,33 @@ class FusedSumPass : public Pass {
         lines.push_back(nodePos(*u.call)->line);
       }
     }
-    PassOutcome out = appliedEdits(ed, k.name);
-    if (!out.applied) return out;
-    out.param_types[bytes] = "i64";
+    out->param_types[bytes] = "i64";
+    notes->push_back(fmt::format("what {} stores through '{}' is added along the summed dimension by the kernel (line "
+                                 "{} reads the accumulator); atomics make its last bits depend on the order the "
+                                 "programs add",
+                                 k.name, param, joinInts(lines)));
+    return "";
+  }
+
+  // A tl.store call's pointer, value and mask (positional or keyword).
+  struct StoreArgs {
+    const Node* ptr = nullptr;
+    const Node* value = nullptr;
+    const Node* mask = nullptr;
+    int line = 0;
+  };
+  static bool storeArgs(const Node& call, StoreArgs* a) {
+    a->line = nodePos(call)->line;
+    a->ptr = call.at("args").empty() ? keywordArg(call, "pointer") : &call.at("args")[0];
+    a->value = call.at("args").size() > 1 ? &call.at("args")[1] : keywordArg(call, "value");
+    a->mask = call.at("args").size() > 2 ? &call.at("args")[2] : keywordArg(call, "mask");
+    return a->ptr && a->value;
+  }
+
+  static std::string joinInts(const std::vector<int>& v) {
     std::string at;
-    for (int l : lines) at += (at.empty() ? "" : ", ") + std::to_string(l);
-    out.notes.push_back(
-        fmt::format("what {} stores through '{}' is added along the summed dimension by the kernel (line {} reads "
-                    "the accumulator); atomics make its last bits depend on the order the programs add",
-                    k.name, param, at));
-    return out;
+    for (int l : v) at += (at.empty() ? "" : ", ") + std::to_string(l);
+    return at;
   }
 
   PassInfo info_;
