@@ -936,5 +936,44 @@ def col_sums(x):
   EXPECT_NE(out.find("    sms = (get_device_sm_count() * 400 // 100)\n"), std::string::npos) << out;
 }
 
+// A launch that unpacks a dict of options (`**kernel_args`): an option the launching function
+// writes into that dict (a literal key, a subscript, update()) is left alone, since adding it
+// at the launch gives it twice (a TypeError at every call); one it never writes is tuned.
+TEST(Tunables, AnOptionSetThroughAnUnpackedDictIsLeftAlone) {
+  const std::string src = R"(
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def run(x):
+    n = x.numel()
+    opts = {OPTS}
+    if x.device.type == "xpu":
+        opts.update({"num_stages": 4})
+    k[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024, **opts)
+    return x
+)";
+  auto with = [&](const std::string& opts) {
+    std::string text = src;
+    text.replace(text.find("{OPTS}"), 6, opts);
+    return discover(text, "run");
+  };
+  auto d = with("{\"num_warps\": 8}");
+  const Tunable& w = get(d->set, "k.num_warps");
+  EXPECT_FALSE(w.tunable);
+  EXPECT_NE(w.note.find("**opts"), std::string::npos) << w.note;
+  auto e = with("{}");
+  EXPECT_TRUE(get(e->set, "k.num_warps").tunable) << get(e->set, "k.num_warps").note;
+  auto f = with("dict()\n    opts[\"num_warps\"] = 4");
+  EXPECT_FALSE(get(f->set, "k.num_warps").tunable);
+}
+
 }  // namespace
 }  // namespace tf
