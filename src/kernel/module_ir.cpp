@@ -689,4 +689,88 @@ ModuleIR buildModuleIR(const ParsedSource& source, const std::vector<Kernel>* im
   return Builder(source, imported).build();
 }
 
+std::set<std::string> unpackedKeys(const ModuleIR& ir, const LaunchSite& site, bool* opaque) {
+  std::set<std::string> keys;
+  bool unread = false;
+  auto dictKeys = [&](const Node& d) {
+    for (const auto& k : d["keys"]) {
+      auto s = k.is_null() ? std::nullopt : strLiteral(k);
+      if (s) keys.insert(*s);
+      else unread = true;  // **nested or a computed key
+    }
+  };
+  std::set<std::string> names;
+  for (const auto& kw : site.call->at("keywords")) {
+    if (kw["arg"].is_string()) continue;
+    const Node& v = kw["value"];
+    if (isType(v, "Dict")) dictKeys(v);
+    else if (isType(v, "Name")) names.insert(v["id"].get<std::string>());
+    else unread = true;
+  }
+  if (!names.empty()) {
+    auto fn = ir.functions.find(site.function);
+    if (fn == ir.functions.end() || !fn->second.def) {
+      unread = true;
+    } else {
+      auto isName = [&](const Node& n) { return isType(n, "Name") && names.count(n["id"].get<std::string>()); };
+      walk(fn->second.def->at("body"), [&](const Node& n) {
+        if (isType(n, "Assign")) {
+          for (const auto& t : n["targets"]) {
+            if (isName(t)) {
+              if (isType(n["value"], "Dict")) dictKeys(n["value"]);
+              else if (!(isType(n["value"], "Call") && dottedName(n["value"]["func"]) == "dict" &&
+                         n["value"]["args"].empty()))
+                unread = true;  // bound to something else than a dict literal or dict(...)
+              else
+                for (const auto& kw : n["value"]["keywords"]) {
+                  if (kw["arg"].is_string()) keys.insert(kw["arg"].get<std::string>());
+                  else unread = true;
+                }
+            }
+            if (isType(t, "Subscript") && isName(t["value"])) {
+              if (auto s = strLiteral(t["slice"])) keys.insert(*s);
+              else unread = true;
+            }
+          }
+        }
+        if (isType(n, "Call") && isType(n["func"], "Attribute") && isName(n["func"]["value"])) {
+          const std::string attr = n["func"]["attr"];
+          if (attr == "update" || attr == "setdefault") {
+            for (const auto& a : n["args"]) {
+              if (isType(a, "Dict")) dictKeys(a);
+              else if (auto s = strLiteral(a)) keys.insert(*s);
+              else if (attr == "update") unread = true;
+            }
+            for (const auto& kw : n["keywords"]) {
+              if (kw["arg"].is_string()) keys.insert(kw["arg"].get<std::string>());
+              else unread = true;
+            }
+          }
+        }
+        return true;
+      });
+    }
+  }
+  if (opaque) *opaque = unread;
+  return keys;
+}
+
+bool hidesArguments(const ModuleIR& ir, const LaunchSite& site, const Kernel& kernel, std::string* why) {
+  auto say = [&](const std::string& w) {
+    if (why) *why = w;
+    return true;
+  };
+  if (site.star_args) return say(fmt::format("a launch of {} passes *args", kernel.name));
+  if (!site.has_starred) return false;
+  bool opaque = false;
+  std::set<std::string> keys = unpackedKeys(ir, site, &opaque);
+  if (opaque) return say(fmt::format("a launch of {} passes **kwargs whose keys are not all read", kernel.name));
+  for (const auto& p : kernel.params) {
+    if (keys.count(p.name)) {
+      return say(fmt::format("a launch of {} passes its parameter '{}' through **kwargs", kernel.name, p.name));
+    }
+  }
+  return false;
+}
+
 }  // namespace tf

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -182,5 +183,18 @@ struct JoinPoint {
 };
 std::optional<JoinPoint> joinPoint(const SourceText& text, const FunctionInfo& fn, const std::string& name,
                                    const Node& node);
+
+// The keys the launching function writes literally into the dicts a launch unpacks
+// (`K[grid](..., **kernel_args)`): `kernel_args = {"num_warps": w}`, `kernel_args["k"] = v`,
+// `kernel_args.update({"k": v})` or `.update(k=v)`, `.setdefault("k", v)`, and the keys of a dict
+// literal unpacked in the call itself. `opaque` (when given): some unpacked value is neither a
+// local name nor a dict literal, or a key is not a string literal, so the keys are not all read.
+// A function the dict is passed to (Liger's set_large_grf_mode on XPU) may add keys unseen.
+std::set<std::string> unpackedKeys(const ModuleIR& ir, const LaunchSite& site, bool* opaque = nullptr);
+
+// Does the launch hide which parameters of `kernel` its arguments bind? `*args` (the positions
+// after it are unknown), or a `**dict` whose keys are not all read or name a parameter of the
+// kernel (a dict of launch options, num_warps and the like, hides none). `why` says which.
+bool hidesArguments(const ModuleIR& ir, const LaunchSite& site, const Kernel& kernel, std::string* why = nullptr);
 
 }  // namespace tf

@@ -52,54 +52,6 @@ std::vector<const Tunable*> TunableSet::active() const {
 
 namespace {
 
-// Does a dict the launch unpacks (`K[grid](..., **kernel_args)`) hold `key`, as the launching
-// function writes it literally: `kernel_args = {"num_warps": w}`, `kernel_args["num_warps"] = w`,
-// `kernel_args.update({"num_warps": 32})` or `.update(num_warps=32)`, or a dict literal unpacked
-// in the call itself? Adding that option at the launch would give it twice (a TypeError at
-// every call: Liger's LayerNorm backward sets num_warps this way).
-// The dict's spelling ("kernel_args", "{...}"), or "" when no such dict holds it.
-std::string unpackedDictSets(const ModuleIR& ir, const LaunchSite& site, const std::string& key) {
-  auto dictHas = [&](const Node& d) {
-    if (!isType(d, "Dict")) return false;
-    for (const auto& k : d["keys"]) {
-      if (!k.is_null() && strLiteral(k) == key) return true;
-    }
-    return false;
-  };
-  std::set<std::string> names;
-  for (const auto& kw : site.call->at("keywords")) {
-    if (kw["arg"].is_string()) continue;
-    if (dictHas(kw["value"])) return "{...}";
-    if (isType(kw["value"], "Name")) names.insert(kw["value"]["id"].get<std::string>());
-  }
-  if (names.empty()) return "";
-  auto fn = ir.functions.find(site.function);
-  if (fn == ir.functions.end() || !fn->second.def) return "";
-  bool found = false;
-  std::string which;
-  auto isName = [&](const Node& n) {
-    if (!isType(n, "Name") || !names.count(n["id"].get<std::string>())) return false;
-    which = n["id"].get<std::string>();
-    return true;
-  };
-  walk(fn->second.def->at("body"), [&](const Node& n) {
-    if (found) return false;
-    if (isType(n, "Assign")) {
-      for (const auto& t : n["targets"]) {
-        if (isName(t) && dictHas(n["value"])) found = true;
-        if (isType(t, "Subscript") && isName(t["value"]) && strLiteral(t["slice"]) == key) found = true;
-      }
-    }
-    if (isType(n, "Call") && isType(n["func"], "Attribute") && isName(n["func"]["value"]) &&
-        (n["func"]["attr"] == "update" || n["func"]["attr"] == "setdefault")) {
-      for (const auto& a : n["args"]) found = found || dictHas(a) || strLiteral(a) == key;
-      for (const auto& kw : n["keywords"]) found = found || (kw["arg"].is_string() && kw["arg"] == key);
-    }
-    return !found;
-  });
-  return found ? which : "";
-}
-
 constexpr int64_t kTritonDefaultWarps = 4;
 constexpr int64_t kTritonDefaultStages = 3;
 
@@ -784,13 +736,13 @@ class Discoverer {
         setByUnreadConfigs(t);
       } else if (auto it = site.options.find(option); it != site.options.end()) {
         resolveValue(site, *it->second.expr, t);
-      } else if (std::string dict = unpackedDictSets(ir_, site, option); !dict.empty()) {
+      } else if (unpackedKeys(ir_, site).count(option)) {
+        // Written into a dict the launch unpacks (Liger's `**kernel_args`): added at the launch,
+        // it would be given twice (a TypeError at every call).
         t.origin = TunableOrigin::kAbsentOption;
         t.value = dflt;
         t.tunable = false;
-        t.note = fmt::format("set through the dict the launch unpacks (**{}): added at the launch, it would be "
-                             "given twice",
-                             dict);
+        t.note = "set through a dict the launch unpacks (**kwargs): added at the launch, it would be given twice";
       } else if (auto at = insertionPoint(site)) {
         t.origin = TunableOrigin::kAbsentOption;
         t.value = dflt;

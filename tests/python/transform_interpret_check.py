@@ -524,6 +524,7 @@ CASES = {
     "autotune/bake_second_config": (matmul, (100, 136, 72)),
     "memory-hints/offsets_matmul": (matmul, (100, 136, 72)),
     "rows-per-program/softmax": (softmax, (37, 100)),
+    "rows-per-program/options_dict": (softmax, (37, 100)),
     "prefetch/recurrence": (recurrent, (2, 7, 4, 64)),
     "prefetch/row_walk": (row_sum, (5, 1000)),
     "prefetch/recurrence_gated": (recurrent_gated, (2, 7, 4, 64)),

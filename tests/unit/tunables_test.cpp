@@ -968,7 +968,7 @@ def run(x):
   auto d = with("{\"num_warps\": 8}");
   const Tunable& w = get(d->set, "k.num_warps");
   EXPECT_FALSE(w.tunable);
-  EXPECT_NE(w.note.find("**opts"), std::string::npos) << w.note;
+  EXPECT_NE(w.note.find("**kwargs"), std::string::npos) << w.note;
   auto e = with("{}");
   EXPECT_TRUE(get(e->set, "k.num_warps").tunable) << get(e->set, "k.num_warps").note;
   auto f = with("dict()\n    opts[\"num_warps\"] = 4");

@@ -482,10 +482,7 @@ bool launchForms(const PassContext& ctx, std::string* why) {
     }
     // **options leave every visible argument's parameter known (only more keywords come
     // from the dict); after *args the positions are not.
-    if (site->star_args) {
-      *why = fmt::format("a launch of {} passes *args", ctx.kernel->name);
-      return false;
-    }
+    if (hidesArguments(*ctx.ir, *site, *ctx.kernel, why)) return false;
   }
   return true;
 }

@@ -103,7 +103,7 @@ class GroupedOrderPass : public Pass {
     std::vector<TunableSet> sets = kernelTunables(ctx);
     std::set<const Node*> grids_done;
     for (const LaunchSite* site : ctx.sites) {
-      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (std::string why; hidesArguments(*ctx.ir, *site, k, &why)) return refuse(why);
       std::string why;
       auto g = gridOf(ctx, *site, &why);
       if (!g) return refuse(why);

@@ -134,7 +134,7 @@ class PersistentPass : public Pass {
     std::set<const Node*> grids_done;
     std::map<std::string, std::string> sms_name;
     for (const LaunchSite* site : ctx.sites) {
-      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (std::string why; hidesArguments(*ctx.ir, *site, k, &why)) return refuse(why);
       if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
       std::string why;
       auto g = gridOf(ctx, *site, &why);

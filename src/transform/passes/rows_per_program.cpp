@@ -167,7 +167,7 @@ class RowsPerProgramPass : public Pass {
     std::set<std::string> fn_done;
     std::set<const Node*> grids_done;
     for (const LaunchSite* site : ctx.sites) {
-      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (std::string why; hidesArguments(*ctx.ir, *site, k, &why)) return refuse(why);
       if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
       auto g = gridOf(ctx, *site, &why);
       if (!g) return refuse(why);

@@ -188,7 +188,7 @@ class SplitKPass : public Pass {
       int d = static_cast<int>(g->axes.size());
       if (dims >= 0 && d != dims) return refuse("the launches' grids have different numbers of axes");
       dims = d;
-      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (std::string why; hidesArguments(*ctx.ir, *site, k, &why)) return refuse(why);
       if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
     }
     if (dims >= 3) return refuse("the grid has 3 axes already");

@@ -326,7 +326,7 @@ class SplitRowsPass : public Pass {
     for (const LaunchSite* site : ctx.sites) {
       auto g = gridOf(ctx, *site, &why);
       if (!g) return refuse(why);
-      if (site->has_starred) return refuse(fmt::format("a launch of {} passes *args / **kwargs", k.name));
+      if (std::string why; hidesArguments(*ctx.ir, *site, k, &why)) return refuse(why);
       if (site->function.empty()) return refuse(fmt::format("{} is launched at module level", k.name));
       int d = static_cast<int>(g->axes.size());
       if (dims >= 0 && d != dims) return refuse("the launches' grids have different numbers of axes");
