@@ -55,8 +55,15 @@ class LaunchPass : public Pass {
       std::string value = args.text(option);
       for (const LaunchSite* site : ctx.sites) {
         auto it = site->options.find(option);
-        if (it != site->options.end()) ed.replace(ctx.range(*it->second.expr), value);
-        else addLaunchKeyword(ctx, ed, *site, option, value);
+        if (it != site->options.end()) {
+          ed.replace(ctx.range(*it->second.expr), value);
+        } else if (unpackedKeys(*ctx.ir, *site).count(option)) {
+          return refuse(fmt::format("{}: set through a dict the launch unpacks (**kwargs): added at the launch, it "
+                                    "would be given twice",
+                                    option));
+        } else {
+          addLaunchKeyword(ctx, ed, *site, option, value);
+        }
       }
     }
     PassOutcome out;
