@@ -717,15 +717,18 @@ std::set<std::string> unpackedKeys(const ModuleIR& ir, const LaunchSite& site, b
         if (isType(n, "Assign")) {
           for (const auto& t : n["targets"]) {
             if (isName(t)) {
-              if (isType(n["value"], "Dict")) dictKeys(n["value"]);
-              else if (!(isType(n["value"], "Call") && dottedName(n["value"]["func"]) == "dict" &&
-                         n["value"]["args"].empty()))
-                unread = true;  // bound to something else than a dict literal or dict(...)
-              else
-                for (const auto& kw : n["value"]["keywords"]) {
+              const Node& v = n["value"];
+              bool dict_call = isType(v, "Call") && dottedName(v["func"]) == "dict" && v["args"].empty();
+              if (isType(v, "Dict")) {
+                dictKeys(v);
+              } else if (dict_call) {  // dict(num_warps=4)
+                for (const auto& kw : v["keywords"]) {
                   if (kw["arg"].is_string()) keys.insert(kw["arg"].get<std::string>());
                   else unread = true;
                 }
+              } else {
+                unread = true;  // bound to something else than a dict literal or dict(...)
+              }
             }
             if (isType(t, "Subscript") && isName(t["value"])) {
               if (auto s = strLiteral(t["slice"])) keys.insert(*s);
