@@ -10,6 +10,7 @@
 //   warmStartRound  round 1: the warm start on the measurement worker, before the pool is awaited
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <thread>
 
@@ -311,11 +312,14 @@ void searchBases(const RunContext& ctx, RunState& state, const std::function<voi
     }
     std::optional<Config> anchored;
     if (!late_anchor.empty()) {
-      if (!proposals.empty()) {
-        proposals.front().anchor = true;
-        anchored = proposals.front().config;
+      // The round's first configuration the space admits (an invalid one is pruned, unmeasured).
+      auto valid = std::find_if(proposals.begin(), proposals.end(),
+                                [&](const Proposed& p) { return state.search.space->valid(p.config); });
+      if (valid != proposals.end()) {
+        valid->anchor = true;
+        anchored = valid->config;
         ctx.trace.add("pass-anchor", {{"round", state.result.rounds + 1}, {"reason", late_anchor},
-                                      {"config", configJson(proposals.front().config)}});
+                                      {"config", configJson(valid->config)}});
       }
       trials = preparePassTrials(ctx, state, round.passes, &prepared, anchored ? &*anchored : nullptr);
     }
