@@ -44,6 +44,7 @@
 // the buffer's could round differently (twice before, once now): verification decides. The
 // kernel is not edited.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -663,13 +664,7 @@ class FusedSumPass : public Pass {
       };
       helpers->push_back(joinLines(h, ""));
     }
-    // Each store becomes a call of the helper.
-    for (const Node* call : stores) {
-      StoreArgs a;
-      if (!storeArgs(*call, &a)) return fmt::format("line {}: a tl.store without its pointer and value", a.line);
-      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {})", *helper, total, ctx.slice(*a.ptr),
-                                               ctx.slice(*a.value), a.mask ? ctx.slice(*a.mask) : "None"));
-    }
+    if (std::string why = storesToHelper(ctx, ed, stores, *helper + "(" + total); !why.empty()) return why;
     addKernelParam(ctx, ed, total, "");
     // The launchers.
     std::set<const Node*> done_allocs;
@@ -677,13 +672,9 @@ class FusedSumPass : public Pass {
     for (const Buffer& b : buffers) {
       std::string acc = freshLocal(*b.fn, b.tensor + "_total");
       if (done_allocs.insert(b.alloc_stmt).second) {
-        if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
-        int last = nodePos(*b.alloc_stmt)->end_line;
-        std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
-        std::string line =
-            fmt::format("{}{} = {}.zeros({}, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)", indent,
-                        acc, torch, kSlots, torch, b.tensor, torch, b.tensor);
-        ed.insert(ctx.lineRange(last, last).end, line + "\n");
+        editAllocation(ctx, ed, b,
+                       fmt::format("{} = {}.zeros({}, dtype={}.promote_types({}.dtype, {}.float32), device={}.device)",
+                                   acc, torch, kSlots, torch, b.tensor, torch, b.tensor));
       }
       // A tensor also bound to None: None then (the accumulator is allocated in the other branch).
       addLaunchKeyword(ctx, ed, *b.site, total,
@@ -697,7 +688,7 @@ class FusedSumPass : public Pass {
     out->param_types[total] = "*fp32";
     notes->push_back(fmt::format("the sum of what {} stores through '{}' is taken by the kernel (line {} sums the "
                                  "accumulator's slots); atomics make its last bits depend on the order the programs add",
-                                 k.name, param, joinInts(lines)));
+                                 k.name, param, fmt::join(lines, ", ")));
     return "";
   }
 
@@ -750,11 +741,9 @@ class FusedSumPass : public Pass {
       };
       helpers->push_back(joinLines(h, ""));
     }
-    for (const Node* call : stores) {
-      StoreArgs a;
-      if (!storeArgs(*call, &a)) return fmt::format("line {}: a tl.store without its pointer and value", a.line);
-      ed.replace(ctx.range(*call), fmt::format("{}({}, {}, {}, {}, {})", *helper, param, bytes, ctx.slice(*a.ptr),
-                                               ctx.slice(*a.value), a.mask ? ctx.slice(*a.mask) : "None"));
+    if (std::string why = storesToHelper(ctx, ed, stores, fmt::format("{}({}, {}", *helper, param, bytes));
+        !why.empty()) {
+      return why;
     }
     addKernelParam(ctx, ed, bytes, "");
     std::set<const Node*> done_allocs;
@@ -762,12 +751,9 @@ class FusedSumPass : public Pass {
     for (const Buffer& b : buffers) {
       int64_t dim = *b.uses[0].dim;
       if (done_allocs.insert(b.alloc_stmt).second) {
-        if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
-        int last = nodePos(*b.alloc_stmt)->end_line;
-        std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
-        std::string line = fmt::format("{}{} = {}.zeros_like({}.select({}, 0)).unsqueeze({}).expand_as({})", indent,
-                                       b.tensor, torch, b.tensor, dim, dim, b.tensor);
-        ed.insert(ctx.lineRange(last, last).end, line + "\n");
+        editAllocation(ctx, ed, b,
+                       fmt::format("{} = {}.zeros_like({}.select({}, 0)).unsqueeze({}).expand_as({})", b.tensor, torch,
+                                   b.tensor, dim, dim, b.tensor));
       }
       std::string size = fmt::format("{}.select({}, 0).numel() * {}.element_size()", b.tensor, dim, b.tensor);
       if (b.maybe_none) size = fmt::format("{} if {} is not None else 0", size, b.tensor);
@@ -783,29 +769,33 @@ class FusedSumPass : public Pass {
     notes->push_back(fmt::format("what {} stores through '{}' is added along the summed dimension by the kernel (line "
                                  "{} reads the accumulator); atomics make its last bits depend on the order the "
                                  "programs add",
-                                 k.name, param, joinInts(lines)));
+                                 k.name, param, fmt::join(lines, ", ")));
     return "";
   }
 
-  // A tl.store call's pointer, value and mask (positional or keyword).
-  struct StoreArgs {
-    const Node* ptr = nullptr;
-    const Node* value = nullptr;
-    const Node* mask = nullptr;
-    int line = 0;
-  };
-  static bool storeArgs(const Node& call, StoreArgs* a) {
-    a->line = nodePos(call)->line;
-    a->ptr = call.at("args").empty() ? keywordArg(call, "pointer") : &call.at("args")[0];
-    a->value = call.at("args").size() > 1 ? &call.at("args")[1] : keywordArg(call, "value");
-    a->mask = call.at("args").size() > 2 ? &call.at("args")[2] : keywordArg(call, "mask");
-    return a->ptr && a->value;
+  // Each tl.store(ptr, value, mask) becomes `<call_head>, ptr, value, mask)`: a call of the
+  // helper whose leading arguments `call_head` writes. "" or why not.
+  static std::string storesToHelper(const PassContext& ctx, SourceEditor& ed, const std::vector<const Node*>& stores,
+                                    const std::string& call_head) {
+    for (const Node* call : stores) {
+      const Node& args = call->at("args");
+      const Node* ptr = args.empty() ? keywordArg(*call, "pointer") : &args[0];
+      const Node* value = args.size() > 1 ? &args[1] : keywordArg(*call, "value");
+      const Node* mask = args.size() > 2 ? &args[2] : keywordArg(*call, "mask");
+      if (!ptr || !value) return fmt::format("line {}: a tl.store without its pointer and value", nodePos(*call)->line);
+      ed.replace(ctx.range(*call), fmt::format("{}, {}, {}, {})", call_head, ctx.slice(*ptr), ctx.slice(*value),
+                                               mask ? ctx.slice(*mask) : "None"));
+    }
+    return "";
   }
 
-  static std::string joinInts(const std::vector<int>& v) {
-    std::string at;
-    for (int l : v) at += (at.empty() ? "" : ", ") + std::to_string(l);
-    return at;
+  // The buffer's allocation made empty (its shape and strides are still read) and `stmt`
+  // written on the line after it, at its indentation.
+  static void editAllocation(const PassContext& ctx, SourceEditor& ed, const Buffer& b, const std::string& stmt) {
+    if (!b.alloc_new.empty()) ed.replace(ctx.range(b.alloc_call->at("func")), b.alloc_new);
+    int last = nodePos(*b.alloc_stmt)->end_line;
+    std::string indent = ctx.text().indentOf(nodePos(*b.alloc_stmt)->line);
+    ed.insert(ctx.lineRange(last, last).end, indent + stmt + "\n");
   }
 
   PassInfo info_;
