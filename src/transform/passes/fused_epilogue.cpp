@@ -35,6 +35,9 @@
 // refused by the measurement). A kernel that writes an element twice would count it twice:
 // verification against the reference decides.
 //
+// A sum along one dimension (`dW = _dW.sum(0)` of per-program partial rows) is taken through a
+// stride-0 view of a zeroed accumulator instead (FusedSumPass::alongDimension).
+//
 // fused-cast: an output the launcher converts to another dtype after the launch, written in
 // that dtype by the kernel. DeepSeek's weight dequantization writes float32 (the default
 // dtype) and returns `y.to(torch.bfloat16)`: 4 bytes written, 4 read and 2 written again per
@@ -542,14 +545,17 @@ class FusedSumPass : public Pass {
   FusedSumPass() {
     info_.name = "fused-sum";
     info_.summary =
-        "A whole-tensor sum the launcher takes of a buffer the kernel fills (torch.sum(loss)) taken "
-        "by the kernel: each store adds its block's sum atomically into an accumulator's slots, and the buffer "
-        "is neither zeroed, written nor read back";
+        "A sum the launcher takes of a buffer the kernel fills, whole (torch.sum(loss)) or along one dimension "
+        "(_dW.sum(0) of partial rows), taken by the kernel: each store adds atomically into an accumulator "
+        "(its block's sum into one of its slots, or its values into the one row a stride-0 view gives every "
+        "program), and the buffer is neither zeroed, written nor read back";
     info_.preconditions = {
-        "every launch passes, for one pointer parameter, a tensor that its function allocates "
-        "(torch.zeros/empty[_like], new_zeros/new_empty) and afterwards only sums whole "
-        "(torch.sum(t), t.sum(), torch.mean(t), t.mean()), besides reading its shape, strides, dtype or device",
-        "no launch is inside a loop; the kernel is not @triton.autotune'd and is defined in this file",
+        "every launch passes, for each such pointer parameter, a tensor that its function allocates "
+        "(torch.zeros/empty[_like], new_zeros/new_empty; or None in another branch) and afterwards only sums, "
+        "whole or along one dimension written as an integer (torch.sum(t), t.sum(), t.sum(0), torch.mean(t, dim=1)), "
+        "besides reading its shape, strides, dtype or device; a sum along a dimension of a float32 or float64 buffer",
+        "no launch passes *args or a **dict holding a kernel parameter; no launch is inside a loop",
+        "the kernel is not @triton.autotune'd and is defined in this file",
         "the kernel uses that pointer (and what it derives from it) only as the address of tl.store calls, "
         "each a statement on its own lines",
     };
