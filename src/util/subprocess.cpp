@@ -393,6 +393,67 @@ CommandResult runCommand(const SpawnOptions& options, std::chrono::milliseconds 
   return result;
 }
 
+namespace {
+
+volatile sig_atomic_t g_relay_signal = 0;
+
+void rememberSignal(int sig) { g_relay_signal = sig; }
+
+void writeAllTo(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own stdout closed: the output is dropped, the program goes on
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+int runRelayed(const SpawnOptions& options) {
+  Subprocess p = Subprocess::spawn(options);
+  p.closeStdin();
+  const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction act {}, old[3];
+  act.sa_handler = rememberSignal;
+  sigemptyset(&act.sa_mask);
+  g_relay_signal = 0;
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &act, &old[i]);
+  bool out_open = true, err_open = true;
+  char buf[65536];
+  while (out_open || err_open) {
+    if (int sig = g_relay_signal) {
+      g_relay_signal = 0;
+      p.killGroup(sig);
+    }
+    pollfd fds[2] = {{out_open ? p.stdoutFd() : -1, POLLIN, 0}, {err_open ? p.stderrFd() : -1, POLLIN, 0}};
+    int r = poll(fds, 2, 200);
+    if (r < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2 && r > 0; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      writeAllTo(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(n));
+    }
+  }
+  // Both pipes closed: the program is ending (or closed them itself and goes on: wait for it,
+  // still passing signals on).
+  std::optional<int> status;
+  while (!(status = p.tryWait())) {
+    if (int sig = g_relay_signal) {
+      g_relay_signal = 0;
+      p.killGroup(sig);
+    }
+    usleep(20000);
+  }
+  for (int i = 0; i < 3; ++i) sigaction(forwarded[i], &old[i], nullptr);
+  return *status;
+}
+
 bool programOnPath(const std::string& program) {
   if (program.empty()) return false;
   if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;

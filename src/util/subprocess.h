@@ -85,6 +85,12 @@ struct CommandResult {
 CommandResult runCommand(const SpawnOptions& options, std::chrono::milliseconds timeout,
                          std::string_view input = {});
 
+// Runs a command to completion in the foreground of the user's session: its output is relayed
+// to this process's stdout and stderr as it comes, its stdin is closed, and SIGINT, SIGTERM or
+// SIGHUP sent to this process are passed on to its whole process group. Returns the raw wait
+// status. Throws EnvironmentError when the program cannot be started.
+int runRelayed(const SpawnOptions& options);
+
 // True when `program` can be found on PATH (or is an executable path).
 bool programOnPath(const std::string& program);
 

@@ -1,0 +1,137 @@
+// tritonforge capture [-o DIR] [--top N] [--no-save] [--quota-mb N] [--per-kernel N] -- PROGRAM ARGS...
+// tritonforge capture --show DIR [--top N]
+//
+// Runs a program unchanged and records every launch of an @triton.jit kernel it makes (the
+// recorder is python/tritonforge_worker/capture/, installed through a sitecustomize.py put
+// first on the program's PYTHONPATH, so `python prog.py`, `python -m pkg`, torchrun and the
+// program's own subprocesses are all covered), then prints the kernels ranked by GPU time and
+// writes DIR/capture.json. --show prints the table of an earlier capture.
+//
+// Exit codes: 0 the program ran and its launches are recorded; 1 the program failed (what it
+// launched before is recorded and shown) or could not be started; 2 bad input (DIR not empty,
+// no program, a wrong flag).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "capture/capture_record.h"
+#include "cli/commands.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/paths.h"
+#include "util/subprocess.h"
+#include "worker/worker_process.h"
+
+namespace fs = std::filesystem;
+
+namespace tf {
+namespace {
+
+struct CaptureFlags {
+  std::vector<std::string> program;
+  std::string out = "tritonforge-capture";
+  std::string show;
+  size_t top = 20;
+  bool no_save = false;
+  int quota_mb = 2048;
+  int per_kernel = 3;
+};
+
+int showCapture(const fs::path& dir, size_t top) {
+  CaptureSummary summary = readCapture(dir);
+  std::fputs(captureTable(summary, top).c_str(), stdout);
+  for (const auto& e : summary.errors) std::fprintf(stderr, "capture: %s\n", e.c_str());
+  return 0;
+}
+
+// The output folder: created, or an empty one; never one with files in it (a second capture
+// into the same folder would mix two runs' records).
+void prepareOutput(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw UserError(fmt::format("{}: exists and is not a folder", dir.string()));
+    if (!fs::is_empty(dir, ec)) {
+      throw UserError(fmt::format("{}: is not empty (a capture goes into a new or empty folder: give another -o)",
+                                  dir.string()));
+    }
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError(fmt::format("{}: cannot create the folder: {}", dir.string(), ec.message()));
+}
+
+SpawnOptions programSpawn(const CaptureFlags& f, const fs::path& dir) {
+  SpawnOptions o;
+  o.argv = f.program;
+  const fs::path package = workerPackageDir();
+  const fs::path boot = package / "tritonforge_worker" / "capture" / "boot";
+  std::string path = boot.string() + ":" + package.string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
+  o.env_set["PYTHONPATH"] = path;
+  o.env_set["TRITONFORGE_CAPTURE_DIR"] = fs::absolute(dir).string();
+  o.env_set["TRITONFORGE_CAPTURE_OPTIONS"] =
+      fmt::format("save={},quota_mb={},per_kernel={}", f.no_save ? 0 : 1, f.quota_mb, f.per_kernel);
+  // torch.compile: Inductor's static launcher skips Triton's launch hooks, and a warm FX graph
+  // cache hides its kernels' compilation; unless the user chose otherwise, both are turned off.
+  for (const char* name : {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "TORCHINDUCTOR_FX_GRAPH_CACHE"}) {
+    if (!std::getenv(name)) o.env_set[name] = "0";
+  }
+  return o;
+}
+
+int runCapture(const CaptureFlags& f, const GlobalOptions&) {
+  if (!f.show.empty()) {
+    if (!f.program.empty()) throw UserError("--show prints an earlier capture and runs no program: drop the program");
+    return showCapture(f.show, f.top);
+  }
+  if (f.program.empty()) throw UserError("capture: no program given (tritonforge capture -- python prog.py ...)");
+  if (f.quota_mb < 0 || f.per_kernel < 0) throw UserError("--quota-mb and --per-kernel must be >= 0");
+  if (!programOnPath(f.program[0])) {
+    throw UserError(fmt::format("capture: cannot run '{}': not found or not executable", f.program[0]));
+  }
+  const fs::path dir = f.out;
+  prepareOutput(dir);
+  auto started = std::chrono::steady_clock::now();
+  int status = runRelayed(programSpawn(f, dir));
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::fflush(stdout);
+  std::fprintf(stderr, "\ncapture: the program %s after %.1f s%s\n",
+               ok ? "ended" : ("failed (" + describeWaitStatus(status) + ")").c_str(), wall_s,
+               ok ? "" : "; what it launched before is recorded");
+  CaptureSummary summary;
+  try {
+    summary = readCapture(dir);
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "capture: %s\n", e.what());
+    return ok ? 0 : 1;
+  }
+  nlohmann::json j = captureSummaryJson(summary);
+  j["program"] = {{"argv", f.program}, {"wall_s", wall_s}, {"status", describeWaitStatus(status)}, {"ok", ok}};
+  writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
+  std::fputs(captureTable(summary, f.top).c_str(), stdout);
+  for (const auto& e : summary.errors) std::fprintf(stderr, "capture: %s\n", e.c_str());
+  std::fprintf(stderr, "capture: wrote %s\n", (dir / "capture.json").string().c_str());
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global);
+const CommandRegistration kCaptureRegistration("capture", 5, &registerCapture);
+
+CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
+  auto flags = std::make_shared<CaptureFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "capture", "Run a program unchanged and record the Triton kernels it launches, ranked by GPU time");
+  sub->add_option("program", flags->program, "The program and its arguments, after --: -- python prog.py ...");
+  sub->add_option("-o,--out", flags->out, "A new or empty folder for the record (default tritonforge-capture)");
+  sub->add_option("--show", flags->show, "Print the table of an earlier capture folder and run nothing");
+  sub->add_option("--top", flags->top, "Rows of the table (default 20; 0: every kernel)");
+  sub->add_flag("--no-save", flags->no_save, "Record launches only; save no tensors for replay");
+  sub->add_option("--quota-mb", flags->quota_mb, "Most MiB of tensors saved for replay (default 2048)");
+  sub->add_option("--per-kernel", flags->per_kernel, "Distinct launches saved per kernel (default 3)");
+  return [flags, &global] { return runCapture(*flags, global); };
+}
+
+}  // namespace tf
