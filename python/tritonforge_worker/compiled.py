@@ -148,7 +148,7 @@ def op_compile(args):
     from triton.compiler import ASTSource
 
     stubbed = stub_torch_if_missing()
-    module = load_module_from_path(args["path"], args.get("module_name"), args.get("search_path"))
+    module = load_module_from_path(args["path"], args.get("module_name"), args.get("search_path"), args.get("package"))
     fn = find_jit_function(module, args["kernel"])
     constexprs = dict(args.get("constexprs") or {})
     signature = _parse_signature(fn, args.get("signature") or {}, constexprs)

@@ -23,6 +23,16 @@ double numberOr(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
+std::vector<std::string> stringsOf(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
 void mergeKernel(CapturedKernel& k, const nlohmann::json& j) {
   k.launches += static_cast<int64_t>(numberOr(j, "launches"));
   k.bench_launches += static_cast<int64_t>(numberOr(j, "bench_launches"));
@@ -73,6 +83,8 @@ void readProcess(const fs::path& file, std::map<std::string, CapturedKernel>& ke
       k.line = line;
       k.tunable = kj.value("tunable", false);
       k.why_not = stringOr(kj, "why_not");
+      k.arg_names = stringsOf(kj, "arg_names");
+      k.constexprs = stringsOf(kj, "constexprs");
     }
     mergeKernel(k, kj);
   }

@@ -19,6 +19,8 @@ struct CapturedKernel {
   bool tunable = false;
   std::string why_not;              // why it cannot be tuned from its source
   std::vector<std::string> via;     // "jit", "autotuner", "heuristics"
+  std::vector<std::string> arg_names;   // the kernel's parameters, in order
+  std::vector<std::string> constexprs;  // those that are tl.constexpr
   int64_t launches = 0;
   int64_t bench_launches = 0;       // made by an autotuner benchmarking its configurations
   int64_t graph_capture_launches = 0;

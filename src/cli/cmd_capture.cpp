@@ -1,11 +1,12 @@
-// tritonforge capture [-o DIR] [--top N] [--no-save] [--quota-mb N] [--per-kernel N] -- PROGRAM ARGS...
-// tritonforge capture --show DIR [--top N]
+// tritonforge capture [-o DIR] [--rows N] [--top N] [--no-save] [--quota-mb N] [--per-kernel N] -- PROGRAM ARGS...
+// tritonforge capture --show DIR [--rows N]
 //
 // Runs a program unchanged and records every launch of an @triton.jit kernel it makes (the
 // recorder is python/tritonforge_worker/capture/, installed through a sitecustomize.py put
 // first on the program's PYTHONPATH, so `python prog.py`, `python -m pkg`, torchrun and the
-// program's own subprocesses are all covered), then prints the kernels ranked by GPU time and
-// writes DIR/capture.json. --show prints the table of an earlier capture.
+// program's own subprocesses are all covered), then prints the kernels ranked by GPU time,
+// writes DIR/capture.json, and a replay task for each of the --top costliest tunable kernels
+// (capture/replay_task.h). --show prints the table of an earlier capture.
 //
 // Exit codes: 0 the program ran and its launches are recorded; 1 the program failed (what it
 // launched before is recorded and shown) or could not be started; 2 bad input (DIR not empty,
@@ -16,6 +17,7 @@
 #include <cstdlib>
 
 #include "capture/capture_record.h"
+#include "capture/replay_task.h"
 #include "cli/commands.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -32,15 +34,16 @@ struct CaptureFlags {
   std::vector<std::string> program;
   std::string out = "tritonforge-capture";
   std::string show;
-  size_t top = 20;
+  size_t rows = 20;
+  size_t top = 5;
   bool no_save = false;
   int quota_mb = 2048;
   int per_kernel = 3;
 };
 
-int showCapture(const fs::path& dir, size_t top) {
+int showCapture(const fs::path& dir, size_t rows) {
   CaptureSummary summary = readCapture(dir);
-  std::fputs(captureTable(summary, top).c_str(), stdout);
+  std::fputs(captureTable(summary, rows).c_str(), stdout);
   for (const auto& e : summary.errors) std::fprintf(stderr, "capture: %s\n", e.c_str());
   return 0;
 }
@@ -82,7 +85,7 @@ SpawnOptions programSpawn(const CaptureFlags& f, const fs::path& dir) {
 int runCapture(const CaptureFlags& f, const GlobalOptions&) {
   if (!f.show.empty()) {
     if (!f.program.empty()) throw UserError("--show prints an earlier capture and runs no program: drop the program");
-    return showCapture(f.show, f.top);
+    return showCapture(f.show, f.rows);
   }
   if (f.program.empty()) throw UserError("capture: no program given (tritonforge capture -- python prog.py ...)");
   if (f.quota_mb < 0 || f.per_kernel < 0) throw UserError("--quota-mb and --per-kernel must be >= 0");
@@ -109,9 +112,26 @@ int runCapture(const CaptureFlags& f, const GlobalOptions&) {
   nlohmann::json j = captureSummaryJson(summary);
   j["program"] = {{"argv", f.program}, {"wall_s", wall_s}, {"status", describeWaitStatus(status)}, {"ok", ok}};
   writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
-  std::fputs(captureTable(summary, f.top).c_str(), stdout);
+  std::fputs(captureTable(summary, f.rows).c_str(), stdout);
   for (const auto& e : summary.errors) std::fprintf(stderr, "capture: %s\n", e.c_str());
   std::fprintf(stderr, "capture: wrote %s\n", (dir / "capture.json").string().c_str());
+  if (f.top > 0 && !f.no_save) {
+    std::vector<ReplayTask> tasks = writeReplayTasks(summary, dir, f.top, workerPackageDir());
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& t : tasks) {
+      if (t.task.empty()) {
+        std::printf("no task for %s: %s\n", t.kernel.c_str(), t.why_not.c_str());
+      } else {
+        std::printf("task for %s: %s (%d case%s)\n", t.kernel.c_str(), t.task.string().c_str(), t.cases,
+                    t.cases == 1 ? "" : "s");
+      }
+      for (const auto& n : t.notes) std::printf("    %s\n", n.c_str());
+      listed.push_back({{"kernel", t.kernel}, {"task", t.task.string()}, {"why_not", t.why_not}, {"cases", t.cases},
+                        {"notes", t.notes}});
+    }
+    j["tasks"] = listed;
+    writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
+  }
   return ok ? 0 : 1;
 }
 
@@ -127,7 +147,9 @@ CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("program", flags->program, "The program and its arguments, after --: -- python prog.py ...");
   sub->add_option("-o,--out", flags->out, "A new or empty folder for the record (default tritonforge-capture)");
   sub->add_option("--show", flags->show, "Print the table of an earlier capture folder and run nothing");
-  sub->add_option("--top", flags->top, "Rows of the table (default 20; 0: every kernel)");
+  sub->add_option("--rows", flags->rows, "Rows of the table (default 20; 0: every kernel)");
+  sub->add_option("--top", flags->top,
+                  "Write replay tasks (DIR/tasks/) for this many of the costliest tunable kernels (default 5; 0: none)");
   sub->add_flag("--no-save", flags->no_save, "Record launches only; save no tensors for replay");
   sub->add_option("--quota-mb", flags->quota_mb, "Most MiB of tensors saved for replay (default 2048)");
   sub->add_option("--per-kernel", flags->per_kernel, "Distinct launches saved per kernel (default 3)");

@@ -11,6 +11,7 @@ RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t ca
   r.launch.harness = task.harness;
   r.launch.search_path = {task.source.parent_path(), task.harness.parent_path()};
   if (!task.package.name.empty()) r.launch.search_path.push_back(task.package.root);
+  r.launch.search_path.insert(r.launch.search_path.end(), task.search_path.begin(), task.search_path.end());
   r.case_values = task.cases.at(case_index);
   r.seeds.clear();
   for (int s = 0; s < task.check.seeds; ++s) r.seeds.push_back(s);

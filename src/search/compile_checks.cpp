@@ -26,6 +26,13 @@ nlohmann::json compileChecksOf(const Task& task, const std::filesystem::path& so
     req.path = source;
     req.kernel = name;
     req.want = want;
+    // Loaded as the measurements load it: beside the task's source, inside its package.
+    req.search_path = {task.source.parent_path()};
+    if (!task.package.name.empty()) {
+      req.search_path.push_back(task.package.root);
+      req.package = task.package.name;
+    }
+    req.search_path.insert(req.search_path.end(), task.search_path.begin(), task.search_path.end());
     nlohmann::json check = {{"kernel", name}, {"target", req.target.label()}};
     auto sig_it = task.signatures.find(name);
     if (sig_it == task.signatures.end()) {

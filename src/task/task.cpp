@@ -206,6 +206,61 @@ size_t nonAsciiOutsideStrings(std::string_view t) {
 
 }  // namespace
 
+// `package` and `package_root`: the package a source copied out of it belongs to (a captured
+// kernel's module, copied with a replay launcher appended), so that its relative imports find
+// the package's other modules where they are installed. Both or neither; the root must hold
+// the package's folders, each with an __init__.py.
+namespace {
+void readPackageKeys(const toml::table& root, const fs::path& path, Task& task) {
+  const toml::node* name = root.get("package");
+  const toml::node* base = root.get("package_root");
+  if (!name && !base) return;
+  if (!name || !base) fail(path, "keys 'package' and 'package_root' go together: give both or neither");
+  if (!name->is_string()) fail(path, fmt::format("key 'package' must be a string, not {}", typeName(*name)));
+  if (!base->is_string()) fail(path, fmt::format("key 'package_root' must be a string, not {}", typeName(*base)));
+  std::string dotted = name->value<std::string>().value();
+  static const std::regex package_name("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
+  if (!std::regex_match(dotted, package_name)) {
+    fail(path, fmt::format("key 'package' must be a dotted Python package name, not '{}'", dotted));
+  }
+  fs::path dir = fs::path(base->value<std::string>().value());
+  if (dir.is_relative()) dir = task.dir / dir;
+  dir = dir.lexically_normal();
+  fs::path folder = dir;
+  std::error_code ec;
+  for (size_t start = 0; start <= dotted.size();) {
+    size_t dot = dotted.find('.', start);
+    folder /= dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!fs::is_regular_file(folder / "__init__.py", ec)) {
+      fail(path, fmt::format("key 'package_root': {} holds no package '{}' ({} has no __init__.py)", dir.string(),
+                             dotted, folder.string()));
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  task.package = SourcePackage{dotted, dir};
+}
+
+// `search_path`: folders the source and harness import from besides their own (a captured
+// program's folder, whose sibling modules its kernels' module imports).
+void readSearchPath(const toml::table& root, const fs::path& path, Task& task) {
+  const toml::node* n = root.get("search_path");
+  if (!n) return;
+  const toml::array* arr = n->as_array();
+  if (!arr) fail(path, fmt::format("key 'search_path' must be an array of folders, not {}", typeName(*n)));
+  std::error_code ec;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const auto* s = arr->get(i)->as_string();
+    if (!s) fail(path, fmt::format("key 'search_path[{}]' must be a string", i));
+    fs::path dir = fs::path(s->get());
+    if (dir.is_relative()) dir = task.dir / dir;
+    dir = dir.lexically_normal();
+    if (!fs::is_directory(dir, ec)) fail(path, fmt::format("key 'search_path[{}]': {} is not a folder", i, dir.string()));
+    task.search_path.push_back(dir);
+  }
+}
+}  // namespace
+
 SourcePackage packageOf(const fs::path& source) {
   SourcePackage p;
   fs::path dir = source.parent_path();
@@ -245,7 +300,9 @@ Task loadTask(const fs::path& path_in) {
                                         std::string(e.description()))));
   }
   rejectUnknown(root, path,
-                {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature", "direction"}, "");
+                {"name", "source", "launcher", "harness", "cases", "kernels", "check", "signature", "direction", "package",
+                 "package_root", "search_path"},
+                "");
 
   Task task;
   task.path = path;
@@ -265,6 +322,8 @@ Task loadTask(const fs::path& path_in) {
                            task.launcher));
   }
   task.package = packageOf(task.source);
+  readPackageKeys(root, path, task);
+  readSearchPath(root, path, task);
   if (const toml::node* d = root.get("direction")) {
     const auto* s = d->as_string();
     if (!s || (s->get() != "forward" && s->get() != "backward")) {

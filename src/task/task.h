@@ -47,6 +47,7 @@ struct Task {
   std::filesystem::path harness;        // absolute
   std::string launcher;                 // a function, an alias, or "Class.apply"
   SourcePackage package;                // the source's package, if it is in one
+  std::vector<std::filesystem::path> search_path;  // more folders its modules import from (key `search_path`)
   std::vector<nlohmann::json> cases;    // each a JSON object of scalars
   std::vector<std::string> kernels;     // empty: every kernel the launcher launches
   // "forward": the launcher's call is measured and its outputs checked. "backward": the

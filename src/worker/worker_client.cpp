@@ -71,6 +71,7 @@ nlohmann::json toJson(const CompileRequest& r) {
                       {"target", r.target.toJson()}};
   if (!r.module_name.empty()) j["module_name"] = r.module_name;
   if (!r.search_path.empty()) j["search_path"] = paths(r.search_path);
+  if (!r.package.empty()) j["package"] = r.package;
   if (!r.want.empty()) j["want"] = r.want;
   return j;
 }

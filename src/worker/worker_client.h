@@ -101,6 +101,7 @@ struct CompileRequest {
   std::string kernel;
   std::string module_name;                          // "" : the worker picks one
   std::vector<std::filesystem::path> search_path;
+  std::string package;                              // the dotted package the module is loaded in ("": none)
   std::map<std::string, std::string> signature;     // parameter -> Triton type ("*fp16", "i32")
   nlohmann::json constexprs = nlohmann::json::object();   // parameter -> int | bool | null
   std::map<std::string, int> divisibility;          // parameter -> 16: the JIT's alignment hint

@@ -77,15 +77,16 @@ def test_saved_tensors_replay_the_launch_and_views_share_their_storage(tmp_path)
     add = kernel(record, "add_kernel")["signatures"][0]["snapshot"]
     spans = add["spans"]
     # x and y are read only: no "after"; out is written: its "after" is x + y.
-    x_span, y_span, out_span = (spans[add["tensors"][str(i)]["span"]] for i in range(3))
+    x_span, y_span, out_span = (spans[add["tensors"][name]["span"]] for name in ("x_ptr", "y_ptr", "out_ptr"))
     assert x_span["after"] is None and y_span["after"] is None and out_span["after"] is not None
     np.testing.assert_array_equal(load_span(out, out_span["after"]),
                                   load_span(out, x_span["before"]) + load_span(out, y_span["before"]))
     # shift_kernel reads buf[:n] and writes buf[n:]: one span, the destination at byte 4n.
+    assert kernel(record, "shift_kernel")["file"] == str(PROGRAM.parent / "kernelpkg" / "ops.py")
     shift = kernel(record, "shift_kernel")["signatures"][0]["snapshot"]
     assert len(shift["spans"]) == 1
-    assert shift["tensors"]["0"] == {"span": 0, "byte_offset": 0}
-    assert shift["tensors"]["1"] == {"span": 0, "byte_offset": 4000}
+    assert shift["tensors"]["src_ptr"] == {"span": 0, "byte_offset": 0}
+    assert shift["tensors"]["dst_ptr"] == {"span": 0, "byte_offset": 4000}
     before, after = load_span(out, shift["spans"][0]["before"]), load_span(out, shift["spans"][0]["after"])
     np.testing.assert_array_equal(after[1000:], before[:1000] + 1.0)
     np.testing.assert_array_equal(after[:1000], before[:1000])
@@ -161,7 +162,7 @@ def test_the_capture_command_runs_the_program_and_ranks_its_kernels(tmp_path):
     again = subprocess.run([str(BINARY), "capture", "-o", str(out), "--", sys.executable, str(PROGRAM)], env=env,
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "is not empty" in again.stderr
-    shown = subprocess.run([str(BINARY), "capture", "--show", str(out), "--top", "1"], env=env, capture_output=True,
+    shown = subprocess.run([str(BINARY), "capture", "--show", str(out), "--rows", "1"], env=env, capture_output=True,
                            text=True, timeout=60)
     assert shown.returncode == 0 and "(2 more kernels" in shown.stdout
 
@@ -174,3 +175,72 @@ def test_a_failing_program_is_exit_1_and_its_launches_are_shown(tmp_path):
     assert proc.returncode == 1
     assert "failed (exit code 1)" in proc.stderr and "what it launched before is recorded" in proc.stderr
     assert "add_kernel" in proc.stdout
+
+
+def load_module_from_path(*args):
+    sys.path.insert(0, str(ROOT / "python"))
+    from tritonforge_worker.modules import load_module_from_path as load
+    return load(*[str(a) if isinstance(a, Path) else a for a in args])
+
+
+def load_task_module(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not BINARY.exists(), reason="needs the binary (build/tritonforge)")
+def test_the_replay_tasks_reproduce_each_recorded_launch(tmp_path, monkeypatch):
+    """Each written task, replayed under the interpreter: its launcher on make_inputs leaves the
+    in-place outputs equal to expected(); a changed recorded output is caught."""
+    tomllib = pytest.importorskip("tomllib")
+    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_WORKER_DIR=str(ROOT / "python"))
+    out = tmp_path / "run"
+    proc = subprocess.run([str(BINARY), "capture", "-o", str(out), "--", sys.executable, str(PROGRAM), "2"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "capture.json").read_text())
+    written = {t["kernel"]: t for t in summary["tasks"]}
+    assert sorted(written) == ["add_kernel", "scale_kernel", "shift_kernel"]
+    monkeypatch.setenv("TRITONFORGE_REPLAY_DEVICE", "cpu")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    for kernel, t in written.items():
+        task_path = Path(t["task"])
+        task = tomllib.loads(task_path.read_text())
+        assert task["launcher"] == "tritonforge_replay" and task["kernels"] == [kernel]
+        assert task["check"]["reference_precision"] == "as-is" and len(task["cases"]) == 2
+        if kernel == "shift_kernel":  # its module imports a sibling: the copy is loaded inside the package
+            assert task["package"] == "kernelpkg" and task["package_root"] == str(PROGRAM.parent)
+        else:  # the program's own module: its folder is on the search path, for `import kernelpkg`
+            assert task["search_path"] == [str(PROGRAM.parent)]
+        source = load_module_from_path(task_path.parent / task["source"], f"replayed_{kernel}",
+                                       [task.get("package_root", "")] + task.get("search_path", []), task.get("package"))
+        harness = load_task_module(task_path.parent / task["harness"], f"harness_{kernel}")
+        for case in task["cases"]:
+            inputs = harness.make_inputs(case, 0)
+            assert getattr(source, task["launcher"])(*inputs) is None
+            got = [inputs[i] for i in task["check"]["in_place"]]
+            want = harness.expected(case, 0)
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w, rtol=0, atol=0)
+    # The launcher the add_kernel task got: BLOCK bound at the launch, where the search tunes it.
+    add = (Path(written["add_kernel"]["task"]).parent / "kernels_program.py").read_text()
+    assert "    BLOCK = 256\n    add_kernel[(triton.cdiv(n, BLOCK),)](x_ptr, y_ptr, out_ptr, n, BLOCK=BLOCK)\n" in add
+    # A planted fault: the recorded output of the first case changed by one element.
+    replay_path = Path(written["add_kernel"]["task"]).parent / "replay.json"
+    replay = json.loads(replay_path.read_text())
+    span = replay["cases"][0]["spans"][replay["cases"][0]["tensors"]["out_ptr"]["span"]]
+    data = bytearray((out / "data" / f"{span['after']}.bin").read_bytes())
+    data[0:4] = np.float32(-7.0).tobytes()
+    (out / "data" / "planted.bin").write_bytes(bytes(data))
+    span["after"] = "planted"
+    replay_path.write_text(json.dumps(replay))
+    harness = load_task_module(replay_path.parent / "harness.py", "harness_planted")
+    source = load_module_from_path(replay_path.parent / "kernels_program.py", "replayed_planted", [str(PROGRAM.parent)])
+    inputs = harness.make_inputs({"launch": 0}, 0)
+    source.tritonforge_replay(*inputs)
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(inputs[2], harness.expected({"launch": 0}, 0)[0], rtol=0, atol=0)

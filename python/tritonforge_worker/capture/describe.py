@@ -72,6 +72,25 @@ def parameter_defaults(py_fn) -> dict:
     return {name: p.default for name, p in params.items() if p.default is not inspect.Parameter.empty}
 
 
+def constexpr_parameters(handle, py_fn) -> list:
+    """The names of the kernel's tl.constexpr parameters (JITFunction.params, or the
+    annotations under the interpreter)."""
+    params = getattr(handle, "params", None)
+    if params:
+        return [p.name for p in params if getattr(p, "is_constexpr", False)]
+    try:
+        sig = inspect.signature(py_fn)
+    except (TypeError, ValueError):
+        return []
+    out = []
+    for name, p in sig.parameters.items():
+        ann = p.annotation
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+        if "constexpr" in str(text):
+            out.append(name)
+    return out
+
+
 def bind_launch(arg_names, args, kwargs, defaults):
     """The launch's arguments by parameter name (positional, keyword, then defaults) and its
     options (num_warps, ...): (named, options, unknown keywords)."""

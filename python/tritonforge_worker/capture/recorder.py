@@ -62,8 +62,9 @@ def not_tunable_reason(path, module):
 class _Signature:
     """One distinct launch of one kernel (its shape signature) and its launches' times."""
 
-    def __init__(self, named, grid, options, config, called_from):
+    def __init__(self, named, grid, options, config, called_from, given=()):
         self.args = {name: describe.describe_value(v) for name, v in named.items()}
+        self.given = list(given)  # the parameters the program passed (the rest: defaults, configuration)
         self.grid = grid
         self.options = {k: describe.describe_value(v)["value"] if not hasattr(v, "dtype") else str(v)
                         for k, v in options.items()}
@@ -81,14 +82,14 @@ class _Signature:
         self.min_ms = ms if self.min_ms is None else min(self.min_ms, ms)
 
     def to_json(self):
-        return {"args": self.args, "grid": self.grid, "options": self.options, "config": self.config,
+        return {"args": self.args, "given": self.given, "grid": self.grid, "options": self.options, "config": self.config,
                 "launches": self.launches, "time_ms": self.time_ms, "min_ms": self.min_ms,
                 "called_from": self.called_from, "in_graph_capture": self.in_graph_capture,
                 "snapshot": self.snapshot, "snapshot_skipped": self.snapshot_skipped}
 
 
 class _Kernel:
-    def __init__(self, py_fn, arg_names):
+    def __init__(self, handle, py_fn, arg_names):
         code = getattr(py_fn, "__code__", None)
         self.name = getattr(py_fn, "__name__", "?")
         self.module = getattr(py_fn, "__module__", None)
@@ -96,6 +97,7 @@ class _Kernel:
             else (code.co_filename if code is not None else None)
         self.line = code.co_firstlineno if code is not None else None
         self.arg_names = list(arg_names)
+        self.constexprs = describe.constexpr_parameters(handle, py_fn)
         self.defaults = describe.parameter_defaults(py_fn)
         self.why_not = not_tunable_reason(self.file, self.module)
         self.via = set()
@@ -107,7 +109,7 @@ class _Kernel:
     def to_json(self):
         sigs = list(self.signatures.values()) + ([self.other] if self.other else [])
         return {"name": self.name, "module": self.module, "file": self.file, "line": self.line,
-                "arg_names": self.arg_names, "tunable": self.why_not is None, "why_not": self.why_not,
+                "arg_names": self.arg_names, "constexprs": self.constexprs, "tunable": self.why_not is None, "why_not": self.why_not,
                 "via": sorted(self.via) or ["jit"], "launches": sum(s.launches for s in sigs),
                 "bench_launches": self.bench_launches, "time_ms": sum(s.time_ms for s in sigs),
                 "signatures": [s.to_json() for s in self.signatures.values()],
@@ -192,7 +194,7 @@ class Recorder:
         kernel = self.kernels.get(key)
         if kernel is None:
             py_fn = getattr(fn, "fn", fn)
-            kernel = self.kernels[key] = _Kernel(py_fn, getattr(fn, "arg_names", []))
+            kernel = self.kernels[key] = _Kernel(fn, py_fn, getattr(fn, "arg_names", []))
             kernel.handle = fn  # keeps id(fn) from being reused while recorded
         return kernel
 
@@ -214,7 +216,8 @@ class Recorder:
                 if kernel.other is None:
                     kernel.other = _Signature({}, None, {}, {}, None)
                 return kernel.other, named, True
-            sig = kernel.signatures[key] = _Signature(named, gridv, options, config, _called_from())
+            given = [n for n in kernel.arg_names[:len(args)]] + [k for k in kwargs if k in kernel.arg_names and k not in config]
+            sig = kernel.signatures[key] = _Signature(named, gridv, options, config, _called_from(), given)
             if unknown:
                 sig.args.update({k: describe.describe_value(v) for k, v in unknown.items()})
             return sig, named, True
@@ -257,7 +260,7 @@ class Recorder:
         if _capturing_graph():
             sig.snapshot_skipped = "launched inside CUDA-graph capture"
             return None
-        tensors = {i: v for i, v in enumerate(named.values()) if describe._is_tensor(v)}
+        tensors = {name: v for name, v in named.items() if describe._is_tensor(v)}
         unreplayable = [n for n, d in sig.args.items() if d["kind"] == "other"]
         if unreplayable:
             sig.snapshot_skipped = f"argument '{unreplayable[0]}' is a {sig.args[unreplayable[0]]['type']}"

@@ -27,8 +27,9 @@ def _span_of(tensor):
 
 
 def plan(tensors):
-    """Groups the launch's tensors by storage: ({storage key: [start, end, device]}, {arg index:
-    (storage key, byte offset from the span's start)}), or None if a tensor has negative strides."""
+    """Groups the launch's tensors ({parameter: tensor}) by storage: ({storage key: [start, end,
+    a tensor]}, {parameter: (storage key, byte offset from the span's start)}), or None if a
+    tensor has a negative stride."""
     groups, where = {}, {}
     for index, t in tensors.items():
         if any(s < 0 for s in t.stride()):
@@ -83,7 +84,7 @@ class DataStore:
 
 
 def take_before(store: DataStore, tensors):
-    """Saves the spans of `tensors` ({arg index: tensor}) before the launch. Returns the state
+    """Saves the spans of `tensors` ({parameter: tensor}) before the launch. Returns the state
     to finish with take_after, or (None, reason) when the launch's memory is not saved."""
     planned = plan(tensors)
     if planned is None:
@@ -106,5 +107,5 @@ def take_after(store: DataStore, state):
         index_of[key] = len(spans)
         spans.append({"device": key[0], "nbytes": g[1] - g[0], "before": store.put(before[key]),
                       "after": store.put(after) if changed else None})
-    tensors = {str(i): {"span": index_of[key], "byte_offset": off} for i, (key, off) in offsets.items()}
+    tensors = {name: {"span": index_of[key], "byte_offset": off} for name, (key, off) in offsets.items()}
     return {"spans": spans, "tensors": tensors}

@@ -1,5 +1,5 @@
 """A GPU program for the capture tests: an autotuned kernel with two configurations (its
-benchmark launches must not count as the program's), a plain kernel, and a torch.compile'd
+benchmark launches must not count as the program's), a plain kernel of a package, and a torch.compile'd
 function (Inductor's kernels are launched outside @triton.jit's call). With PROFILE=path, the
 launches run under torch.profiler too and the profiler's GPU time per kernel name is written
 there, to compare with the capture's."""
@@ -10,6 +10,7 @@ import os
 import torch
 import triton
 import triton.language as tl
+from kernelpkg.ops import square
 
 
 @triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4), triton.Config({"BLOCK": 4096}, num_warps=8)],
@@ -21,21 +22,11 @@ def axpy_kernel(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
-@triton.jit
-def square_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    x = tl.load(x_ptr + offs, mask=m)
-    tl.store(out_ptr + offs, x * x, mask=m)
-
-
 def step(x, y):
     n = x.numel()
     out = torch.empty_like(x)
     axpy_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, 2.0)
-    sq = torch.empty_like(x)
-    square_kernel[(triton.cdiv(n, 2048),)](out, sq, n, BLOCK=2048)
-    return sq
+    return square(out)
 
 
 def main():

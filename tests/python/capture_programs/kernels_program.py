@@ -1,6 +1,6 @@
 """A program with Triton kernels launched in the ways real code launches them, for the capture
-tests: a plain launch through a wrapper, an autotuned kernel with a grid function, a
-heuristics-wrapped kernel writing in place, and a kernel whose input and output alias.
+tests: a plain launch through a wrapper, an autotuned kernel with a grid function, and a
+heuristics-wrapped kernel of a package (kernelpkg) whose input and output are views of one buffer.
 Runs on the CPU under TRITON_INTERPRET=1, or on a GPU (DEVICE=cuda).
 
 Arguments: a count of distinct sizes (default 2), then "fail" to raise after the launches."""
@@ -11,6 +11,7 @@ import sys
 import torch
 import triton
 import triton.language as tl
+from kernelpkg.ops import shift_into
 
 DEVICE = os.environ.get("DEVICE", "cpu")
 
@@ -28,14 +29,6 @@ def scale_kernel(x_ptr, n, s, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
-
-
-@triton.heuristics({"BLOCK": lambda args: 64 if args["n"] < 1500 else 256})
-@triton.jit
-def shift_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=m) + 1.0, mask=m)
 
 
 def add(x, y):
@@ -57,7 +50,7 @@ def main():
         scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](z, n, 2.0)
         buf = torch.zeros(2 * n, dtype=torch.float32, device=DEVICE)
         buf[:n] = z
-        shift_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](buf, buf[n:], n)  # views of one buffer
+        shift_into(buf, n)  # views of one buffer, in a package
         total += float(buf.sum())
     print(f"total {total}")
     if "fail" in sys.argv:
