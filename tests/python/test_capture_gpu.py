@@ -39,6 +39,11 @@ def test_gpu_times_match_the_profiler_and_benchmark_launches_are_apart(tmp_path)
     assert axpy["launches"] == 21 and square["launches"] == 21
     assert axpy["bench_launches"] > 0  # two configurations benchmarked, not counted as launches
     assert axpy["via"] == ["autotuner"]
+    # Saved around the program's call, before the autotuner's benchmark wrote the output: the
+    # output's span is recorded as changed.
+    snap = axpy["signatures"][0]["snapshot"]
+    assert snap is not None
+    assert snap["spans"][snap["tensors"]["out_ptr"]["span"]]["after"] is not None
     prof = json.loads(profile.read_text())
     # The 20 profiled launches against the capture's 21 (one before the profiler): the mean per
     # launch. CUDA events also hold the few microseconds between the hook and the kernel's start

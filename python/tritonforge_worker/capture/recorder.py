@@ -105,6 +105,7 @@ class _Kernel:
         self.other = None  # launches past the signature limit
         self.bench_launches = 0
         self.saved = 0
+        self.outer_keys = set()  # argument signatures of the program's calls through a wrapper
 
     def to_json(self):
         sigs = list(self.signatures.values()) + ([self.other] if self.other else [])
@@ -200,11 +201,11 @@ class Recorder:
 
     def signature_of(self, kernel, args, grid, kwargs):
         stack = _tls("stack", list)
-        given = stack[0][1] if stack else None
+        given = stack[0].given if stack else None
         named, options, unknown = describe.bind_launch(kernel.arg_names, args, kwargs, kernel.defaults)
         config = {}
         if given is not None:
-            kernel.via.update(type(obj).__name__.lower() for obj, _ in stack)
+            kernel.via.update(type(outer.obj).__name__.lower() for outer in stack)
             config = {k: v for k, v in kwargs.items() if k not in given and k not in describe.INTERNAL_KEYWORDS}
         key = (tuple((n, describe.signature_part(describe.describe_value(v))) for n, v in named.items()),
                tuple(sorted((k, repr(v)) for k, v in options.items())),
@@ -232,7 +233,12 @@ class Recorder:
                 self.errors.append(f"{getattr(fn, '__name__', '?')}: {type(e).__name__}: {e}")
                 return original(fn, *args, grid=grid, warmup=False, **kwargs)
             sig.launches += 1
-            state = self._before(kernel, sig, named) if new else None
+            stack = _tls("stack", list)
+            if stack:  # an autotuner's or a heuristic's launch: saved around the program's call of it
+                stack[0].sig = sig
+                state = None
+            else:
+                state = self._before(kernel, sig, named) if new else None
         timer = None if self.hook_timing else self._start_timer(sig)
         targets = _tls("targets", list)
         targets.append(sig)
@@ -271,6 +277,53 @@ class Recorder:
             state, why = None, f"saving failed: {type(e).__name__}: {e}"
         sig.snapshot_skipped = why
         return state
+
+    # -- launches through an autotuner or heuristics: saved around the program's call --------
+    def outer_before(self, obj, args, kwargs):
+        """The memory before the program's call of an autotuned or heuristics-wrapped kernel, for
+        the first call of each distinct set of arguments: an autotuner's benchmark launches write
+        the outputs before the launch it keeps, so the state right before that launch would
+        already hold them. Returns (kernel, state, why) or None."""
+        fn = _innermost(obj)
+        if fn is None or not self.save or _capturing_graph():
+            return None
+        with self.lock:
+            kernel = self.kernel_of(fn)
+            if kernel.saved >= self.saved_per_kernel:
+                return None
+            names = list(getattr(obj, "arg_names", None) or kernel.arg_names)
+            named = dict(zip(names, args))
+            named.update({k: v for k, v in kwargs.items() if k in kernel.arg_names})
+            descs = {n: describe.describe_value(v) for n, v in named.items()}
+            key = tuple((n, describe.signature_part(d)) for n, d in descs.items())
+            if key in kernel.outer_keys:
+                return None
+            kernel.outer_keys.add(key)
+            other = [n for n, d in descs.items() if d["kind"] == "other"]
+            if other:
+                return kernel, None, f"argument '{other[0]}' is a {descs[other[0]]['type']}"
+            tensors = {n: v for n, v in named.items() if describe._is_tensor(v)}
+            try:
+                state, why = snapshot.take_before(self.store, tensors)
+            except Exception as e:
+                state, why = None, f"saving failed: {type(e).__name__}: {e}"
+            return kernel, state, why
+
+    def outer_after(self, outer):
+        kernel, state, why = outer.state
+        sig = outer.sig
+        if sig is None or sig is kernel.other or sig.snapshot is not None:
+            return
+        with self.lock:
+            if state is None:
+                sig.snapshot_skipped = why
+                return
+            try:
+                sig.snapshot = snapshot.take_after(self.store, state)
+                sig.snapshot_skipped = None
+                kernel.saved += 1
+            except Exception as e:
+                sig.snapshot_skipped = f"saving failed: {type(e).__name__}: {e}"
 
     # -- timing -------------------------------------------------------------------------------
     def _start_timer(self, sig):
@@ -428,16 +481,45 @@ def _jit_run(original):
     return run
 
 
+class _Outer:
+    """The program's call of an autotuner or heuristics wrapper, while it runs."""
+
+    def __init__(self, obj, given):
+        self.obj = obj
+        self.given = given  # the keywords the program passed
+        self.state = None   # (kernel, snapshot state, why not) when its memory is being saved
+        self.sig = None     # the signature of the launch it made
+
+
+def _innermost(obj):
+    """The JITFunction (or InterpretedFunction) under autotuner and heuristics wrappers."""
+    from triton.runtime import autotuner
+    seen = 0
+    while isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) and seen < 8:
+        obj = obj.fn
+        seen += 1
+    return None if isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) else obj
+
+
 def _outer_run(original):
     def run(self, *args, **kwargs):
-        if _ACTIVE is None:
+        rec = _ACTIVE
+        if rec is None:
             return original(self, *args, **kwargs)
         stack = _tls("stack", list)
-        stack.append((self, frozenset(kwargs)))
+        outer = _Outer(self, frozenset(kwargs))
+        if not stack and not _tls("benching", lambda: [0])[0]:
+            try:
+                outer.state = rec.outer_before(self, args, kwargs)
+            except Exception as e:  # never break the program
+                rec.errors.append(f"saving before {type(self).__name__}: {type(e).__name__}: {e}")
+        stack.append(outer)
         try:
             return original(self, *args, **kwargs)
         finally:
             stack.pop()
+            if outer.state is not None:
+                rec.outer_after(outer)
     run.__wrapped__ = original
     return run
 
