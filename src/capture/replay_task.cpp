@@ -99,9 +99,9 @@ std::vector<Term> atomsOf(const GridEnv& env) {
   return atoms;
 }
 
-std::vector<Term> divisorsOf(const GridEnv& env, const std::set<std::string>& literal_blocks) {
+std::vector<Term> divisorsOf(const GridEnv& env, const std::set<std::string>& blocks) {
   std::vector<Term> out;
-  for (const auto& name : literal_blocks) {
+  for (const auto& name : blocks) {
     out.push_back({name, [n = name](const GridEnv& e) -> std::optional<int64_t> { return e.ints.at(n); }});
   }
   for (const auto& [name, v] : env.meta) {
@@ -118,7 +118,7 @@ std::vector<Term> divisorsOf(const GridEnv& env, const std::set<std::string>& li
 // The first of the common grid forms that gives every case's recorded value of dimension `d`:
 // cdiv(x, BLOCK), x, x * y, cdiv(x * y, BLOCK), or a constant.
 std::optional<Term> gridTerm(const std::vector<GridEnv>& envs, const std::vector<int64_t>& values,
-                             const std::set<std::string>& literal_blocks) {
+                             const std::set<std::string>& blocks) {
   auto fits = [&](const Term& t) {
     for (size_t c = 0; c < envs.size(); ++c) {
       auto v = t.eval(envs[c]);
@@ -129,8 +129,12 @@ std::optional<Term> gridTerm(const std::vector<GridEnv>& envs, const std::vector
   if (std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 1; })) {
     return Term{"1", [](const GridEnv&) { return std::optional<int64_t>(1); }};
   }
-  std::vector<Term> atoms = atomsOf(envs[0]);
-  std::vector<Term> products = atoms;
+  std::vector<Term> divisors = divisorsOf(envs[0], blocks);
+  std::vector<Term> atoms;
+  for (Term& a : atomsOf(envs[0])) {
+    if (!blocks.count(a.text)) atoms.push_back(std::move(a));  // BLOCK * n / BLOCK is no form
+  }
+  std::vector<Term> products;
   for (size_t i = 0; i < atoms.size(); ++i) {
     for (size_t j = i + 1; j < atoms.size(); ++j) {
       products.push_back({atoms[i].text + " * " + atoms[j].text, [a = atoms[i], b = atoms[j]](const GridEnv& e) {
@@ -139,18 +143,27 @@ std::optional<Term> gridTerm(const std::vector<GridEnv>& envs, const std::vector
                           }});
     }
   }
-  for (const Term& block : divisorsOf(envs[0], literal_blocks)) {
-    for (const Term& x : products) {
-      Term t{fmt::format("triton.cdiv({}, {})", x.text, block.text),
-             [x, block](const GridEnv& e) -> std::optional<int64_t> {
-               auto a = x.eval(e), b = block.eval(e);
-               if (!a || !b || *b <= 0) return std::nullopt;
-               return (*a + *b - 1) / *b;
-             },
-             block.uses_meta};
-      if (fits(t)) return t;
+  auto cdivFit = [&](const std::vector<Term>& numerators) -> std::optional<Term> {
+    for (const Term& block : divisors) {
+      for (const Term& x : numerators) {
+        Term t{fmt::format("triton.cdiv({}, {})", x.text, block.text),
+               [x, block](const GridEnv& e) -> std::optional<int64_t> {
+                 auto a = x.eval(e), b = block.eval(e);
+                 if (!a || !b || *b <= 0) return std::nullopt;
+                 return (*a + *b - 1) / *b;
+               },
+               block.uses_meta};
+        if (fits(t)) return t;
+      }
     }
+    return std::nullopt;
+  };
+  // Simplest first: one argument divided by a block, one argument, then products of two.
+  if (auto t = cdivFit(atoms)) return t;
+  for (const Term& x : atoms) {
+    if (fits(x)) return x;
   }
+  if (auto t = cdivFit(products)) return t;
   for (const Term& x : products) {
     if (fits(x)) return x;
   }
@@ -260,7 +273,8 @@ GridEnv envOf(const Json& sig, const Plan& plan, const std::set<std::string>& li
   return env;
 }
 
-void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<std::string>& literal_blocks) {
+void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<std::string>& literal_blocks,
+              const std::set<std::string>& blocks) {
   std::vector<GridEnv> envs;
   for (const Json* sig : cases) envs.push_back(envOf(*sig, plan, literal_blocks));
   std::vector<std::string> dims;
@@ -272,7 +286,7 @@ void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<
       if (!g.is_array() || g.size() != 3) throw UserError("a launch's grid could not be evaluated");
       values.push_back(g[d].get<int64_t>());
     }
-    auto term = gridTerm(envs, values, literal_blocks);
+    auto term = gridTerm(envs, values, blocks);
     if (!term) {
       throw UserError(fmt::format("grid dimension {} ({}) is none of the forms cdiv(x, BLOCK), x, x * y of its "
                                   "arguments, nor the same in every launch",
@@ -404,7 +418,15 @@ ReplayTask writeOne(const CapturedKernel& k, const fs::path& dir, const fs::path
     std::string name = b.substr(0, b.find(' '));
     if (argOf(*cases[0], name).value("kind", "") == "int") literal_blocks.insert(name);
   }
-  planGrid(cases, plan, literal_blocks);
+  // Divisors of a grid: the block-like constexprs, bound at the launch or passed in.
+  std::set<std::string> blocks = literal_blocks;
+  for (const auto& name : plan.params) {
+    if (std::find(k.constexprs.begin(), k.constexprs.end(), name) != k.constexprs.end() &&
+        argOf(*cases[0], name).value("kind", "") == "int") {
+      blocks.insert(name);
+    }
+  }
+  planGrid(cases, plan, literal_blocks, blocks);
   std::set<std::string> out_dtypes;
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const std::string& name = plan.params[i];

@@ -281,3 +281,35 @@ TEST(TaskFileMissing, NamesTheFile) {
 
 }  // namespace
 }  // namespace tf
+
+namespace tf {
+namespace {
+
+const char* kMinimal = "name = \"t\"\nsource = \"k.py\"\nlauncher = \"launch\"\nharness = \"h.py\"\ncases = [ { N = 1 } ]\n";
+
+TEST_F(TaskFile, APackageGivenByKeysIsTheOneTheSourceIsLoadedIn) {
+  test::writeFile(dir_ / "site" / "lib" / "__init__.py", "");
+  test::writeFile(dir_ / "site" / "lib" / "ops" / "__init__.py", "");
+  Task t = loadTask(write(std::string(kMinimal) + "package = \"lib.ops\"\npackage_root = \"site\"\nsearch_path = [\"site\"]\n"));
+  EXPECT_EQ(t.package.name, "lib.ops");
+  EXPECT_EQ(t.package.root, (dir_ / "site").lexically_normal());
+  ASSERT_EQ(t.search_path.size(), 1u);
+  EXPECT_EQ(t.search_path[0], (dir_ / "site").lexically_normal());
+}
+
+TEST_F(TaskFile, PackageKeysAndSearchPathAreChecked) {
+  test::writeFile(dir_ / "site" / "lib" / "__init__.py", "");
+  std::string base = kMinimal;
+  EXPECT_NE(error(base + "package = \"lib\"\n").find("keys 'package' and 'package_root' go together"), std::string::npos);
+  EXPECT_NE(error(base + "package = \"lib..x\"\npackage_root = \"site\"\n").find("dotted Python package name"),
+            std::string::npos);
+  EXPECT_NE(error(base + "package = \"lib.ops\"\npackage_root = \"site\"\n").find("holds no package 'lib.ops'"),
+            std::string::npos);
+  EXPECT_NE(error(base + "package = 3\npackage_root = \"site\"\n").find("key 'package' must be a string"),
+            std::string::npos);
+  EXPECT_NE(error(base + "search_path = \"site\"\n").find("key 'search_path' must be an array"), std::string::npos);
+  EXPECT_NE(error(base + "search_path = [\"nowhere\"]\n").find("search_path[0]': "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tf
