@@ -1,4 +1,5 @@
-// tritonforge capture [-o DIR] [--rows N] [--top N] [--no-save] [--quota-mb N] [--per-kernel N] -- PROGRAM ARGS...
+// tritonforge capture [-o DIR] [--rows N] [--top N] [--no-save] [--quota-mb N] [--per-kernel N]
+//                    [--optimize [--budget S]] -- PROGRAM ARGS...
 // tritonforge capture --show DIR [--rows N]
 //
 // Runs a program unchanged and records every launch of an @triton.jit kernel it makes (the
@@ -6,11 +7,12 @@
 // first on the program's PYTHONPATH, so `python prog.py`, `python -m pkg`, torchrun and the
 // program's own subprocesses are all covered), then prints the kernels ranked by GPU time,
 // writes DIR/capture.json, and a replay task for each of the --top costliest tunable kernels
-// (capture/replay_task.h). --show prints the table of an earlier capture.
+// (capture/replay_task.h); --optimize then runs the search loop on each of them. --show prints
+// the table of an earlier capture.
 //
 // Exit codes: 0 the program ran and its launches are recorded; 1 the program failed (what it
 // launched before is recorded and shown) or could not be started; 2 bad input (DIR not empty,
-// no program, a wrong flag).
+// no program, a wrong flag); 3 --optimize found no GPU (the record and tasks stay).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "capture/capture_record.h"
 #include "capture/replay_task.h"
 #include "cli/commands.h"
+#include "cli/optimize_command.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/paths.h"
@@ -39,7 +42,32 @@ struct CaptureFlags {
   bool no_save = false;
   int quota_mb = 2048;
   int per_kernel = 3;
+  bool optimize = false;
+  double budget = 60;
 };
+
+// `--optimize`: the existing loop on each written task, its results under DIR/optimized/.
+// Returns 3 when there is no GPU (what is written stays), else 0; a task the loop refuses is
+// reported and the others still run.
+int optimizeTasks(const CaptureFlags& f, const std::vector<ReplayTask>& tasks, const fs::path& dir,
+                  const GlobalOptions& global) {
+  for (const auto& t : tasks) {
+    if (t.task.empty()) continue;
+    OptimizeFlags o;
+    o.task = t.task.string();
+    o.tasks = {o.task};
+    o.budget = f.budget;
+    o.out = (dir / "optimized").string();
+    o.given = {"--budget"};
+    std::fprintf(stderr, "\ncapture: optimizing %s (%s)\n", t.kernel.c_str(), o.task.c_str());
+    try {
+      if (runOptimize(o, global) == 3) return 3;
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "capture: %s not optimized: %s\n", t.kernel.c_str(), e.what());
+    }
+  }
+  return 0;
+}
 
 int showCapture(const fs::path& dir, size_t rows) {
   CaptureSummary summary = readCapture(dir);
@@ -82,13 +110,17 @@ SpawnOptions programSpawn(const CaptureFlags& f, const fs::path& dir) {
   return o;
 }
 
-int runCapture(const CaptureFlags& f, const GlobalOptions&) {
+int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   if (!f.show.empty()) {
     if (!f.program.empty()) throw UserError("--show prints an earlier capture and runs no program: drop the program");
     return showCapture(f.show, f.rows);
   }
   if (f.program.empty()) throw UserError("capture: no program given (tritonforge capture -- python prog.py ...)");
   if (f.quota_mb < 0 || f.per_kernel < 0) throw UserError("--quota-mb and --per-kernel must be >= 0");
+  if (f.optimize) {
+    checkPositiveFlag("--budget", f.budget, 7 * 24 * 3600.0);
+    if (f.no_save || f.top == 0) throw UserError("--optimize tunes the replay tasks: drop --no-save and give --top N > 0");
+  }
   if (!programOnPath(f.program[0])) {
     throw UserError(fmt::format("capture: cannot run '{}': not found or not executable", f.program[0]));
   }
@@ -131,6 +163,8 @@ int runCapture(const CaptureFlags& f, const GlobalOptions&) {
     }
     j["tasks"] = listed;
     writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
+    std::fflush(stdout);
+    if (f.optimize && optimizeTasks(f, tasks, dir, global) == 3) return 3;
   }
   return ok ? 0 : 1;
 }
@@ -150,7 +184,10 @@ CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--rows", flags->rows, "Rows of the table (default 20; 0: every kernel)");
   sub->add_option("--top", flags->top,
                   "Write replay tasks (DIR/tasks/) for this many of the costliest tunable kernels (default 5; 0: none)");
-  sub->add_flag("--no-save", flags->no_save, "Record launches only; save no tensors for replay");
+  sub->add_flag("--no-save", flags->no_save, "Record launches only; save no tensors for replay (and write no tasks)");
+  sub->add_flag("--optimize", flags->optimize,
+                "Then optimize each replay task with the search loop (results in DIR/optimized/)");
+  sub->add_option("--budget", flags->budget, "With --optimize: seconds per kernel (default 60)");
   sub->add_option("--quota-mb", flags->quota_mb, "Most MiB of tensors saved for replay (default 2048)");
   sub->add_option("--per-kernel", flags->per_kernel, "Distinct launches saved per kernel (default 3)");
   return [flags, &global] { return runCapture(*flags, global); };
