@@ -244,6 +244,10 @@ class Recorder:
         targets.append(sig)
         try:
             result = original(fn, *args, grid=grid, warmup=False, **kwargs)
+        except BaseException as e:
+            if state is not None:
+                sig.snapshot_skipped = f"the launch raised {type(e).__name__}"
+            raise
         finally:
             targets.pop()
             self._stop_timer(timer)
@@ -516,6 +520,11 @@ def _outer_run(original):
         stack.append(outer)
         try:
             return original(self, *args, **kwargs)
+        except BaseException as e:
+            if outer.sig is not None and outer.state is not None:
+                outer.sig.snapshot_skipped = f"the launch raised {type(e).__name__}"
+            outer.state = None
+            raise
         finally:
             stack.pop()
             if outer.state is not None:
