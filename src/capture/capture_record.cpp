@@ -80,6 +80,7 @@ void readProcess(const fs::path& file, std::map<std::string, CapturedKernel>& ke
       k.name = stringOr(kj, "name");
       k.module = stringOr(kj, "module");
       k.file = stringOr(kj, "file");
+      k.file_sha256 = stringOr(kj, "file_sha256");
       k.line = line;
       k.tunable = kj.value("tunable", false);
       k.why_not = stringOr(kj, "why_not");

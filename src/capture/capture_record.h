@@ -15,6 +15,7 @@ struct CapturedKernel {
   std::string name;
   std::string module;
   std::string file;                 // empty when the kernel's source is not on disk
+  std::string file_sha256;          // of that file as the program ran it
   int line = 0;
   bool tunable = false;
   std::string why_not;              // why it cannot be tuned from its source

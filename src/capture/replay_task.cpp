@@ -453,7 +453,8 @@ ReplayTask writeOne(const CapturedKernel& k, const fs::path& dir, const fs::path
   writeFileAtomic(source, source_text + launcherText(k, plan, launcher));
   writeFileAtomic(folder / "harness.py", readTextFile(worker_dir / "tritonforge_worker" / "capture" / "replay_harness.py",
                                                       "replay harness template", kMaxSourceFileBytes));
-  Json replay = {{"kernel", k.name}, {"data_dir", fs::absolute(dir / "data").lexically_normal().string()},
+  Json replay = {{"kernel", k.name}, {"module", k.module}, {"source", k.file}, {"source_sha256", k.file_sha256},
+                 {"data_dir", fs::absolute(dir / "data").lexically_normal().string()},
                  {"inputs", plan.params}, {"in_place", plan.in_place}, {"cases", replayCases(cases, plan)}};
   writeFileAtomic(folder / "replay.json", replay.dump(1) + "\n");
 

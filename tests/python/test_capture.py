@@ -244,3 +244,20 @@ def test_the_replay_tasks_reproduce_each_recorded_launch(tmp_path, monkeypatch):
     source.tritonforge_replay(*inputs)
     with pytest.raises(AssertionError):
         torch.testing.assert_close(inputs[2], harness.expected({"launch": 0}, 0)[0], rtol=0, atol=0)
+
+
+@pytest.mark.skipif(not BINARY.exists(), reason="needs the binary (build/tritonforge)")
+def test_optimize_without_a_gpu_keeps_the_tasks_and_exits_3(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: --optimize would run the search")
+    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_WORKER_DIR=str(ROOT / "python"),
+               TRITONFORGE_PYTHON=sys.executable)
+    out = tmp_path / "run"
+    proc = subprocess.run([str(BINARY), "capture", "-o", str(out), "--top", "1", "--optimize", "--budget", "5", "--",
+                           sys.executable, str(PROGRAM), "1"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "No CUDA GPU" in proc.stdout + proc.stderr
+    summary = json.loads((out / "capture.json").read_text())
+    assert len(summary["tasks"]) == 1 and Path(summary["tasks"][0]["task"]).exists()
+    replay = json.loads((Path(summary["tasks"][0]["task"]).parent / "replay.json").read_text())
+    assert len(replay["source_sha256"]) == 64

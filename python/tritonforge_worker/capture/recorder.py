@@ -100,6 +100,7 @@ class _Kernel:
         self.constexprs = describe.constexpr_parameters(handle, py_fn)
         self.defaults = describe.parameter_defaults(py_fn)
         self.why_not = not_tunable_reason(self.file, self.module)
+        self.file_sha256 = _file_sha256(self.file) if self.why_not is None else None
         self.via = set()
         self.signatures = {}
         self.other = None  # launches past the signature limit
@@ -109,7 +110,8 @@ class _Kernel:
 
     def to_json(self):
         sigs = list(self.signatures.values()) + ([self.other] if self.other else [])
-        return {"name": self.name, "module": self.module, "file": self.file, "line": self.line,
+        return {"name": self.name, "module": self.module, "file": self.file, "file_sha256": self.file_sha256,
+                "line": self.line,
                 "arg_names": self.arg_names, "constexprs": self.constexprs, "tunable": self.why_not is None, "why_not": self.why_not,
                 "via": sorted(self.via) or ["jit"], "launches": sum(s.launches for s in sigs),
                 "bench_launches": self.bench_launches, "time_ms": sum(s.time_ms for s in sigs),
@@ -426,6 +428,16 @@ class Recorder:
                              "why_not": "launched without @triton.jit's call (torch.compile's launcher or another)"}
                             for n, s in self.outside.items()],
                 "saved_bytes": self.store.written, "errors": self.errors[:20]}
+
+
+def _file_sha256(path):
+    """The kernel's source file as the program ran it: what a tuned copy is made from must be this."""
+    import hashlib
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def _versions():
