@@ -118,7 +118,7 @@ std::vector<Term> divisorsOf(const GridEnv& env, const std::set<std::string>& bl
 // The first of the common grid forms that gives every case's recorded value of dimension `d`:
 // cdiv(x, BLOCK), x, x * y, cdiv(x * y, BLOCK), or a constant.
 std::optional<Term> gridTerm(const std::vector<GridEnv>& envs, const std::vector<int64_t>& values,
-                             const std::set<std::string>& blocks) {
+                             const std::set<std::string>& blocks, bool prefer_plain) {
   auto fits = [&](const Term& t) {
     for (size_t c = 0; c < envs.size(); ++c) {
       auto v = t.eval(envs[c]);
@@ -158,15 +158,23 @@ std::optional<Term> gridTerm(const std::vector<GridEnv>& envs, const std::vector
     }
     return std::nullopt;
   };
-  // Simplest first: one argument divided by a block, one argument, then products of two.
+  auto plainFit = [&](const std::vector<Term>& terms) -> std::optional<Term> {
+    for (const Term& x : terms) {
+      if (fits(x)) return x;
+    }
+    return std::nullopt;
+  };
+  // Simplest first: one argument divided by a block, one argument, then products of two. When
+  // the program's own grid divides nothing (`(n_rows,)`), the plain forms come first: one
+  // launch's n_rows may equal cdiv(numel, BLOCK) by chance.
+  if (prefer_plain) {
+    if (auto t = plainFit(atoms)) return t;
+    if (auto t = plainFit(products)) return t;
+  }
   if (auto t = cdivFit(atoms)) return t;
-  for (const Term& x : atoms) {
-    if (fits(x)) return x;
-  }
+  if (auto t = plainFit(atoms)) return t;
   if (auto t = cdivFit(products)) return t;
-  for (const Term& x : products) {
-    if (fits(x)) return x;
-  }
+  if (auto t = plainFit(products)) return t;
   if (std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == values[0]; })) {
     return Term{std::to_string(values[0]), [v = values[0]](const GridEnv&) { return std::optional<int64_t>(v); }};
   }
@@ -277,6 +285,11 @@ void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<
               const std::set<std::string>& blocks) {
   std::vector<GridEnv> envs;
   for (const Json* sig : cases) envs.push_back(envOf(*sig, plan, literal_blocks));
+  // The grid as the program's launch wrote it, when the recorder could read it.
+  const Json& written = (*cases[0]).contains("grid_source") ? (*cases[0])["grid_source"] : Json();
+  const std::string text = written.is_string() ? written.get<std::string>() : std::string();
+  const bool prefer_plain = !text.empty() && text.find("cdiv") == std::string::npos &&
+                            text.find('/') == std::string::npos && text.find("ceil") == std::string::npos;
   std::vector<std::string> dims;
   bool meta = false;
   for (size_t d = 0; d < 3; ++d) {
@@ -286,7 +299,7 @@ void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<
       if (!g.is_array() || g.size() != 3) throw UserError("a launch's grid could not be evaluated");
       values.push_back(g[d].get<int64_t>());
     }
-    auto term = gridTerm(envs, values, blocks);
+    auto term = gridTerm(envs, values, blocks, prefer_plain);
     if (!term) {
       throw UserError(fmt::format("grid dimension {} ({}) is none of the forms cdiv(x, BLOCK), x, x * y of its "
                                   "arguments, nor the same in every launch",

@@ -142,6 +142,19 @@ TEST_F(ReplayTasks, AConstexprThatDiffersIsPassedInAndAGridOfNoKnownFormIsRefuse
   EXPECT_FALSE(fs::exists(dir_ / "b" / "tasks")) << "nothing is written for a kernel without a task";
 }
 
+TEST_F(ReplayTasks, AGridThatTheProgramWroteWithoutADivisionIsRebuiltWithoutOne) {
+  // One launch: 8 rows of 128 columns, BLOCK 128. cdiv(x.numel(), BLOCK) = 8 = n_rows too.
+  Json one = rowsLaunch(8, 128, 128, {8, 1, 1});
+  auto tasks = write(rowsKernel(dir_ / "prog" / "rows.py", {one}), dir_ / "a");
+  ASSERT_FALSE(tasks[0].task.empty()) << tasks[0].why_not;
+  std::string source = readTextFile(tasks[0].task.parent_path() / "rows.py", "source");
+  EXPECT_NE(source.find("rows_kernel[(triton.cdiv(x_ptr.numel(), BLOCK),)]"), std::string::npos) << source;
+  one["grid_source"] = "(n_rows,)";
+  tasks = write(rowsKernel(dir_ / "prog" / "rows.py", {one}), dir_ / "b");
+  source = readTextFile(tasks[0].task.parent_path() / "rows.py", "source");
+  EXPECT_NE(source.find("rows_kernel[(n_rows,)]"), std::string::npos) << source;
+}
+
 TEST_F(ReplayTasks, AKernelWithoutASavedLaunchOrAnOutputGetsNoTaskAndSaysWhy) {
   Json unsaved = rowsLaunch(64, 64, 64, {1, 64, 1});
   unsaved["snapshot"] = nullptr;

@@ -65,6 +65,7 @@ class _Signature:
     def __init__(self, named, grid, options, config, called_from, given=()):
         self.args = {name: describe.describe_value(v) for name, v in named.items()}
         self.given = list(given)  # the parameters the program passed (the rest: defaults, configuration)
+        self.grid_source = None   # the grid as the program's launch writes it
         self.grid = grid
         self.options = {k: describe.describe_value(v)["value"] if not hasattr(v, "dtype") else str(v)
                         for k, v in options.items()}
@@ -82,7 +83,7 @@ class _Signature:
         self.min_ms = ms if self.min_ms is None else min(self.min_ms, ms)
 
     def to_json(self):
-        return {"args": self.args, "given": self.given, "grid": self.grid, "options": self.options, "config": self.config,
+        return {"args": self.args, "given": self.given, "grid": self.grid, "grid_source": self.grid_source, "options": self.options, "config": self.config,
                 "launches": self.launches, "time_ms": self.time_ms, "min_ms": self.min_ms,
                 "called_from": self.called_from, "in_graph_capture": self.in_graph_capture,
                 "snapshot": self.snapshot, "snapshot_skipped": self.snapshot_skipped}
@@ -221,6 +222,7 @@ class Recorder:
                 return kernel.other, named, True
             given = [n for n in kernel.arg_names[:len(args)]] + [k for k in kwargs if k in kernel.arg_names and k not in config]
             sig = kernel.signatures[key] = _Signature(named, gridv, options, config, _called_from(), given)
+            sig.grid_source = grid_source(kernel.name if not stack else _name_of(stack[0].obj, kernel.name))
             if unknown:
                 sig.args.update({k: describe.describe_value(v) for k, v in unknown.items()})
             return sig, named, True
@@ -471,16 +473,51 @@ def _capturing_graph():
         return False
 
 
-def _called_from():
-    """'file:line in function' of the program's frame that launched the kernel."""
+def _program_frame():
+    """The program's frame that launched the kernel (the first outside Triton and this package)."""
     skip = tuple(d for d in (_triton_dir(), _HERE) if d)
     frame = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
         if not path.startswith(skip) and not path.startswith("<"):
-            return f"{path}:{frame.f_lineno} in {frame.f_code.co_name}"
+            return frame
         frame = frame.f_back
     return None
+
+
+def _called_from():
+    """'file:line in function' of the program's frame that launched the kernel."""
+    frame = _program_frame()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}" if frame else None
+
+
+def grid_source(kernel_name):
+    """The text of the grid at the program's launch `K[GRID](...)` of `kernel_name` on the
+    launching line, as written (`(n_rows,)`, `(triton.cdiv(n, BLOCK),)`), or None."""
+    import ast
+    import inspect
+    frame = _program_frame()
+    if frame is None:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(frame.f_code)
+        tree = ast.parse("".join(_dedent(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    line = frame.f_lineno - (first if first > 0 else 1) + 1
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
+            continue
+        target = node.func.value
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if name == kernel_name and node.lineno <= line <= getattr(node, "end_lineno", node.lineno):
+            return ast.unparse(node.func.slice)
+    return None
+
+
+def _dedent(lines):
+    import textwrap
+    return textwrap.dedent("".join(lines)).splitlines(keepends=True)
 
 
 # -- the patched entry points (module functions, so that uninstall restores the originals) --
@@ -505,6 +542,14 @@ class _Outer:
         self.given = given  # the keywords the program passed
         self.state = None   # (kernel, snapshot state, why not) when its memory is being saved
         self.sig = None     # the signature of the launch it made
+
+
+def _name_of(obj, default):
+    """The name the program launches a wrapped kernel by: the function's."""
+    fn = getattr(obj, "fn", None)
+    while fn is not None and not hasattr(fn, "__code__") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return getattr(fn, "__name__", default)
 
 
 def _innermost(obj):
