@@ -172,7 +172,7 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
 }  // namespace
 
 CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global);
-const CommandRegistration kCaptureRegistration("capture", 5, &registerCapture);
+const CommandRegistration kCaptureRegistration("capture", 48, &registerCapture);
 
 CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   auto flags = std::make_shared<CaptureFlags>();
