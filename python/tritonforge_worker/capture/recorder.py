@@ -406,10 +406,12 @@ class Recorder:
 
     def flush(self, block=True):
         with self.lock:
-            if block and self.pending:
-                self._drain(block=True)
-            elif self.pending:
-                self._drain(block=False)
+            try:
+                if self.pending:
+                    self._drain(block=block)
+            except Exception as e:  # a broken CUDA context (the program died of a CUDA error)
+                self.errors.append(f"{len(self.pending)} launches left untimed: {type(e).__name__}: {e}")
+                self.pending = []
             self.last_flush = time.monotonic()
             if not self.kernels and not self.outside and not self.errors:
                 return  # a process that launched nothing (a compile worker) leaves no record
