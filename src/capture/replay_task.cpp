@@ -189,6 +189,9 @@ struct Plan {
   std::vector<size_t> in_place;
   std::vector<std::string> notes;
   bool needs_tl = false;
+  std::set<std::string> literal_ints;  // integer constexprs bound at the launch (tuned there)
+  std::set<std::string> blocks;        // integer constexprs, bound or passed in: a grid's divisors
+  std::set<std::string> options;       // launch options passed in (they differ between the launches)
 };
 
 // Values of one recorded argument across the cases, as literals; nullopt when one has none.
@@ -232,9 +235,12 @@ Plan planLauncher(const CapturedKernel& k, const std::vector<const Json*>& cases
   for (size_t i = 0; i < given.size(); ++i) {
     const std::string& name = given[i];
     positional = positional && i < k.arg_names.size() && k.arg_names[i] == name;
+    const bool int_constexpr = constexprs.count(name) && argOf(first, name).value("kind", "") == "int";
+    if (int_constexpr) plan.blocks.insert(name);
     if (constexprs.count(name)) {
       auto lits = literalsAcross(cases, name, "args");
       if (lits && allSame(*lits)) {
+        if (int_constexpr) plan.literal_ints.insert(name);
         plan.bindings.push_back(fmt::format("{} = {}", name, (*lits)[0]));
         plan.needs_tl = plan.needs_tl || (*lits)[0].rfind("tl.", 0) == 0;
         plan.call_args.push_back(fmt::format("{}={}", name, name));
@@ -256,6 +262,7 @@ Plan planLauncher(const CapturedKernel& k, const std::vector<const Json*>& cases
     auto lits = literalsAcross(cases, option, "options");
     if (!lits || !allSame(*lits)) {
       plan.params.push_back(option);
+      plan.options.insert(option);
       plan.call_args.push_back(fmt::format("{}={}", option, option));
       plan.notes.push_back(fmt::format("launch option '{}' differs between the launches: passed in, not tuned", option));
       continue;
@@ -266,14 +273,14 @@ Plan planLauncher(const CapturedKernel& k, const std::vector<const Json*>& cases
   return plan;
 }
 
-GridEnv envOf(const Json& sig, const Plan& plan, const std::set<std::string>& literal_blocks) {
+GridEnv envOf(const Json& sig, const Plan& plan) {
   GridEnv env;
   for (const auto& name : plan.params) {
     const Json& d = argOf(sig, name);
     if (d.value("kind", "") == "int") env.ints[name] = d["value"].get<int64_t>();
     if (d.value("kind", "") == "tensor") env.shapes[name] = d["shape"].get<std::vector<int64_t>>();
   }
-  for (const auto& name : literal_blocks) env.ints[name] = argOf(sig, name)["value"].get<int64_t>();
+  for (const auto& name : plan.literal_ints) env.ints[name] = argOf(sig, name)["value"].get<int64_t>();
   const Json config = sig.value("config", Json::object());
   for (const auto& [key, d] : config.items()) {
     if (d.is_object() && d.value("kind", "") == "int") env.meta[key] = d["value"].get<int64_t>();
@@ -281,10 +288,9 @@ GridEnv envOf(const Json& sig, const Plan& plan, const std::set<std::string>& li
   return env;
 }
 
-void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<std::string>& literal_blocks,
-              const std::set<std::string>& blocks) {
+void planGrid(const std::vector<const Json*>& cases, Plan& plan) {
   std::vector<GridEnv> envs;
-  for (const Json* sig : cases) envs.push_back(envOf(*sig, plan, literal_blocks));
+  for (const Json* sig : cases) envs.push_back(envOf(*sig, plan));
   // The grid as the program's launch wrote it, when the recorder could read it.
   const Json& written = (*cases[0]).contains("grid_source") ? (*cases[0])["grid_source"] : Json();
   const std::string text = written.is_string() ? written.get<std::string>() : std::string();
@@ -299,7 +305,7 @@ void planGrid(const std::vector<const Json*>& cases, Plan& plan, const std::set<
       if (!g.is_array() || g.size() != 3) throw UserError("a launch's grid could not be evaluated");
       values.push_back(g[d].get<int64_t>());
     }
-    auto term = gridTerm(envs, values, blocks, prefer_plain);
+    auto term = gridTerm(envs, values, plan.blocks, prefer_plain);
     if (!term) {
       throw UserError(fmt::format("grid dimension {} ({}) is none of the forms cdiv(x, BLOCK), x, x * y of its "
                                   "arguments, nor the same in every launch",
@@ -349,11 +355,10 @@ Json replayCases(const std::vector<const Json*>& cases, const Plan& plan) {
         const Json& where = snap["tensors"][name];
         c["tensors"][name] = {{"span", where["span"]}, {"byte_offset", where["byte_offset"]}, {"dtype", d["dtype"]},
                               {"shape", d["shape"]}, {"stride", d["stride"]}};
+      } else if (plan.options.count(name)) {
+        c["scalars"][name] = (*sig)["options"][name];
       } else {
         c["scalars"][name] = d.contains("value") ? d["value"] : Json();
-        if (!d.contains("value") && sig->value("options", Json::object()).contains(name)) {
-          c["scalars"][name] = (*sig)["options"][name];
-        }
       }
     }
     out.push_back(std::move(c));
@@ -426,20 +431,7 @@ ReplayTask writeOne(const CapturedKernel& k, const fs::path& dir, const fs::path
     throw UserError("no launch of it was saved" + (why.empty() ? std::string() : " (" + why + ")"));
   }
   Plan plan = planLauncher(k, cases);
-  std::set<std::string> literal_blocks;
-  for (const auto& b : plan.bindings) {
-    std::string name = b.substr(0, b.find(' '));
-    if (argOf(*cases[0], name).value("kind", "") == "int") literal_blocks.insert(name);
-  }
-  // Divisors of a grid: the block-like constexprs, bound at the launch or passed in.
-  std::set<std::string> blocks = literal_blocks;
-  for (const auto& name : plan.params) {
-    if (std::find(k.constexprs.begin(), k.constexprs.end(), name) != k.constexprs.end() &&
-        argOf(*cases[0], name).value("kind", "") == "int") {
-      blocks.insert(name);
-    }
-  }
-  planGrid(cases, plan, literal_blocks, blocks);
+  planGrid(cases, plan);
   std::set<std::string> out_dtypes;
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const std::string& name = plan.params[i];

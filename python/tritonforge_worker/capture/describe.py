@@ -17,7 +17,7 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_f
 INTERNAL_KEYWORDS = ("debug", "instrumentation_mode", "warmup", "grid")
 
 
-def _is_tensor(value) -> bool:
+def is_tensor(value) -> bool:
     return hasattr(value, "data_ptr") and hasattr(value, "dtype") and hasattr(value, "stride")
 
 
@@ -34,7 +34,7 @@ def describe_value(value):
         return {"kind": "float", "value": value}
     if isinstance(value, str):
         return {"kind": "str", "value": value}
-    if _is_tensor(value):
+    if is_tensor(value):
         return {"kind": "tensor", "dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
                 "stride": list(value.stride()), "offset": int(value.storage_offset()), "device": str(value.device),
                 "align16": value.data_ptr() % 16 == 0}

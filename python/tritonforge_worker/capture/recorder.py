@@ -67,7 +67,7 @@ class _Signature:
         self.given = list(given)  # the parameters the program passed (the rest: defaults, configuration)
         self.grid_source = None   # the grid as the program's launch writes it
         self.grid = grid
-        self.options = {k: describe.describe_value(v)["value"] if not hasattr(v, "dtype") else str(v)
+        self.options = {k: v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
                         for k, v in options.items()}
         self.config = {k: describe.describe_value(v) for k, v in config.items()}
         self.called_from = called_from
@@ -274,17 +274,20 @@ class Recorder:
         if _capturing_graph():
             sig.snapshot_skipped = "launched inside CUDA-graph capture"
             return None
-        tensors = {name: v for name, v in named.items() if describe._is_tensor(v)}
-        unreplayable = [n for n, d in sig.args.items() if d["kind"] == "other"]
-        if unreplayable:
-            sig.snapshot_skipped = f"argument '{unreplayable[0]}' is a {sig.args[unreplayable[0]]['type']}"
-            return None
-        try:
-            state, why = snapshot.take_before(self.store, tensors)
-        except Exception as e:
-            state, why = None, f"saving failed: {type(e).__name__}: {e}"
+        state, why = self._take_before(named, sig.args)
         sig.snapshot_skipped = why
         return state
+
+    def _take_before(self, named, descs):
+        """Saves the memory of the launch's tensors: (state, None), or (None, why not)."""
+        other = [n for n, d in descs.items() if d["kind"] == "other"]
+        if other:
+            return None, f"argument '{other[0]}' is a {descs[other[0]]['type']}"
+        tensors = {n: v for n, v in named.items() if describe.is_tensor(v)}
+        try:
+            return snapshot.take_before(self.store, tensors)
+        except Exception as e:
+            return None, f"saving failed: {type(e).__name__}: {e}"
 
     # -- launches through an autotuner or heuristics: saved around the program's call --------
     def outer_before(self, obj, args, kwargs):
@@ -307,15 +310,7 @@ class Recorder:
             if key in kernel.outer_keys:
                 return None
             kernel.outer_keys.add(key)
-            other = [n for n, d in descs.items() if d["kind"] == "other"]
-            if other:
-                return kernel, None, f"argument '{other[0]}' is a {descs[other[0]]['type']}"
-            tensors = {n: v for n, v in named.items() if describe._is_tensor(v)}
-            try:
-                state, why = snapshot.take_before(self.store, tensors)
-            except Exception as e:
-                state, why = None, f"saving failed: {type(e).__name__}: {e}"
-            return kernel, state, why
+            return (kernel, *self._take_before(named, descs))
 
     def outer_after(self, outer):
         kernel, state, why = outer.state
