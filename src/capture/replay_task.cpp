@@ -325,7 +325,7 @@ std::string launcherText(const CapturedKernel& k, const Plan& plan, const std::s
       "{} ----\nimport triton{}\n\n\ndef {}({}):\n",
       k.name, plan.needs_tl ? "\nimport triton.language as tl" : "", launcher, fmt::join(plan.params, ", "));
   for (const auto& b : plan.bindings) text += "    " + b + "\n";
-  text += fmt::format("    {}[{}]({})\n", k.name, plan.grid, fmt::join(plan.call_args, ", "));
+  text += fmt::format("    return {}[{}]({})\n", k.name, plan.grid, fmt::join(plan.call_args, ", "));
   return text;
 }
 
@@ -344,11 +344,26 @@ std::pair<double, double> tolerances(const std::set<std::string>& dtypes) {
   return {tol, tol};
 }
 
+// What the program passed at the launch (its arguments as described, and the launch options it
+// gave): `run --overlay` serves the tuned launcher for a launch that passes the same.
+Json matchOf(const Json& sig) {
+  Json args = Json::object();
+  for (const auto& name : sig.value("given", std::vector<std::string>{})) args[name] = argOf(sig, name);
+  Json options = Json::object();
+  const Json config = sig.value("config", Json::object());
+  const Json given_options = sig.value("options", Json::object());
+  for (const auto& [option, value] : given_options.items()) {
+    if (!config.contains(option)) options[option] = value;
+  }
+  return {{"args", args}, {"options", options}};
+}
+
 Json replayCases(const std::vector<const Json*>& cases, const Plan& plan) {
   Json out = Json::array();
   for (const Json* sig : cases) {
     const Json& snap = (*sig)["snapshot"];
-    Json c = {{"spans", snap["spans"]}, {"tensors", Json::object()}, {"scalars", Json::object()}};
+    Json c = {{"spans", snap["spans"]}, {"tensors", Json::object()}, {"scalars", Json::object()},
+              {"match", matchOf(*sig)}};
     for (const auto& name : plan.params) {
       const Json& d = argOf(*sig, name);
       if (d.value("kind", "") == "tensor") {
@@ -458,7 +473,11 @@ ReplayTask writeOne(const CapturedKernel& k, const fs::path& dir, const fs::path
   writeFileAtomic(source, source_text + launcherText(k, plan, launcher));
   writeFileAtomic(folder / "harness.py", readTextFile(worker_dir / "tritonforge_worker" / "capture" / "replay_harness.py",
                                                       "replay harness template", kMaxSourceFileBytes));
+  SourcePackage package = packageOf(k.file);
+  const bool outer = std::any_of(k.via.begin(), k.via.end(), [](const std::string& v) { return v != "jit"; });
   Json replay = {{"kernel", k.name}, {"module", k.module}, {"source", k.file}, {"source_sha256", k.file_sha256},
+                 {"launcher", launcher}, {"through_wrapper", outer},
+                 {"package", package.name}, {"package_root", package.name.empty() ? "" : package.root.string()},
                  {"data_dir", fs::absolute(dir / "data").lexically_normal().string()},
                  {"inputs", plan.params}, {"in_place", plan.in_place}, {"cases", replayCases(cases, plan)}};
   writeFileAtomic(folder / "replay.json", replay.dump(1) + "\n");
@@ -469,7 +488,6 @@ ReplayTask writeOne(const CapturedKernel& k, const fs::path& dir, const fs::path
       "# The launcher is appended to a copy of its module; the expected outputs are those the launch wrote.\n"
       "name = \"{}\"\nsource = \"{}\"\nlauncher = \"{}\"\nharness = \"harness.py\"\nkernels = [\"{}\"]\n",
       cases.size(), k.name, k.file, k.line, folder_name, source.filename().string(), launcher, k.name);
-  SourcePackage package = packageOf(k.file);
   if (!package.name.empty()) {
     toml += fmt::format("package = \"{}\"\npackage_root = {}\n", package.name, Json(package.root.string()).dump());
   } else {  // a program's own module: the modules beside it are what it imports

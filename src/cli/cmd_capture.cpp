@@ -19,6 +19,7 @@
 #include <cstdlib>
 
 #include "capture/capture_record.h"
+#include "capture/program_launch.h"
 #include "capture/replay_task.h"
 #include "cli/commands.h"
 #include "cli/optimize_command.h"
@@ -91,25 +92,6 @@ void prepareOutput(const fs::path& dir) {
   if (ec) throw UserError(fmt::format("{}: cannot create the folder: {}", dir.string(), ec.message()));
 }
 
-SpawnOptions programSpawn(const CaptureFlags& f, const fs::path& dir) {
-  SpawnOptions o;
-  o.argv = f.program;
-  const fs::path package = workerPackageDir();
-  const fs::path boot = package / "tritonforge_worker" / "capture" / "boot";
-  std::string path = boot.string() + ":" + package.string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
-  o.env_set["PYTHONPATH"] = path;
-  o.env_set["TRITONFORGE_CAPTURE_DIR"] = fs::absolute(dir).string();
-  o.env_set["TRITONFORGE_CAPTURE_OPTIONS"] =
-      fmt::format("save={},quota_mb={},per_kernel={}", f.no_save ? 0 : 1, f.quota_mb, f.per_kernel);
-  // torch.compile: Inductor's static launcher skips Triton's launch hooks, and a warm FX graph
-  // cache hides its kernels' compilation; unless the user chose otherwise, both are turned off.
-  for (const char* name : {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "TORCHINDUCTOR_FX_GRAPH_CACHE"}) {
-    if (!std::getenv(name)) o.env_set[name] = "0";
-  }
-  return o;
-}
-
 int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   if (!f.show.empty()) {
     if (!f.program.empty()) throw UserError("--show prints an earlier capture and runs no program: drop the program");
@@ -127,7 +109,9 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   const fs::path dir = f.out;
   prepareOutput(dir);
   auto started = std::chrono::steady_clock::now();
-  int status = runRelayed(programSpawn(f, dir));
+  ProgramLaunch launch{f.program, dir,
+                       fmt::format("save={},quota_mb={},per_kernel={}", f.no_save ? 0 : 1, f.quota_mb, f.per_kernel)};
+  int status = runRelayed(programSpawn(launch));
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   std::fflush(stdout);

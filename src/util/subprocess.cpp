@@ -411,7 +411,7 @@ void writeAllTo(int fd, const char* data, size_t size) {
 
 }  // namespace
 
-int runRelayed(const SpawnOptions& options) {
+int runRelayed(const SpawnOptions& options, std::string* stdout_copy) {
   Subprocess p = Subprocess::spawn(options);
   p.closeStdin();
   const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
@@ -438,6 +438,7 @@ int runRelayed(const SpawnOptions& options) {
         continue;
       }
       writeAllTo(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<size_t>(n));
+      if (i == 0 && stdout_copy && stdout_copy->size() < (size_t{64} << 20)) stdout_copy->append(buf, static_cast<size_t>(n));
     }
   }
   // Both pipes closed: the program is ending (or closed them itself and goes on: wait for it,

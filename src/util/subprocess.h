@@ -88,8 +88,9 @@ CommandResult runCommand(const SpawnOptions& options, std::chrono::milliseconds 
 // Runs a command to completion in the foreground of the user's session: its output is relayed
 // to this process's stdout and stderr as it comes, its stdin is closed, and SIGINT, SIGTERM or
 // SIGHUP sent to this process are passed on to its whole process group. Returns the raw wait
-// status. Throws EnvironmentError when the program cannot be started.
-int runRelayed(const SpawnOptions& options);
+// status. Throws EnvironmentError when the program cannot be started. With `stdout_copy`, the
+// program's standard output is also kept there (its first 64 MiB).
+int runRelayed(const SpawnOptions& options, std::string* stdout_copy = nullptr);
 
 // True when `program` can be found on PATH (or is an executable path).
 bool programOnPath(const std::string& program);

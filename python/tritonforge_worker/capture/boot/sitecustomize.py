@@ -1,8 +1,9 @@
-"""Put first on PYTHONPATH by `tritonforge capture`: records the program's Triton launches.
+"""Put first on PYTHONPATH by `tritonforge capture` and `tritonforge run --overlay`: records the
+program's Triton launches, and serves tuned kernels to it.
 
 Python imports the first sitecustomize on its path at start-up; this one runs the one it
 shadows (a distribution's or a virtual environment's), then waits for the program to import
-triton and installs the recorder right after (the program runs unchanged, and one that never
+triton and installs the recorder (and the overlay) right after (the program runs unchanged, and one that never
 imports triton pays nothing)."""
 
 import importlib.abc
@@ -44,16 +45,23 @@ class _AfterTriton(importlib.abc.MetaPathFinder):
 
         def exec_then_record(module):
             exec_module(module)
-            try:
-                from tritonforge_worker.capture import start_from_environment
-                start_from_environment()
-            except Exception as e:
-                print(f"tritonforge capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
+            if os.environ.get("TRITONFORGE_CAPTURE_DIR"):
+                try:
+                    from tritonforge_worker.capture import start_from_environment
+                    start_from_environment()
+                except Exception as e:
+                    print(f"tritonforge capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
+            if os.environ.get("TRITONFORGE_OVERLAY"):  # after the recorder: its launches are timed
+                try:
+                    from tritonforge_worker.capture import overlay
+                    overlay.start_from_environment()
+                except Exception as e:
+                    print(f"tritonforge overlay: not serving tuned kernels: {type(e).__name__}: {e}", file=sys.stderr)
 
         spec.loader.exec_module = exec_then_record
         return spec
 
 
 _run_shadowed()
-if os.environ.get("TRITONFORGE_CAPTURE_DIR") and "triton" not in sys.modules:
+if (os.environ.get("TRITONFORGE_CAPTURE_DIR") or os.environ.get("TRITONFORGE_OVERLAY")) and "triton" not in sys.modules:
     sys.meta_path.insert(0, _AfterTriton())

@@ -1,0 +1,148 @@
+"""`tritonforge run --overlay`: a captured program run with tuned kernels, on the CPU under
+Triton's interpreter. The optimize results are written here by hand (the search needs a GPU):
+a tuned launch (add_kernel's BLOCK 256 -> 512), a tuned autotune configuration (scale_kernel's),
+and a planted fault, so that what is served, where, and what --compare catches are all seen."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "tests" / "python" / "capture_programs"
+BINARY = Path(os.environ.get("TRITONFORGE_BINARY", ROOT / "build" / "tritonforge"))
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not BINARY.exists(), reason=f"{BINARY} not built")
+
+
+def tool(*args, cwd):
+    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_PYTHON=sys.executable,
+               TRITONFORGE_WORKER_DIR=str(ROOT / "python"))
+    return subprocess.run([str(BINARY), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def tuned(cap, task, old, new):
+    """An optimize result for `task` whose source is the task's with `old` replaced by `new`."""
+    source = cap / "tasks" / task / "kernels_program.py"
+    text = source.read_text()
+    assert old in text
+    out = cap / "optimized" / task
+    out.mkdir(parents=True, exist_ok=True)
+    (out / source.name).write_text(text.replace(old, new))
+    (out / "result.json").write_text(json.dumps({"status": "improved", "speedup": 1.5,
+                                                 "outputs": {"source": str(out / source.name)}}))
+
+
+@pytest.fixture
+def captured(tmp_path):
+    """The program copied (its files may be edited) and captured with two sizes."""
+    for item in PROGRAMS.iterdir():
+        if item.name != "__pycache__":
+            (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
+    proc = tool("capture", "-o", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path, tmp_path / "cap"
+
+
+def compare_dir(cap):
+    found = sorted((cap / "compare").iterdir())
+    assert found
+    return found[-1]
+
+
+def test_tuned_launches_are_served_for_captured_launches_only(captured):
+    where, cap = captured
+    tuned(cap, "add_kernel", "    BLOCK = 256\n", "    BLOCK = 512\n")
+    tuned(cap, "scale_kernel", 'triton.Config({"BLOCK": 128}, num_warps=2)', 'triton.Config({"BLOCK": 256}, num_warps=4)')
+    (cap / "optimized" / "shift_kernel").mkdir(parents=True)
+    (cap / "optimized" / "shift_kernel" / "result.json").write_text('{"status": "unchanged"}')
+    # Three sizes: the third was never captured, so it runs as the program wrote it.
+    proc = tool("run", "--overlay", "cap", "--compare", "--", sys.executable, "kernels_program.py", "3", cwd=where)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "serving add_kernel" in proc.stderr and "serving scale_kernel" in proc.stderr
+    assert "not serving shift_kernel: the search found nothing faster" in proc.stderr
+    assert "outputs: the same" in proc.stdout
+    result = json.loads((compare_dir(cap) / "compare.json").read_text())
+    assert result["outputs"]["same"] and result["outputs"]["values"] == 1
+    served = json.loads(next((compare_dir(cap) / "overlay-served").glob("*.json")).read_text())
+    counts = {k["kernel"]: (k["served"], k["as_written"]) for k in served["kernels"]}
+    assert counts == {"add_kernel": (4, 2), "scale_kernel": (2, 1)}
+    # The overlaid run's record: add_kernel launched from the tuned copy with BLOCK 512 (grid 2 for
+    # n = 1000), and as written (BLOCK 256) for the size that was not captured.
+    record = json.loads(next((compare_dir(cap) / "overlay" / "launches").glob("*.json")).read_text())
+    adds = [k for k in record["kernels"] if k["name"] == "add_kernel"]
+    tuned_copy = [k for k in adds if "/overlay/" in k["file"]]
+    assert len(tuned_copy) == 1 and {tuple(s["grid"]) for s in tuned_copy[0]["signatures"]} == {(2, 1, 1), (4, 1, 1)}
+    as_written = [k for k in adds if k["file"] == str(where / "kernels_program.py")]
+    assert [s["args"]["n"]["value"] for s in as_written[0]["signatures"]] == [3000]
+    # The launch-only change has no patch; the changed decorator has one, against the file's own name.
+    assert not list((cap / "overlay" / "add_kernel").glob("*.patch"))
+    patch = (cap / "overlay" / "scale_kernel" / "kernels_program.py.patch").read_text()
+    assert patch.startswith("--- a/kernels_program.py") and '+@triton.autotune(configs=[triton.Config({"BLOCK": 256}' in patch
+    check = subprocess.run(["patch", "-p1", "--dry-run", "-d", str(where), "-i", str(cap / "overlay" / "scale_kernel" /
+                                                                               "kernels_program.py.patch")],
+                           capture_output=True, text=True) if shutil.which("patch") else None
+    assert check is None or check.returncode == 0, check.stdout + check.stderr
+
+
+def test_compare_catches_a_tuned_kernel_that_computes_something_else(captured):
+    where, cap = captured
+    # A planted fault: the tuned copy adds one more.
+    tuned(cap, "add_kernel", "tl.load(y_ptr + offs, mask=m), mask=m)", "tl.load(y_ptr + offs, mask=m) + 1.0, mask=m)")
+    proc = tool("run", "--overlay", "cap", "--compare", "--", sys.executable, "kernels_program.py", "2", cwd=where)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "outputs: DIFFERENT" in proc.stdout
+    assert not json.loads((compare_dir(cap) / "compare.json").read_text())["outputs"]["same"]
+
+
+def test_a_source_file_changed_since_the_capture_runs_as_written(captured):
+    where, cap = captured
+    tuned(cap, "add_kernel", "tl.load(y_ptr + offs, mask=m), mask=m)", "tl.load(y_ptr + offs, mask=m) + 1.0, mask=m)")
+    program = where / "kernels_program.py"
+    program.write_text(program.read_text() + "\n# edited after the capture\n")
+    proc = tool("run", "--overlay", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=where)
+    assert proc.returncode == 0, proc.stderr
+    assert "changed since the capture" in proc.stderr
+    assert "total 10021000.0" in proc.stdout  # the faulty tuned copy was not served
+
+
+def test_the_python_api_serves_inside_a_block(captured):
+    where, cap = captured
+    tuned(cap, "add_kernel", "    BLOCK = 256\n", "    BLOCK = 512\n")
+    proc = tool("run", "--overlay", "cap", "--", sys.executable, "kernels_program.py", "1", cwd=where)
+    assert proc.returncode == 0, proc.stderr
+    script = f"""
+import sys, torch
+sys.path.insert(0, {str(where)!r})
+import kernels_program as p
+from tritonforge_worker.capture.overlay import overlay
+with overlay({str(cap / 'overlay' / 'overlay.json')!r}) as ov:
+    x = torch.arange(1000, dtype=torch.float32); y = torch.ones(1000)
+    assert torch.equal(p.add(x, y), x + y)
+    assert [(e.served, e.as_written) for e in ov.entries.values()] == [(1, 0)]
+from triton.runtime.jit import JITFunction
+assert not hasattr(JITFunction.run, "__wrapped__")  # the patch is undone
+print("ok")
+"""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([sys.executable, "-c", script], cwd=where, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--overlay", "nowhere", "--", "python3", "-c", "pass"], "nowhere: not a folder"),
+    (["run", "--overlay", "."], "no program given"),
+    (["run", "--", "python3", "-c", "pass"], "give --overlay DIR"),
+    (["run", "--overlay", ".", "--rtol", "0.1", "--", "python3", "-c", "pass"], "go with --compare"),
+    (["run", "--overlay", ".", "--", "python3", "-c", "pass"], "no replay tasks"),
+    (["run", "--overlay", ".", "--compare", "--lines", "(", "--", "python3", "-c", "pass"], "not a regular expression"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    proc = tool(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
