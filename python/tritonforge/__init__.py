@@ -17,7 +17,7 @@ import re as _re
 from pathlib import Path as _Path
 
 from .api import analyze, check, commands, optimize, profile, version
-from .capture import capture
+from .capture import capture, overlay
 from .errors import (BadInputError, CaseFailedError, CommandNotAvailableError, EnvironmentFailedError, NoGpuError,
                      RegressionError, TritonForgeError)
 from .result import CaseResult, OptimizeResult
@@ -43,5 +43,5 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = ["BadInputError", "CaseFailedError", "CaseResult", "CommandNotAvailableError", "EnvironmentFailedError",
-           "NoGpuError", "RegressionError", "OptimizeResult", "Task", "TritonForgeError", "analyze", "capture", "check", "commands", "optimize",
+           "NoGpuError", "RegressionError", "OptimizeResult", "Task", "TritonForgeError", "analyze", "capture", "check", "commands", "optimize", "overlay",
            "profile", "version", "__version__"]

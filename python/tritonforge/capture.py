@@ -37,3 +37,18 @@ def capture(folder, save: bool = True, quota_mb: int = 2048, saved_per_kernel: i
     (launches/<pid>.json, and data/ with the tensors of up to `saved_per_kernel` distinct
     launches per kernel, at most `quota_mb` MiB)."""
     return _worker_capture().capture(folder, save=save, quota_mb=quota_mb, saved_per_kernel=saved_per_kernel)
+
+
+def overlay(folder):
+    """A context manager serving, inside it, the tuned kernels of a capture folder whose replay
+    tasks were optimized (`tritonforge capture --optimize`, or `tritonforge run --overlay` once,
+    which builds `folder/overlay/overlay.json`): each launch that matches a launch the search
+    verified runs the tuned kernel; every other launch runs as written."""
+    path = Path(folder)
+    manifest = path if path.name == "overlay.json" else path / "overlay" / "overlay.json"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"{manifest}: no overlay (build it with `tritonforge capture --optimize` or "
+                                f"`tritonforge run --overlay {folder} -- ...`)")
+    _worker_capture()
+    from tritonforge_worker.capture.overlay import overlay as serve
+    return serve(str(manifest))

@@ -7,18 +7,21 @@
 // first on the program's PYTHONPATH, so `python prog.py`, `python -m pkg`, torchrun and the
 // program's own subprocesses are all covered), then prints the kernels ranked by GPU time,
 // writes DIR/capture.json, and a replay task for each of the --top costliest tunable kernels
-// (capture/replay_task.h); --optimize then runs the search loop on each of them. --show prints
+// (capture/replay_task.h); --optimize then runs the search loop on each of them and builds the
+// overlay of the improved ones (capture/overlay.h) for `run --overlay DIR`. --show prints
 // the table of an earlier capture.
 //
 // Exit codes: 0 the program ran and its launches are recorded; 1 the program failed (what it
 // launched before is recorded and shown) or could not be started; 2 bad input (DIR not empty,
 // no program, a wrong flag); 3 --optimize found no GPU (the record and tasks stay).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "capture/capture_record.h"
+#include "capture/overlay.h"
 #include "capture/program_launch.h"
 #include "capture/replay_task.h"
 #include "cli/commands.h"
@@ -148,7 +151,24 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
     j["tasks"] = listed;
     writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
     std::fflush(stdout);
-    if (f.optimize && optimizeTasks(f, tasks, dir, global) == 3) return 3;
+    if (f.optimize) {
+      if (optimizeTasks(f, tasks, dir, global) == 3) return 3;
+      // The overlay of what the search improved: `run --overlay DIR` serves it to the program.
+      OverlayBuild build = buildOverlay(dir);
+      std::printf("\n");
+      for (const auto& k : build.kernels) {
+        if (k.served) {
+          std::printf("overlay: %s %.3fx on its replay%s%s\n", k.kernel.c_str(), k.speedup,
+                      k.patch.empty() ? "" : "; patch: ", k.patch.string().c_str());
+        } else {
+          std::printf("overlay: %s as written: %s\n", k.kernel.c_str(), k.why_not.c_str());
+        }
+      }
+      if (build.served() > 0) {
+        std::printf("run the program with them: tritonforge run --overlay %s -- %s\n", dir.string().c_str(),
+                    fmt::format("{}", fmt::join(f.program, " ")).c_str());
+      }
+    }
   }
   return ok ? 0 : 1;
 }

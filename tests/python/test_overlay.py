@@ -112,6 +112,7 @@ def test_a_source_file_changed_since_the_capture_runs_as_written(captured):
 
 
 def test_the_python_api_serves_inside_a_block(captured):
+    """tritonforge.overlay(folder): the tuned kernels inside one block of a program."""
     where, cap = captured
     tuned(cap, "add_kernel", "    BLOCK = 256\n", "    BLOCK = 512\n")
     proc = tool("run", "--overlay", "cap", "--", sys.executable, "kernels_program.py", "1", cwd=where)
@@ -120,8 +121,8 @@ def test_the_python_api_serves_inside_a_block(captured):
 import sys, torch
 sys.path.insert(0, {str(where)!r})
 import kernels_program as p
-from tritonforge_worker.capture.overlay import overlay
-with overlay({str(cap / 'overlay' / 'overlay.json')!r}) as ov:
+import tritonforge
+with tritonforge.overlay({str(cap)!r}) as ov:
     x = torch.arange(1000, dtype=torch.float32); y = torch.ones(1000)
     assert torch.equal(p.add(x, y), x + y)
     assert [(e.served, e.as_written) for e in ov.entries.values()] == [(1, 0)]
