@@ -28,7 +28,7 @@ check_one() {
   "$TF" capture --no-save -o "$out/profiled" -- "$PY" bench/programs/profile_program.py "$out/profiler.json" "$prog" $steps \
     >"$out/profiled.log" 2>&1; echo "profiled rc=$?" >>"$out/profiled.log"
   t2=$(now)
-  "$TF" capture --top 0 -o "$out/recorded" -- "$PY" "$prog" $steps >"$out/recorded.log" 2>&1; echo "recorded rc=$?" >>"$out/recorded.log"
+  "$TF" capture --top 0 --timing profiler -o "$out/recorded" -- "$PY" "$prog" $steps >"$out/recorded.log" 2>&1; echo "recorded rc=$?" >>"$out/recorded.log"
   local t3; t3=$(now)
   echo "{\"plain_s\": $("$PY" -c "print(round($t1 - $t0, 2))"), \"recorded_no_save_s\": $("$PY" -c "print(round($t3 - $t2, 2))")}" >"$out/wall.json"
 }
@@ -37,10 +37,10 @@ full_one() {
   local prog=$1 budget=${2:-40} top=${3:-3} out=$root/$(basename "$1" .py)
   mkdir -p "$out"
   local t0 t1; t0=$(now)
-  "$TF" capture -o "$out/cap" --top "$top" --optimize --budget "$budget" -- "$PY" "$prog" $steps >"$out/capture.log" 2>&1
+  "$TF" capture --timing profiler -o "$out/cap" --top "$top" --optimize --budget "$budget" -- "$PY" "$prog" $steps >"$out/capture.log" 2>&1
   echo "capture rc=$?" >>"$out/capture.log"
   t1=$(now)
-  "$TF" run --overlay "$out/cap" --compare --repeat 2 -- "$PY" "$prog" $steps >"$out/run.log" 2>&1
+  "$TF" run --overlay "$out/cap" --compare --repeat "${REPEAT:-2}" -- "$PY" "$prog" $steps >"$out/run.log" 2>&1
   echo "run rc=$?" >>"$out/run.log"
   echo "{\"capture_and_optimize_s\": $("$PY" -c "print(round($t1 - $t0, 2))")}" >"$out/wall-full.json"
   rm -rf "$out/cap/data" "$out/cap/optimized"/*/work 2>/dev/null

@@ -64,7 +64,10 @@ void readProcess(const fs::path& file, std::map<std::string, CapturedKernel>& ke
   out.processes += 1;
   out.saved_bytes += static_cast<int64_t>(numberOr(j, "saved_bytes"));
   std::string timing = stringOr(j, "timing");
-  if (!timing.empty() && (out.timing.empty() || timing == "cuda-events")) out.timing = timing;
+  // The least exact timing of the processes names the record's.
+  auto rank = [](const std::string& t) { return t == "wall" ? 0 : t == "cuda-events" ? 1 : t == "torch.profiler" ? 2 : 3; };
+  if (!timing.empty() && (out.timing.empty() || rank(timing) < rank(out.timing))) out.timing = timing;
+  out.gpu_total_ms += numberOr(j, "gpu_total_ms");
   if (j.contains("versions") && j["versions"].is_object()) out.versions.update(j["versions"]);
   if (auto errors = j.find("errors"); errors != j.end() && errors->is_array()) {
     for (const auto& e : *errors) {
@@ -154,7 +157,9 @@ CaptureSummary readCapture(const fs::path& dir) {
 }
 
 std::string captureTable(const CaptureSummary& s, size_t top) {
-  const double total = s.total_ms();
+  // The share is of every GPU kernel's time when torch.profiler measured it, else of the
+  // recorded Triton kernels' time.
+  const double total = s.gpu_total_ms > 0 ? s.gpu_total_ms : s.total_ms();
   const char* unit = s.timing == "wall" ? "wall ms" : "GPU ms";
   std::string out = fmt::format("{:>3}  {:<36} {:>9} {:>6} {:>10} {:>6} {:>9}  {}\n", "#", "kernel", "launches", "shapes",
                                 unit, "share", "us/launch", "tunable");
@@ -174,14 +179,18 @@ std::string captureTable(const CaptureSummary& s, size_t top) {
     for (size_t i = shown; i < s.kernels.size(); ++i) rest += s.kernels[i].time_ms;
     out += fmt::format("     ({} more kernels, {:.3f} ms)\n", s.kernels.size() - shown, rest);
   }
-  out += fmt::format("total: {} kernels, {:.3f} {} over {} process(es){}\n", s.kernels.size(), total, unit, s.processes,
-                     s.timing == "wall" ? " (interpreted: wall time, not GPU time)" : "");
+  out += fmt::format("total: {} kernels, {:.3f} {} over {} process(es){}\n", s.kernels.size(), s.total_ms(), unit,
+                     s.processes, s.timing == "wall" ? " (interpreted: wall time, not GPU time)" : "");
+  if (s.gpu_total_ms > 0) {
+    out += fmt::format("the program's GPU time (torch.profiler): {:.3f} ms, {:.1f}% of it in these Triton kernels; "
+                       "share is of it\n", s.gpu_total_ms, 100.0 * s.total_ms() / s.gpu_total_ms);
+  }
   return out;
 }
 
 nlohmann::json captureSummaryJson(const CaptureSummary& s) {
   nlohmann::json kernels = nlohmann::json::array();
-  const double total = s.total_ms();
+  const double total = s.gpu_total_ms > 0 ? s.gpu_total_ms : s.total_ms();
   for (const auto& k : s.kernels) {
     const std::string tunable = tunableText(k);
     kernels.push_back({{"name", k.name}, {"module", k.module}, {"file", k.file}, {"line", k.line},
@@ -191,7 +200,9 @@ nlohmann::json captureSummaryJson(const CaptureSummary& s) {
                        {"signatures", k.signatures.size()}, {"other_signature_launches", k.other_signature_launches},
                        {"graph_capture_launches", k.graph_capture_launches}, {"processes", k.processes}});
   }
-  return {{"timing", s.timing}, {"processes", s.processes}, {"total_ms", total}, {"saved_bytes", s.saved_bytes},
+  return {{"timing", s.timing}, {"processes", s.processes}, {"total_ms", s.total_ms()},
+          {"gpu_total_ms", s.gpu_total_ms > 0 ? nlohmann::json(s.gpu_total_ms) : nlohmann::json()},
+          {"saved_bytes", s.saved_bytes},
           {"versions", s.versions}, {"errors", s.errors}, {"kernels", kernels}};
 }
 

@@ -34,7 +34,8 @@ struct CapturedKernel {
 
 struct CaptureSummary {
   std::vector<CapturedKernel> kernels;  // most GPU time first
-  std::string timing;                   // "cuda-events", "wall", or "" when nothing ran
+  std::string timing;                   // "torch.profiler", "cuda-events", "wall", or "" when nothing ran
+  double gpu_total_ms = 0;              // every GPU kernel's time (torch.profiler's), 0 when not read
   int processes = 0;
   int64_t saved_bytes = 0;
   std::vector<std::string> errors;      // the recorder's own troubles, per process

@@ -325,7 +325,7 @@ std::string launcherText(const CapturedKernel& k, const Plan& plan, const std::s
       "{} ----\nimport triton{}\n\n\ndef {}({}):\n",
       k.name, plan.needs_tl ? "\nimport triton.language as tl" : "", launcher, fmt::join(plan.params, ", "));
   for (const auto& b : plan.bindings) text += "    " + b + "\n";
-  text += fmt::format("    return {}[{}]({})\n", k.name, plan.grid, fmt::join(plan.call_args, ", "));
+  text += fmt::format("    {}[{}]({})\n", k.name, plan.grid, fmt::join(plan.call_args, ", "));
   return text;
 }
 

@@ -48,6 +48,7 @@ struct CaptureFlags {
   int per_kernel = 3;
   bool optimize = false;
   double budget = 60;
+  std::string timing = "events";
 };
 
 // `--optimize`: the existing loop on each written task, its results under DIR/optimized/.
@@ -113,7 +114,8 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   prepareOutput(dir);
   auto started = std::chrono::steady_clock::now();
   ProgramLaunch launch{f.program, dir,
-                       fmt::format("save={},quota_mb={},per_kernel={}", f.no_save ? 0 : 1, f.quota_mb, f.per_kernel)};
+                       fmt::format("save={},quota_mb={},per_kernel={},timing={}", f.no_save ? 0 : 1, f.quota_mb,
+                                   f.per_kernel, f.timing)};
   int status = runRelayed(programSpawn(launch));
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -194,6 +196,10 @@ CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--budget", flags->budget, "With --optimize: seconds per kernel (default 60)");
   sub->add_option("--quota-mb", flags->quota_mb, "Most MiB of tensors saved for replay (default 2048)");
   sub->add_option("--per-kernel", flags->per_kernel, "Distinct launches saved per kernel (default 3)");
+  sub->add_option("--timing", flags->timing,
+                  "events (default: CUDA events around each launch) or profiler (torch.profiler's kernel times, exact, "
+                  "and the program's whole GPU time for the share)")
+      ->check(CLI::IsMember({"events", "profiler"}));
   return [flags, &global] { return runCapture(*flags, global); };
 }
 

@@ -118,9 +118,9 @@ int runCompare(const RunFlags& f, const OverlayBuild& build, const fs::path& dir
   if (fs::exists(where, ec)) throw UserError(fmt::format("{}: exists already (one compare per second)", where.string()));
   fs::create_directories(where);
   std::fprintf(stderr, "\nrun: --compare: the program as written, recorded (%s)\n", (where / "as-written").string().c_str());
-  ProgramRun a = runOnce({f.program, where / "as-written", "save=0"}, true);
+  ProgramRun a = runOnce({f.program, where / "as-written", "save=0,timing=profiler"}, true);
   std::fprintf(stderr, "\nrun: --compare: the program with the overlay, recorded (%s)\n", (where / "overlay").string().c_str());
-  ProgramRun b = runOnce({f.program, where / "overlay", "save=0", build.manifest, where / "overlay-served"}, true);
+  ProgramRun b = runOnce({f.program, where / "overlay", "save=0,timing=profiler", build.manifest, where / "overlay-served"}, true);
   std::vector<double> wall_a, wall_b;
   for (int i = 0; i < f.repeat && a.ok && b.ok; ++i) {  // alternated, without the recorder
     std::fprintf(stderr, "\nrun: --compare: wall time, pair %d of %d\n", i + 1, f.repeat);

@@ -220,7 +220,7 @@ def test_the_replay_tasks_reproduce_each_recorded_launch(tmp_path, monkeypatch):
         harness = load_task_module(task_path.parent / task["harness"], f"harness_{kernel}")
         for case in task["cases"]:
             inputs = harness.make_inputs(case, 0)
-            getattr(source, task["launcher"])(*inputs)
+            assert getattr(source, task["launcher"])(*inputs) is None  # outputs are in place
             got = [inputs[i] for i in task["check"]["in_place"]]
             want = harness.expected(case, 0)
             assert len(got) == len(want)
@@ -228,7 +228,7 @@ def test_the_replay_tasks_reproduce_each_recorded_launch(tmp_path, monkeypatch):
                 torch.testing.assert_close(g, w, rtol=0, atol=0)
     # The launcher the add_kernel task got: BLOCK bound at the launch, where the search tunes it.
     add = (Path(written["add_kernel"]["task"]).parent / "kernels_program.py").read_text()
-    assert "    BLOCK = 256\n    return add_kernel[(triton.cdiv(n, BLOCK),)](x_ptr, y_ptr, out_ptr, n, BLOCK=BLOCK)\n" in add
+    assert "    BLOCK = 256\n    add_kernel[(triton.cdiv(n, BLOCK),)](x_ptr, y_ptr, out_ptr, n, BLOCK=BLOCK)\n" in add
     # A planted fault: the recorded output of the first case changed by one element.
     replay_path = Path(written["add_kernel"]["task"]).parent / "replay.json"
     replay = json.loads(replay_path.read_text())

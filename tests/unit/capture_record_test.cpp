@@ -30,6 +30,26 @@ void writeRecord(const fs::path& dir, int pid, const nlohmann::json& kernels, co
   writeFileAtomic(dir / "launches" / (std::to_string(pid) + ".json"), j.dump());
 }
 
+TEST(CaptureRecord, WithTorchProfilerTimesTheShareIsOfTheProgramsWholeGpuTime) {
+  TempDir tmp("tf-capture-");
+  fs::create_directories(tmp.path() / "launches");
+  nlohmann::json j = {{"pid", 1}, {"timing", "torch.profiler"}, {"gpu_total_ms", 40.0},
+                      {"kernels", {kernelJson("rms_norm", 10, 2.0, 1)}}, {"outside", nlohmann::json::array()}};
+  writeFileAtomic(tmp.path() / "launches" / "1.json", j.dump());
+  nlohmann::json k = j;
+  k["pid"] = 2;
+  k["timing"] = "cuda-events";  // a process whose profiler did not start: the record says events
+  k["gpu_total_ms"] = nullptr;
+  writeFileAtomic(tmp.path() / "launches" / "2.json", k.dump());
+  CaptureSummary s = readCapture(tmp.path());
+  EXPECT_EQ(s.timing, "cuda-events");
+  EXPECT_DOUBLE_EQ(s.gpu_total_ms, 40.0);
+  std::string table = captureTable(s, 0);
+  EXPECT_NE(table.find(" 10.0% "), std::string::npos) << table;  // 4 ms of 40
+  EXPECT_NE(table.find("the program's GPU time (torch.profiler): 40.000 ms, 10.0% of it"), std::string::npos) << table;
+  EXPECT_DOUBLE_EQ(captureSummaryJson(s)["kernels"][0]["share"].get<double>(), 0.1);
+}
+
 TEST(CaptureRecord, ProcessesAreMergedPerKernelAndRankedByTime) {
   TempDir tmp("tf-capture-");
   writeRecord(tmp.path(), 11, {kernelJson("rms_norm", 10, 2.0, 2), kernelJson("rope", 4, 0.5, 1)},

@@ -83,7 +83,7 @@ TEST_F(ReplayTasks, TheLauncherBindsTheConstexprAndRebuildsTheGridFromTheArgumen
   EXPECT_EQ(tasks[0].cases, 2);
   std::string source = readTextFile(tasks[0].task.parent_path() / "rows.py", "source");
   EXPECT_NE(source.find("def tritonforge_replay(x_ptr, y_ptr, n_rows, n_cols):\n    BLOCK = 256\n    num_warps = 4\n"
-                        "    return rows_kernel[(triton.cdiv(n_cols, BLOCK), n_rows)](x_ptr, y_ptr, n_rows, n_cols, "
+                        "    rows_kernel[(triton.cdiv(n_cols, BLOCK), n_rows)](x_ptr, y_ptr, n_rows, n_cols, "
                         "BLOCK=BLOCK, num_warps=num_warps)\n"),
             std::string::npos)
       << source;
@@ -112,7 +112,7 @@ TEST_F(ReplayTasks, AnAutotunedKernelIsLaunchedThroughItsAutotunerWithAMetaGrid)
   auto tasks = write(rowsKernel(dir_ / "prog" / "rows.py", {l1, l2}, {"autotuner"}), dir_ / "cap");
   ASSERT_FALSE(tasks[0].task.empty()) << tasks[0].why_not;
   std::string source = readTextFile(tasks[0].task.parent_path() / "rows.py", "source");
-  EXPECT_NE(source.find("    return rows_kernel[lambda META: (triton.cdiv(n_cols, META[\"BLOCK\"]),)](x_ptr, y_ptr, n_rows, "
+  EXPECT_NE(source.find("    rows_kernel[lambda META: (triton.cdiv(n_cols, META[\"BLOCK\"]),)](x_ptr, y_ptr, n_rows, "
                         "n_cols)\n"),
             std::string::npos)
       << source;

@@ -18,7 +18,7 @@ import os
 from .recorder import Recorder, install_at_exit
 
 ENV_DIR = "TRITONFORGE_CAPTURE_DIR"
-ENV_OPTIONS = "TRITONFORGE_CAPTURE_OPTIONS"  # "save=0,quota_mb=2048,per_kernel=3"
+ENV_OPTIONS = "TRITONFORGE_CAPTURE_OPTIONS"  # "save=0,quota_mb=2048,per_kernel=3,timing=profiler"
 
 
 def _options(text):
@@ -31,14 +31,17 @@ def _options(text):
             out["quota_mb"] = int(value)
         elif key == "per_kernel":
             out["saved_per_kernel"] = int(value)
+        elif key == "timing":
+            out["timing"] = value
     return out
 
 
 @contextlib.contextmanager
-def capture(folder, save=True, quota_mb=2048, saved_per_kernel=3):
+def capture(folder, save=True, quota_mb=2048, saved_per_kernel=3, timing="events"):
     """Records the Triton launches made inside the block into `folder` (launches/<pid>.json,
-    data/). Yields the Recorder."""
-    recorder = Recorder(folder, save=save, quota_mb=quota_mb, saved_per_kernel=saved_per_kernel).install()
+    data/); timing="profiler" reads each kernel's GPU time from torch.profiler (CUPTI) at the
+    block's end. Yields the Recorder."""
+    recorder = Recorder(folder, save=save, quota_mb=quota_mb, saved_per_kernel=saved_per_kernel, timing=timing).install()
     try:
         yield recorder
     finally:

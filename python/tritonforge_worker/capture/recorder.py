@@ -121,7 +121,7 @@ class _Kernel:
 
 
 class Recorder:
-    def __init__(self, folder, save=True, quota_mb=2048, saved_per_kernel=3, max_signatures=64):
+    def __init__(self, folder, save=True, quota_mb=2048, saved_per_kernel=3, max_signatures=64, timing="events"):
         self.folder = os.path.abspath(folder)
         self.save = save
         self.store = snapshot.DataStore(self.folder, quota_mb << 20)
@@ -139,6 +139,13 @@ class Recorder:
         self.last_flush = time.monotonic()
         self.timing = None
         self.interpreted = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+        # timing="profiler": each kernel's GPU time from torch.profiler (CUPTI), started at the
+        # first launch and read when the recorder is uninstalled; CUDA events still split it
+        # between a kernel's distinct launches. A program that runs torch.profiler itself
+        # keeps it: then the events' times stand.
+        self.want_profiler = timing == "profiler" and not self.interpreted
+        self.profiler = None
+        self.profiled = None  # {"total_ms", "kernels": {name: {"ms", "launches"}}} once read
 
     # -- installing -----------------------------------------------------------------------
     def install(self):
@@ -190,6 +197,8 @@ class Recorder:
         self.hooks = []
         if _ACTIVE is self:
             _ACTIVE = None
+        with self.lock:
+            self._read_profiler()
         self.flush(block=True)
 
     # -- one launch ---------------------------------------------------------------------------
@@ -228,7 +237,46 @@ class Recorder:
             return sig, named, True
         return sig, named, False
 
+    def _start_profiler(self):
+        self.want_profiler = False
+        try:
+            import torch
+            from torch.profiler import ProfilerActivity, profile
+            if torch.autograd.profiler._is_profiler_enabled:
+                raise RuntimeError("the program runs torch.profiler itself")
+            prof = profile(activities=[ProfilerActivity.CUDA])
+            prof.start()
+            self.profiler = prof
+        except Exception as e:
+            self.errors.append(f"timing by CUDA events: torch.profiler did not start ({type(e).__name__}: {e})")
+
+    def _read_profiler(self):
+        prof, self.profiler = self.profiler, None
+        if prof is None:
+            return
+        try:
+            import torch
+            torch.cuda.synchronize()
+            prof.stop()
+            kernels, total = {}, 0.0
+            for e in prof.events():
+                if e.device_type != torch.autograd.DeviceType.CUDA:
+                    continue
+                ms = (getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)) / 1e3
+                k = kernels.setdefault(e.name, {"ms": 0.0, "launches": 0})
+                k["ms"] += ms
+                k["launches"] += 1
+                total += ms
+            self.profiled = {"total_ms": total, "kernels": kernels}
+            self.timing = "torch.profiler"
+        except Exception as e:
+            self.errors.append(f"timing by CUDA events: torch.profiler could not be read ({type(e).__name__}: {e})")
+
     def launch(self, original, fn, args, grid, kwargs):
+        if self.want_profiler and _cuda_ready():
+            with self.lock:
+                if self.want_profiler:
+                    self._start_profiler()
         with self.lock:
             try:
                 kernel = self.kernel_of(fn)
@@ -420,13 +468,38 @@ class Recorder:
         os.replace(tmp, path)
 
     def to_json(self):
+        kernels = [k.to_json() for k in self.kernels.values()]
+        outside = [{"name": n, "launches": s.launches, "time_ms": s.time_ms,
+                    "why_not": "launched without @triton.jit's call (torch.compile's launcher or another)"}
+                   for n, s in self.outside.items()]
+        if self.profiled is not None:
+            _apply_profiled(kernels + outside, self.profiled["kernels"])
         return {"pid": os.getpid(), "argv": list(sys.argv), "started": self.started, "ended": time.time(),
                 "timing": self.timing, "interpreted": self.interpreted, "versions": _versions(),
-                "kernels": [k.to_json() for k in self.kernels.values()],
-                "outside": [{"name": n, "launches": s.launches, "time_ms": s.time_ms,
-                             "why_not": "launched without @triton.jit's call (torch.compile's launcher or another)"}
-                            for n, s in self.outside.items()],
+                "gpu_total_ms": self.profiled["total_ms"] if self.profiled is not None else None,
+                "kernels": kernels, "outside": outside,
                 "saved_bytes": self.store.written, "errors": self.errors[:20]}
+
+
+def _apply_profiled(kernels, profiled):
+    """Each kernel's time as torch.profiler measured it (its kernels are named after the
+    function): split between kernels of one name, and between each one's distinct launches, as
+    the CUDA events split it."""
+    by_name = {}
+    for k in kernels:
+        by_name.setdefault(k["name"], []).append(k)
+    for name, group in by_name.items():
+        measured = profiled.get(name)
+        events_ms = sum(k["time_ms"] for k in group)
+        if measured is None:
+            continue
+        for k in group:
+            share = k["time_ms"] / events_ms if events_ms > 0 else 1.0 / len(group)
+            k["events_ms"] = k["time_ms"]
+            k["time_ms"] = measured["ms"] * share
+            for sig in k.get("signatures") or []:
+                if sig.get("time_ms") and k["events_ms"] > 0:
+                    sig["time_ms"] = sig["time_ms"] * k["time_ms"] / k["events_ms"]
 
 
 def _file_sha256(path):
