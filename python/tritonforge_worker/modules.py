@@ -7,17 +7,21 @@ import sys
 import types
 
 
-def load_module_from_path(path, module_name=None, search_path=None, package=None):
+def load_module_from_path(path, module_name=None, search_path=None, package=None, path_first=True):
     """Loads the file at `path` as a module. With `package` (the dotted package the original
     source belongs to), the module is loaded inside that package, so that its relative imports
     (`from .utils import x`) find the package's other modules; the package's root folder must
-    be on `search_path`."""
+    be on `search_path`. The file's folder and `search_path` go first on sys.path; with
+    path_first=False (inside a user's program) only `search_path`'s missing folders, at its end."""
     path = os.path.abspath(path)
     if module_name is None:
         module_name = "tf_mod_" + hashlib.sha1(path.encode()).hexdigest()[:12]
-    for extra in ([os.path.dirname(path)] + list(search_path or [])):
+    for extra in ([os.path.dirname(path)] if path_first else []) + list(search_path or []):
         if extra and extra not in sys.path:
-            sys.path.insert(0, extra)
+            if path_first:
+                sys.path.insert(0, extra)
+            else:
+                sys.path.append(extra)
     if package:
         importlib.import_module(package)
         module_name = f"{package}.{module_name}"

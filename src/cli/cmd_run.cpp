@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <map>
 
 #include "capture/capture_record.h"
@@ -28,6 +27,7 @@
 #include "capture/overlay.h"
 #include "capture/program_launch.h"
 #include "cli/commands.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -76,15 +76,6 @@ void printOverlay(const OverlayBuild& build) {
   }
 }
 
-std::string stamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -113,7 +104,7 @@ int runCompare(const RunFlags& f, const OverlayBuild& build, const fs::path& dir
   }
   rtol = std::max(rtol, 0.0);
   atol = std::max(atol, 0.0);
-  const fs::path where = dir / "compare" / stamp();
+  const fs::path where = dir / "compare" / utcTimestamp("%Y%m%d-%H%M%S");
   std::error_code ec;
   if (fs::exists(where, ec)) throw UserError(fmt::format("{}: exists already (one compare per second)", where.string()));
   fs::create_directories(where);

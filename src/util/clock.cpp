@@ -4,12 +4,12 @@
 
 namespace tf {
 
-std::string utcTimestamp() {
+std::string utcTimestamp(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 

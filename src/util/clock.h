@@ -6,6 +6,7 @@
 
 namespace tf {
 
-std::string utcTimestamp();
+// `format` is strftime's (a folder name: "%Y%m%d-%H%M%S").
+std::string utcTimestamp(const char* format = "%Y-%m-%dT%H:%M:%SZ");
 
 }  // namespace tf

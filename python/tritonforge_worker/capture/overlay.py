@@ -23,14 +23,13 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
-import importlib
-import importlib.util
 import json
 import os
 import re
 import sys
 import threading
 
+from .. import modules
 from . import describe
 
 ENV_MANIFEST = "TRITONFORGE_OVERLAY"
@@ -120,25 +119,10 @@ def _load_tuned(path, package, search_path):
     original's folders at its end only when they are missing."""
     stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     name = f"_tritonforge_tuned_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}"
-    for folder in search_path:
-        if folder and folder not in sys.path:
-            sys.path.append(folder)
-    if package:
-        importlib.import_module(package)
-        name = f"{package}.{name}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    if package:
-        module.__package__ = package
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
+    loaded = sys.modules.get(f"{package}.{name}" if package else name)
+    if loaded is not None:
+        return loaded
+    return modules.load_module_from_path(path, name, search_path, package or None, path_first=False)
 
 
 class Overlay:
