@@ -14,7 +14,7 @@ mode=${1:?check or full}; shift
 TF=${TF:-build/tritonforge}
 PY=${TRITONFORGE_PYTHON:-python3}
 root=${OUT:-/tmp/capture-programs}
-steps=3
+steps=${STEPS:-3}
 
 now() { date +%s.%N; }
 

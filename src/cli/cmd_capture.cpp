@@ -69,6 +69,8 @@ int optimizeTasks(const CaptureFlags& f, const std::vector<ReplayTask>& tasks, c
       if (runOptimize(o, global) == 3) return 3;
     } catch (const UserError& e) {
       std::fprintf(stderr, "capture: %s not optimized: %s\n", t.kernel.c_str(), e.what());
+    } catch (const EnvironmentError& e) {  // its budget ran out, its worker failed: the next task still runs
+      std::fprintf(stderr, "capture: %s not optimized: %s\n", t.kernel.c_str(), e.what());
     }
   }
   return 0;

@@ -102,7 +102,9 @@ int runCompare(const RunFlags& f, const OverlayBuild& build, const fs::path& dir
     if (f.rtol < 0) rtol = std::max(rtol, k.rtol);
     if (f.atol < 0) atol = std::max(atol, k.atol);
   }
-  rtol = std::max(rtol, 0.0);
+  // Unless given: at least 1e-5 relative, for what a program prints of its own run-to-run noise
+  // (atomics in a backward pass change a gradient norm's last printed digit).
+  rtol = f.rtol >= 0 ? f.rtol : std::max(rtol, 1e-5);
   atol = std::max(atol, 0.0);
   const fs::path where = dir / "compare" / utcTimestamp("%Y%m%d-%H%M%S");
   std::error_code ec;
