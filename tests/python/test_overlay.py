@@ -147,3 +147,58 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     proc = tool(*args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_kernel_under_an_autotuner_subclass_is_found(tmp_path):
+    """fla wraps its kernels in heuristics over its own Autotuner subclass (CachedAutotuner, with
+    its own run): the overlay must still find the kernel under them (it did not: no launch of
+    fla's causal_conv1d_bwd_kernel was served on the GPU, 2026-12-06)."""
+    module = tmp_path / "subclassed.py"
+    module.write_text('''
+import triton
+import triton.language as tl
+from triton.runtime.autotuner import Autotuner
+
+
+class CachedAutotuner(Autotuner):
+    def run(self, *args, **kwargs):
+        return super().run(*args, **kwargs)
+
+
+def cached_autotune(**kw):
+    def wrap(fn):
+        tuner = triton.autotune(**kw)(fn)
+        tuner.__class__ = CachedAutotuner
+        return tuner
+    return wrap
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % 2 == 0})
+@cached_autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def twice_kernel(x_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+''')
+    import hashlib
+    manifest = tmp_path / "overlay.json"
+    manifest.write_text(json.dumps({"kernels": [{
+        "kernel": "twice_kernel", "source": str(module), "source_sha256": hashlib.sha256(module.read_bytes()).hexdigest(),
+        "tuned": "unused.py", "launcher": "tritonforge_replay", "inputs": ["x_ptr", "n"], "through_wrapper": True,
+        "cases": []}]}))
+    script = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+import subclassed
+from tritonforge_worker.capture.overlay import Overlay
+ov = Overlay({str(manifest)!r})
+outer = subclassed.twice_kernel
+assert type(outer.fn).__name__ == "CachedAutotuner"
+assert ov.entry_for(outer, True) is not None
+assert ov.entry_for(outer.fn, True) is not None
+assert ov.entry_for(outer.fn.fn, False) is None  # served at the wrapper, as captured
+print("ok")
+"""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr

@@ -251,12 +251,12 @@ def _short(desc):
 
 
 def _innermost(obj):
+    """The JITFunction under autotuner and heuristics wrappers, subclasses included (fla's
+    CachedAutotuner is an Autotuner with its own run)."""
+    from triton.runtime import autotuner
     seen = 0
-    while not hasattr(obj, "arg_names") or type(obj).__name__ in ("Autotuner", "Heuristics"):
-        inner = getattr(obj, "fn", None)
-        if inner is None or seen > 8:
-            break
-        obj, seen = inner, seen + 1
+    while isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) and seen < 8:
+        obj, seen = obj.fn, seen + 1
     return obj
 
 
