@@ -21,8 +21,8 @@ def main():
         torch.cuda.synchronize()
     kernels, total = {}, 0.0
     for e in prof.events():
-        if e.device_type != torch.autograd.DeviceType.CUDA:
-            continue
+        if e.device_type != torch.autograd.DeviceType.CUDA or e.name.startswith(("Memcpy", "Memset")):
+            continue  # kernels only, as capture --timing profiler counts them
         us = getattr(e, "device_time_total", None)
         if us is None:
             us = getattr(e, "cuda_time_total", 0.0)

@@ -182,8 +182,8 @@ std::string captureTable(const CaptureSummary& s, size_t top) {
   out += fmt::format("total: {} kernels, {:.3f} {} over {} process(es){}\n", s.kernels.size(), s.total_ms(), unit,
                      s.processes, s.timing == "wall" ? " (interpreted: wall time, not GPU time)" : "");
   if (s.gpu_total_ms > 0) {
-    out += fmt::format("the program's GPU time (torch.profiler): {:.3f} ms, {:.1f}% of it in these Triton kernels; "
-                       "share is of it\n", s.gpu_total_ms, 100.0 * s.total_ms() / s.gpu_total_ms);
+    out += fmt::format("the program's GPU kernel time (torch.profiler, copies left out): {:.3f} ms, {:.1f}% of it in "
+                       "these Triton kernels; share is of it\n", s.gpu_total_ms, 100.0 * s.total_ms() / s.gpu_total_ms);
   }
   return out;
 }

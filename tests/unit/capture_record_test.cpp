@@ -46,7 +46,7 @@ TEST(CaptureRecord, WithTorchProfilerTimesTheShareIsOfTheProgramsWholeGpuTime) {
   EXPECT_DOUBLE_EQ(s.gpu_total_ms, 40.0);
   std::string table = captureTable(s, 0);
   EXPECT_NE(table.find(" 10.0% "), std::string::npos) << table;  // 4 ms of 40
-  EXPECT_NE(table.find("the program's GPU time (torch.profiler): 40.000 ms, 10.0% of it"), std::string::npos) << table;
+  EXPECT_NE(table.find("the program's GPU kernel time (torch.profiler, copies left out): 40.000 ms, 10.0% of it"), std::string::npos) << table;
   EXPECT_DOUBLE_EQ(captureSummaryJson(s)["kernels"][0]["share"].get<double>(), 0.1);
 }
 

@@ -260,7 +260,8 @@ class Recorder:
             prof.stop()
             kernels, total = {}, 0.0
             for e in prof.events():
-                if e.device_type != torch.autograd.DeviceType.CUDA:
+                # Kernels only: copies and memsets include the recorder's own saving of tensors.
+                if e.device_type != torch.autograd.DeviceType.CUDA or e.name.startswith(("Memcpy", "Memset")):
                     continue
                 ms = (getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)) / 1e3
                 k = kernels.setdefault(e.name, {"ms": 0.0, "launches": 0})
