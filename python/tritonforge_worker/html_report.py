@@ -3,6 +3,7 @@ file each (figures inlined as base64 PNG, the styles in the page; no script, not
 
   python -m tritonforge_worker.html_report optimize RESULT.json [--diff FILE] -o report.html
   python -m tritonforge_worker.html_report bench RESULTS.json -o results.html
+  python -m tritonforge_worker.html_report capture CAPTURE.json -o report.html
 
 The C++ report step runs the first through the worker's Python after report.md is written
 (src/report/html_report.cpp); bench/run calls bench_html() itself. The figures need matplotlib;
@@ -481,6 +482,48 @@ def bench_html(doc):
     return page("tritonforge benchmark suite", "\n".join(b))
 
 
+def capture_html(doc):
+    """`tritonforge capture`'s table (capture.json): the kernels ranked by GPU time, their share,
+    tunable or why not, and the replay tasks written."""
+    program = doc.get("program") or {}
+    gpu_total = doc.get("gpu_total_ms")
+    total = gpu_total or doc.get("total_ms") or 0
+    unit = "wall ms" if doc.get("timing") == "wall" else "GPU ms"
+    body = [f"<h1>Capture: {esc(' '.join(program.get('argv') or []))}</h1>",
+            f"<p class=\"meta\">{len(doc.get('kernels') or [])} kernels, {_num(doc.get('total_ms')):.3f} {unit} "
+            f"over {doc.get('processes', 0)} process(es); timing: {esc(doc.get('timing') or '-')}; the program "
+            f"{'ended' if program.get('ok', True) else 'failed (' + esc(program.get('status', '')) + ')'} "
+            f"after {_num(program.get('wall_s')):.1f} s; versions: {esc(json.dumps(doc.get('versions') or {}))}</p>"]
+    if gpu_total:
+        body.append(f"<p>The program's GPU kernel time (torch.profiler): {gpu_total:.3f} ms, "
+                    f"{100 * _num(doc.get('total_ms')) / gpu_total:.1f}% of it in these Triton kernels; "
+                    "the share is of it.</p>")
+    rows = []
+    for i, k in enumerate(doc.get("kernels") or [], 1):
+        per = 1e3 * _num(k.get("time_ms")) / k["launches"] if k.get("launches") else 0
+        where = f"{k.get('file')}:{k.get('line')}" if k.get("file") else ""
+        tunable = "yes" if k.get("tunable") else "no: " + (k.get("why_not") or "")
+        rows.append(f"<tr><td class=\"num\">{i}</td><td><code>{esc(k.get('name'))}</code><br>"
+                    f"<span class=\"meta\">{esc(where)}</span></td><td class=\"num\">{k.get('launches', 0)}</td>"
+                    f"<td class=\"num\">{k.get('signatures', 0)}</td><td class=\"num\">{_num(k.get('time_ms')):.3f}</td>"
+                    f"<td class=\"num\">{100 * _num(k.get('share')):.1f}%</td><td class=\"num\">{per:.1f}</td>"
+                    f"<td>{esc(tunable)}</td></tr>")
+    body.append("<h2>Kernels, by GPU time</h2><table><tr><th>#</th><th>kernel</th><th>launches</th><th>shapes</th>"
+                f"<th>{unit}</th><th>share</th><th>us/launch</th><th>tunable</th></tr>" + "".join(rows) + "</table>")
+    tasks = doc.get("tasks")
+    if tasks:
+        items = []
+        for t in tasks:
+            what = (f"<code>{esc(t.get('task'))}</code> ({t.get('cases', 0)} case(s))" if t.get("task")
+                    else "no task: " + esc(t.get("why_not")))
+            notes = "".join(f"<br><span class=\"meta\">{esc(n)}</span>" for n in t.get("notes") or [])
+            items.append(f"<li><code>{esc(t.get('kernel'))}</code>: {what}{notes}</li>")
+        body.append("<h2>Replay tasks</h2><ul>" + "".join(items) + "</ul>")
+    for e in doc.get("errors") or []:
+        body.append(f"<p class=\"note\">{esc(e)}</p>")
+    return page("tritonforge capture", "\n".join(body))
+
+
 def write_atomic(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -490,8 +533,8 @@ def write_atomic(path, text):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tritonforge_worker.html_report", description=__doc__.split("\n\n")[0])
-    p.add_argument("kind", choices=("optimize", "bench"))
-    p.add_argument("json", help="result.json of optimize, or results.json of bench/run")
+    p.add_argument("kind", choices=("optimize", "bench", "capture"))
+    p.add_argument("json", help="result.json of optimize, results.json of bench/run, or capture.json of capture")
     p.add_argument("--diff", help="changes.diff (optimize; default: beside the JSON)")
     p.add_argument("-o", "--out", required=True, help="the HTML file to write")
     a = p.parse_args(argv)
@@ -499,6 +542,8 @@ def main(argv=None):
         doc = json.load(f)
     if a.kind == "bench":
         text = bench_html(doc)
+    elif a.kind == "capture":
+        text = capture_html(doc)
     else:
         diff_path = a.diff or os.path.join(os.path.dirname(os.path.abspath(a.json)), "changes.diff")
         diff = None

@@ -26,6 +26,7 @@
 #include "capture/replay_task.h"
 #include "cli/commands.h"
 #include "cli/optimize_command.h"
+#include "report/html_report.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/paths.h"
@@ -138,6 +139,10 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   std::fputs(captureTable(summary, f.rows).c_str(), stdout);
   for (const auto& e : summary.errors) std::fprintf(stderr, "capture: %s\n", e.c_str());
   std::fprintf(stderr, "capture: wrote %s\n", (dir / "capture.json").string().c_str());
+  auto writeReport = [&] {
+    HtmlReportOutcome html = writeCaptureHtml(dir, choosePython(global.python), workerPackageDir());
+    if (!html.rendered) std::fprintf(stderr, "capture: report.html not rendered: %s\n", html.why.c_str());
+  };
   if (f.top > 0 && !f.no_save) {
     std::vector<ReplayTask> tasks = writeReplayTasks(summary, dir, f.top, workerPackageDir());
     nlohmann::json listed = nlohmann::json::array();
@@ -154,6 +159,7 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
     }
     j["tasks"] = listed;
     writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
+    writeReport();
     std::fflush(stdout);
     if (f.optimize) {
       if (optimizeTasks(f, tasks, dir, global) == 3) return 3;
@@ -174,6 +180,7 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
       }
     }
   }
+  if (f.top == 0 || f.no_save) writeReport();
   return ok ? 0 : 1;
 }
 

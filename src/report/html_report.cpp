@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <vector>
 
 #include "util/fs.h"
 #include "util/subprocess.h"
@@ -28,24 +29,26 @@ std::string escapeHtml(const std::string& s) {
   return out;
 }
 
-std::string fallbackPage(const std::string& why) {
+std::string fallbackPage(const std::string& why, const std::string& sources) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tritonforge report</title>"
       "<link rel=\"icon\" href=\"data:,\"></head><body style=\"font-family: sans-serif; margin: 24px\">"
       "<h1>tritonforge report</h1><p>The HTML report could not be rendered: {}.</p>"
-      "<p>The same results are in <a href=\"report.md\">report.md</a> and "
-      "<a href=\"result.json\">result.json</a>.</p></body></html>\n",
-      escapeHtml(why));
+      "<p>The same results are in {}.</p></body></html>\n",
+      escapeHtml(why), sources);
 }
 
 }  // namespace
 
-HtmlReportOutcome writeHtmlReport(const fs::path& dir, const std::string& python, const fs::path& package_dir) {
+namespace {
+
+HtmlReportOutcome render(const std::vector<std::string>& args, const fs::path& out, const std::string& python,
+                         const fs::path& package_dir, const std::string& fallback_sources) {
   HtmlReportOutcome outcome;
-  const fs::path out = dir / "report.html";
   SpawnOptions spawn;
-  spawn.argv = {python, "-m", "tritonforge_worker.html_report", "optimize", (dir / "result.json").string(),
-                "--diff", (dir / "changes.diff").string(), "-o", out.string()};
+  spawn.argv = {python, "-m", "tritonforge_worker.html_report"};
+  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+  spawn.argv.insert(spawn.argv.end(), {"-o", out.string()});
   std::string pythonpath = package_dir.string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
   spawn.env_set["PYTHONPATH"] = pythonpath;
@@ -68,11 +71,24 @@ HtmlReportOutcome writeHtmlReport(const fs::path& dir, const std::string& python
     outcome.why = fmt::format("cannot run {}: {}", python, e.what());
   }
   try {
-    writeFileAtomic(out, fallbackPage(outcome.why));
+    writeFileAtomic(out, fallbackPage(outcome.why, fallback_sources));
   } catch (const std::exception& e) {
     outcome.why += fmt::format("; writing {} failed too: {}", out.string(), e.what());
   }
   return outcome;
+}
+
+}  // namespace
+
+HtmlReportOutcome writeHtmlReport(const fs::path& dir, const std::string& python, const fs::path& package_dir) {
+  return render({"optimize", (dir / "result.json").string(), "--diff", (dir / "changes.diff").string()},
+                dir / "report.html", python, package_dir,
+                "<a href=\"report.md\">report.md</a> and <a href=\"result.json\">result.json</a>");
+}
+
+HtmlReportOutcome writeCaptureHtml(const fs::path& dir, const std::string& python, const fs::path& package_dir) {
+  return render({"capture", (dir / "capture.json").string()}, dir / "report.html", python, package_dir,
+                "<a href=\"capture.json\">capture.json</a>");
 }
 
 }  // namespace tf

@@ -19,4 +19,8 @@ struct HtmlReportOutcome {
 HtmlReportOutcome writeHtmlReport(const std::filesystem::path& dir, const std::string& python,
                                   const std::filesystem::path& package_dir);
 
+// Writes DIR/report.html of a capture from DIR/capture.json (the kernels' table, the tasks).
+HtmlReportOutcome writeCaptureHtml(const std::filesystem::path& dir, const std::string& python,
+                                   const std::filesystem::path& package_dir);
+
 }  // namespace tf

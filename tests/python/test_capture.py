@@ -158,6 +158,9 @@ def test_the_capture_command_runs_the_program_and_ranks_its_kernels(tmp_path):
     assert summary["program"]["ok"] and summary["timing"] == "wall"
     times = [k["time_ms"] for k in summary["kernels"]]
     assert times == sorted(times, reverse=True)
+    # The table in report.html too, with the replay tasks.
+    html = (out / "report.html").read_text()
+    assert "<code>add_kernel</code>" in html and "Replay tasks" in html and "could not be rendered" not in html
     # The same folder again: refused, nothing overwritten.
     again = subprocess.run([str(BINARY), "capture", "-o", str(out), "--", sys.executable, str(PROGRAM)], env=env,
                            capture_output=True, text=True, timeout=60)
