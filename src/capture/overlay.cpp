@@ -117,6 +117,20 @@ OverlayKernel oneKernel(const fs::path& dir, const fs::path& task_dir, const fs:
 
 }  // namespace
 
+std::string overlayText(const OverlayBuild& build, const std::string& prefix) {
+  std::string out;
+  for (const auto& k : build.kernels) {
+    if (k.served) {
+      out += fmt::format("{} serving {} (task {}, {:.3f}x on its replay){}{}\n", prefix, k.kernel, k.task, k.speedup,
+                         k.patch.empty() ? "" : "; patch: ", k.patch.string());
+      if (!k.note.empty()) out += fmt::format("     {}\n", k.note);
+    } else {
+      out += fmt::format("{} not serving {}: {}\n", prefix, k.kernel, k.why_not);
+    }
+  }
+  return out;
+}
+
 size_t OverlayBuild::served() const {
   return static_cast<size_t>(std::count_if(kernels.begin(), kernels.end(), [](const OverlayKernel& k) { return k.served; }));
 }

@@ -36,4 +36,8 @@ struct OverlayBuild {
 // capture folder with replay tasks.
 OverlayBuild buildOverlay(const std::filesystem::path& dir);
 
+// One line per kernel, each starting with `prefix`: "serving K (task T, 1.302x on its replay);
+// patch: P" (and its note below), or "not serving K: why".
+std::string overlayText(const OverlayBuild& build, const std::string& prefix);
+
 }  // namespace tf

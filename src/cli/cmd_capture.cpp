@@ -165,15 +165,7 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
       if (optimizeTasks(f, tasks, dir, global) == 3) return 3;
       // The overlay of what the search improved: `run --overlay DIR` serves it to the program.
       OverlayBuild build = buildOverlay(dir);
-      std::printf("\n");
-      for (const auto& k : build.kernels) {
-        if (k.served) {
-          std::printf("overlay: %s %.3fx on its replay%s%s\n", k.kernel.c_str(), k.speedup,
-                      k.patch.empty() ? "" : "; patch: ", k.patch.string().c_str());
-        } else {
-          std::printf("overlay: %s as written: %s\n", k.kernel.c_str(), k.why_not.c_str());
-        }
-      }
+      std::printf("\n%s", overlayText(build, "overlay:").c_str());
       if (build.served() > 0) {
         std::printf("run the program with them: tritonforge run --overlay %s -- %s\n", dir.string().c_str(),
                     fmt::format("{}", fmt::join(f.program, " ")).c_str());
@@ -207,7 +199,7 @@ CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--per-kernel", flags->per_kernel, "Distinct launches saved per kernel (default 3)");
   sub->add_option("--timing", flags->timing,
                   "events (default: CUDA events around each launch) or profiler (torch.profiler's kernel times, exact, "
-                  "and the program's whole GPU time for the share)")
+                  "and the share of the program's whole GPU kernel time)")
       ->check(CLI::IsMember({"events", "profiler"}));
   return [flags, &global] { return runCapture(*flags, global); };
 }

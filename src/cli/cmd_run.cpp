@@ -64,18 +64,6 @@ ProgramRun runOnce(const ProgramLaunch& launch, bool keep_output) {
   return r;
 }
 
-void printOverlay(const OverlayBuild& build) {
-  for (const auto& k : build.kernels) {
-    if (k.served) {
-      std::fprintf(stderr, "run: serving %s (task %s, %.3fx on its replay)%s%s\n", k.kernel.c_str(), k.task.c_str(),
-                   k.speedup, k.patch.empty() ? "" : "; patch: ", k.patch.string().c_str());
-      if (!k.note.empty()) std::fprintf(stderr, "     %s\n", k.note.c_str());
-    } else {
-      std::fprintf(stderr, "run: not serving %s: %s\n", k.kernel.c_str(), k.why_not.c_str());
-    }
-  }
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -188,7 +176,7 @@ int runProgram(const RunFlags& f) {
   if (!f.lines.empty()) compareOutputs("", "", 0, 0, f.lines);  // a bad regex: exit 2 before running
   const fs::path dir = f.overlay;
   OverlayBuild build = buildOverlay(dir);
-  printOverlay(build);
+  std::fputs(overlayText(build, "run:").c_str(), stderr);
   if (build.served() == 0) std::fprintf(stderr, "run: no tuned kernel to serve: the program runs as written\n");
   std::fflush(stderr);
   if (f.compare) return runCompare(f, build, dir);
