@@ -18,7 +18,6 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "capture/capture_record.h"
 #include "capture/overlay.h"

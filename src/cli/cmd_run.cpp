@@ -84,16 +84,17 @@ std::map<std::string, std::pair<double, int64_t>> timesByName(const fs::path& di
 }
 
 int runCompare(const RunFlags& f, const OverlayBuild& build, const fs::path& dir) {
-  double rtol = f.rtol, atol = f.atol;
-  for (const auto& k : build.kernels) {  // the loosest of the served tasks' tolerances
+  // Unless given: the loosest of the served tasks' tolerances, and at least 1e-5 relative for
+  // what a program prints of its own run-to-run noise (atomics in a backward pass change a
+  // gradient norm's last printed digit).
+  double loosest_rtol = 1e-5, loosest_atol = 0;
+  for (const auto& k : build.kernels) {
     if (!k.served) continue;
-    if (f.rtol < 0) rtol = std::max(rtol, k.rtol);
-    if (f.atol < 0) atol = std::max(atol, k.atol);
+    loosest_rtol = std::max(loosest_rtol, k.rtol);
+    loosest_atol = std::max(loosest_atol, k.atol);
   }
-  // Unless given: at least 1e-5 relative, for what a program prints of its own run-to-run noise
-  // (atomics in a backward pass change a gradient norm's last printed digit).
-  rtol = f.rtol >= 0 ? f.rtol : std::max(rtol, 1e-5);
-  atol = std::max(atol, 0.0);
+  const double rtol = f.rtol >= 0 ? f.rtol : loosest_rtol;
+  const double atol = f.atol >= 0 ? f.atol : loosest_atol;
   const fs::path where = dir / "compare" / utcTimestamp("%Y%m%d-%H%M%S");
   std::error_code ec;
   if (fs::exists(where, ec)) throw UserError(fmt::format("{}: exists already (one compare per second)", where.string()));

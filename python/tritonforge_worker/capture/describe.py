@@ -2,7 +2,8 @@
 strides, storage offset and device; scalars by value), its launch options, and the key that
 tells two launches of one kernel apart ("shape signature").
 
-Nothing here touches the GPU: descriptors read tensor metadata only.
+Nothing here touches the GPU: descriptors read tensor metadata only. Shared by the recorder
+and the overlay.
 """
 
 from __future__ import annotations
@@ -121,3 +122,15 @@ def evaluate_grid(grid, named, options):
     except Exception:  # a grid function that fails here fails the launch too: Triton reports it
         return None
     return (dims + [1, 1, 1])[:3]
+
+
+def innermost_kernel(obj):
+    """The JITFunction (or InterpretedFunction) under autotuner and heuristics wrappers,
+    subclasses included (fla's CachedAutotuner is an Autotuner with its own run); None when
+    wrapped more than 8 deep."""
+    from triton.runtime import autotuner
+    seen = 0
+    while isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) and seen < 8:
+        obj = obj.fn
+        seen += 1
+    return None if isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) else obj

@@ -170,7 +170,7 @@ class Overlay:
         if known is not None and known[0] is obj:
             return known[1]
         entry = None
-        base = _innermost(obj)
+        base = describe.innermost_kernel(obj)
         fn = getattr(base, "fn", None)
         code = getattr(fn, "__code__", None)
         if code is not None and not code.co_filename.startswith("<"):
@@ -188,7 +188,7 @@ class Overlay:
         if entry.disabled:
             entry.as_written += 1
             return None
-        names = list(getattr(obj, "arg_names", None) or getattr(_innermost(obj), "arg_names", []))
+        names = list(getattr(obj, "arg_names", None) or getattr(describe.innermost_kernel(obj), "arg_names", []))
         if len(args) > len(names):
             return None
         given = dict(zip(names, args))
@@ -248,16 +248,6 @@ def _short(desc):
     if desc["kind"] == "tensor":
         return f"{desc['dtype']}{list(desc['shape'])}"
     return repr(desc.get("value", desc["kind"]))
-
-
-def _innermost(obj):
-    """The JITFunction under autotuner and heuristics wrappers, subclasses included (fla's
-    CachedAutotuner is an Autotuner with its own run)."""
-    from triton.runtime import autotuner
-    seen = 0
-    while isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) and seen < 8:
-        obj, seen = obj.fn, seen + 1
-    return obj
 
 
 def _serving_run(original, wrapper):

@@ -344,7 +344,7 @@ class Recorder:
         the first call of each distinct set of arguments: an autotuner's benchmark launches write
         the outputs before the launch it keeps, so the state right before that launch would
         already hold them. Returns (kernel, state, why) or None."""
-        fn = _innermost(obj)
+        fn = describe.innermost_kernel(obj)
         if fn is None or not self.save or _capturing_graph():
             return None
         with self.lock:
@@ -621,16 +621,6 @@ def _name_of(obj, default):
     while fn is not None and not hasattr(fn, "__code__") and hasattr(fn, "fn"):
         fn = fn.fn
     return getattr(fn, "__name__", default)
-
-
-def _innermost(obj):
-    """The JITFunction (or InterpretedFunction) under autotuner and heuristics wrappers."""
-    from triton.runtime import autotuner
-    seen = 0
-    while isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) and seen < 8:
-        obj = obj.fn
-        seen += 1
-    return None if isinstance(obj, (autotuner.Autotuner, autotuner.Heuristics)) else obj
 
 
 def _outer_run(original):
