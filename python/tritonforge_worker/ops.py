@@ -107,6 +107,9 @@ def dispatch(op, args):
     if op == "profile_launch":
         from .runner import op_profile_launch
         return op_profile_launch(args)
+    if op == "replay_check":
+        from .capture.replay_check import op_replay_check
+        return op_replay_check(args)
     if op == "guard":
         from .rewrite_guard import op_guard
         return op_guard(args)

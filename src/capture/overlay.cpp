@@ -42,6 +42,14 @@ OverlayKernel oneKernel(const fs::path& dir, const fs::path& task_dir, const fs:
     k.why_not = "its task was written by an older tritonforge (no launch matching): capture again";
     return k;
   }
+  const fs::path check_path = task_dir / "replay_check.json";
+  if (fs::exists(check_path)) {  // replayed as written before the search (capture/replay_check.h)
+    const Json check = readJson(check_path, "replay check");
+    if (check.value("verdict", "") == "not-replayable") {
+      k.why_not = check.value("line", "not replayable");
+      return k;
+    }
+  }
   const fs::path result_path = dir / "optimized" / k.task / "result.json";
   if (!fs::exists(result_path)) {
     k.why_not = "not optimized (no " + result_path.string() + ")";

@@ -1,15 +1,18 @@
 // tritonforge capture [-o DIR] [--rows N] [--top N] [--no-save] [--quota-mb N] [--per-kernel N]
 //                    [--optimize [--budget S]] -- PROGRAM ARGS...
 // tritonforge capture --show DIR [--rows N]
+// tritonforge capture --from DIR --optimize [--budget S]
 //
 // Runs a program unchanged and records every launch of an @triton.jit kernel it makes (the
 // recorder is python/tritonforge_worker/capture/, installed through a sitecustomize.py put
 // first on the program's PYTHONPATH, so `python prog.py`, `python -m pkg`, torchrun and the
 // program's own subprocesses are all covered), then prints the kernels ranked by GPU time,
 // writes DIR/capture.json, and a replay task for each of the --top costliest tunable kernels
-// (capture/replay_task.h); --optimize then runs the search loop on each of them and builds the
-// overlay of the improved ones (capture/overlay.h) for `run --overlay DIR`. --show prints
-// the table of an earlier capture.
+// (capture/replay_task.h); --optimize then replays each task twice as written (the kernels whose
+// outputs are not the run's are widened or left out: capture/replay_check.h), runs the search
+// loop on each of the others and builds the overlay of the improved ones (capture/overlay.h)
+// for `run --overlay DIR`. --show prints the table of an earlier capture; --from DIR
+// --optimize does the optimizing part for the tasks of an earlier capture, running no program.
 //
 // Exit codes: 0 the program ran and its launches are recorded; 1 the program failed (what it
 // launched before is recorded and shown) or could not be started; 2 bad input (DIR not empty,
@@ -17,11 +20,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "capture/capture_record.h"
 #include "capture/overlay.h"
 #include "capture/program_launch.h"
+#include "capture/replay_check.h"
 #include "capture/replay_task.h"
 #include "cli/commands.h"
 #include "cli/optimize_command.h"
@@ -41,6 +46,7 @@ struct CaptureFlags {
   std::vector<std::string> program;
   std::string out = "tritonforge-capture";
   std::string show;
+  std::string from;
   size_t rows = 20;
   size_t top = 5;
   bool no_save = false;
@@ -51,11 +57,34 @@ struct CaptureFlags {
   std::string timing = "events";
 };
 
-// `--optimize`: the existing loop on each written task, its results under DIR/optimized/.
+// `--optimize`, first: each written task replayed twice as written (capture/replay_check.h); a
+// kernel that is not replayable is left out, the others keep (or widen) their tolerance.
+void checkReplays(std::vector<ReplayTask>& tasks, const GlobalOptions& global) {
+  WorkerOptions wo = workerOptionsFor(global, false);
+  wo.name = "replay worker";
+  WorkerProcess worker(wo);
+  for (auto& t : tasks) {
+    if (t.task.empty()) continue;
+    ReplayVerdict v;
+    try {
+      v = checkReplayTask(worker, t.task);
+    } catch (const UserError& e) {
+      v = {ReplayVerdict::Kind::kNotReplayable, std::string("not replayable: ") + e.what(), 0};
+    }
+    std::fprintf(stderr, "capture: %s replayed as written: %s\n", t.kernel.c_str(), v.line.c_str());
+    if (!v.tunable()) {
+      t.why_not = v.line;
+      t.task.clear();
+    }
+  }
+}
+
+// `--optimize`: the existing loop on each replayable task, its results under DIR/optimized/.
 // Returns 3 when there is no GPU (what is written stays), else 0; a task the loop refuses is
 // reported and the others still run.
-int optimizeTasks(const CaptureFlags& f, const std::vector<ReplayTask>& tasks, const fs::path& dir,
+int optimizeTasks(const CaptureFlags& f, std::vector<ReplayTask> tasks, const fs::path& dir,
                   const GlobalOptions& global) {
+  checkReplays(tasks, global);
   for (const auto& t : tasks) {
     if (t.task.empty()) continue;
     OptimizeFlags o;
@@ -73,7 +102,38 @@ int optimizeTasks(const CaptureFlags& f, const std::vector<ReplayTask>& tasks, c
       std::fprintf(stderr, "capture: %s not optimized: %s\n", t.kernel.c_str(), e.what());
     }
   }
+  // The overlay of what the search improved: `run --overlay DIR` serves it to the program.
+  OverlayBuild build = buildOverlay(dir);
+  std::printf("\n%s", overlayText(build, "overlay:").c_str());
+  if (build.served() > 0) {
+    std::printf("run the program with them: tritonforge run --overlay %s -- %s\n", dir.string().c_str(),
+                f.program.empty() ? "PROGRAM ARGS..." : fmt::format("{}", fmt::join(f.program, " ")).c_str());
+  }
   return 0;
+}
+
+// `--from DIR --optimize`: the tasks an earlier capture wrote (DIR/tasks/*/task.toml).
+int optimizeEarlierCapture(const CaptureFlags& f, const GlobalOptions& global) {
+  const fs::path dir = f.from;
+  std::error_code ec;
+  if (!fs::is_directory(dir / "tasks", ec)) {
+    throw UserError(fmt::format("{}: no tasks/ folder (give a folder written by `tritonforge capture --top N`)",
+                                dir.string()));
+  }
+  std::vector<fs::path> folders;
+  for (const auto& e : fs::directory_iterator(dir / "tasks", ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "task.toml")) folders.push_back(e.path());
+  }
+  std::sort(folders.begin(), folders.end());
+  if (folders.empty()) throw UserError(fmt::format("{}: holds no replay task", (dir / "tasks").string()));
+  std::vector<ReplayTask> tasks;
+  for (const auto& folder : folders) {
+    ReplayTask t;
+    t.kernel = folder.filename().string();
+    t.task = folder / "task.toml";
+    tasks.push_back(t);
+  }
+  return optimizeTasks(f, tasks, dir, global);
 }
 
 int showCapture(const fs::path& dir, size_t rows) {
@@ -102,6 +162,12 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
   if (!f.show.empty()) {
     if (!f.program.empty()) throw UserError("--show prints an earlier capture and runs no program: drop the program");
     return showCapture(f.show, f.rows);
+  }
+  if (!f.from.empty()) {
+    if (!f.program.empty()) throw UserError("--from optimizes an earlier capture and runs no program: drop the program");
+    if (!f.optimize) throw UserError("--from DIR goes with --optimize (to print the table: --show DIR)");
+    checkPositiveFlag("--budget", f.budget, 7 * 24 * 3600.0);
+    return optimizeEarlierCapture(f, global);
   }
   if (f.program.empty()) throw UserError("capture: no program given (tritonforge capture -- python prog.py ...)");
   if (f.quota_mb < 0 || f.per_kernel < 0) throw UserError("--quota-mb and --per-kernel must be >= 0");
@@ -160,16 +226,7 @@ int runCapture(const CaptureFlags& f, const GlobalOptions& global) {
     writeFileAtomic(dir / "capture.json", j.dump(1) + "\n");
     writeReport();
     std::fflush(stdout);
-    if (f.optimize) {
-      if (optimizeTasks(f, tasks, dir, global) == 3) return 3;
-      // The overlay of what the search improved: `run --overlay DIR` serves it to the program.
-      OverlayBuild build = buildOverlay(dir);
-      std::printf("\n%s", overlayText(build, "overlay:").c_str());
-      if (build.served() > 0) {
-        std::printf("run the program with them: tritonforge run --overlay %s -- %s\n", dir.string().c_str(),
-                    fmt::format("{}", fmt::join(f.program, " ")).c_str());
-      }
-    }
+    if (f.optimize && optimizeTasks(f, tasks, dir, global) == 3) return 3;
   }
   if (f.top == 0 || f.no_save) writeReport();
   return ok ? 0 : 1;
@@ -187,6 +244,8 @@ CommandRunner registerCapture(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("program", flags->program, "The program and its arguments, after --: -- python prog.py ...");
   sub->add_option("-o,--out", flags->out, "A new or empty folder for the record (default tritonforge-capture)");
   sub->add_option("--show", flags->show, "Print the table of an earlier capture folder and run nothing");
+  sub->add_option("--from", flags->from,
+                  "With --optimize: optimize the replay tasks of an earlier capture folder and run no program");
   sub->add_option("--rows", flags->rows, "Rows of the table (default 20; 0: every kernel)");
   sub->add_option("--top", flags->top,
                   "Write replay tasks (DIR/tasks/) for this many of the costliest tunable kernels (default 5; 0: none)");

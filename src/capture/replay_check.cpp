@@ -1,0 +1,136 @@
+#include "capture/replay_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <regex>
+
+#include "measure/case_request.h"
+#include "task/task.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "worker/worker_process.h"
+
+namespace tf {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const char* toString(ReplayVerdict::Kind kind) {
+  switch (kind) {
+    case ReplayVerdict::Kind::kReproduced: return "reproduced";
+    case ReplayVerdict::Kind::kWithin: return "within";
+    case ReplayVerdict::Kind::kWidened: return "widened";
+    case ReplayVerdict::Kind::kNotReplayable: return "not-replayable";
+    case ReplayVerdict::Kind::kNotChecked: return "not-checked";
+  }
+  return "?";
+}
+
+namespace {
+
+ReplayVerdict notReplayable(size_t case_index, const std::string& why) {
+  return {ReplayVerdict::Kind::kNotReplayable, fmt::format("not replayable: case {}: {}", case_index, why), 0};
+}
+
+}  // namespace
+
+ReplayVerdict judgeReplays(const Json& reply, double rtol, double atol) {
+  if (reply.value("status", "") == "no_gpu") {
+    return {ReplayVerdict::Kind::kNotChecked, "not replayed: " + reply.value("message", "no GPU"), atol};
+  }
+  const Json& cases = reply.at("cases");
+  if (!cases.is_array() || cases.empty()) return {ReplayVerdict::Kind::kNotChecked, "not replayed: no case", atol};
+  bool exact = true, agree = true;
+  double needed = 0, scale = 0, max_abs = 0, between = 0;
+  int runs = 0;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Json& entry = cases[c];
+    if (entry.contains("error")) return notReplayable(c, "the replay failed: " + entry["error"].get<std::string>());
+    const bool equal = entry.value("runs_equal", true);
+    agree = agree && equal;
+    between = std::max(between, entry.value("between_max_abs", 0.0));
+    for (const Json& run : entry.at("runs")) {
+      ++runs;
+      if (run.value("nan_mismatch", false) || run.value("int_mismatch", false)) {
+        const char* what = run.value("int_mismatch", false) ? "integers" : "NaNs or infinities";
+        return notReplayable(c, equal ? fmt::format("the replay's {} differ from the run's, the same in every replay: "
+                                                    "the launch read memory or state that was not saved", what)
+                                      : fmt::format("its {} differ between replays: randomness or a race", what));
+      }
+      exact = exact && run.value("exact", false);
+      needed = std::max(needed, run.value("needed_atol", 0.0));
+      max_abs = std::max(max_abs, run.value("max_abs", 0.0));
+      scale = std::max(scale, run.value("scale", 0.0));
+    }
+  }
+  const int per_case = runs / static_cast<int>(cases.size());
+  if (exact && agree) {
+    return {ReplayVerdict::Kind::kReproduced,
+            fmt::format("reproduced: {} replays of each of {} case(s) give the run's outputs bit for bit", per_case,
+                        cases.size()),
+            atol};
+  }
+  const std::string seen =
+      agree ? fmt::format("the replays agree with each other and differ from the run's outputs by up to {:.3g}", max_abs)
+            : fmt::format("the replays differ from each other by up to {:.3g} and from the run's outputs by up to {:.3g} "
+                          "(atomics or another order of a reduction)",
+                          between, max_abs);
+  if (needed <= atol) {
+    return {ReplayVerdict::Kind::kWithin, fmt::format("within tolerance: {} (rtol {:g}, atol {:g})", seen, rtol, atol),
+            atol};
+  }
+  const double bound = rtol * scale;
+  if (needed > bound) {
+    return {ReplayVerdict::Kind::kNotReplayable,
+            fmt::format("not replayable: {}; accepting that needs atol {:.3g}, more than rtol {:g} allows at the "
+                        "outputs' largest magnitude {:.3g}: {}",
+                        seen, needed, rtol, scale,
+                        agree ? "the launch read memory or state that was not saved" : "randomness or a race"),
+            atol};
+  }
+  const double widened = std::min(2 * needed, bound);
+  return {ReplayVerdict::Kind::kWidened,
+          fmt::format("atol widened from {:g} to {:.3g}: {}", atol, widened, seen), widened};
+}
+
+void setTaskAtol(const fs::path& task_file, double value, const std::string& why) {
+  std::string text = readTextFile(task_file, "task file", 1 << 20);
+  static const std::regex kAtol(R"((^|\n)atol = [^\n]*\n)");
+  std::smatch m;
+  if (!std::regex_search(text, m, kAtol)) {
+    throw UserError(fmt::format("{}: no `atol = ` line in its [check] (not a task written by capture)",
+                                task_file.string()));
+  }
+  const std::string line = fmt::format("{}# {}\natol = {:.6g}\n", m[1].str(), why, value);
+  text.replace(static_cast<size_t>(m.position(0)), static_cast<size_t>(m.length(0)), line);
+  writeFileAtomic(task_file, text);
+}
+
+ReplayVerdict checkReplayTask(WorkerProcess& worker, const fs::path& task_file, int runs) {
+  Task task = loadTask(task_file);
+  const double rtol = task.check.rtol.value_or(0), atol = task.check.atol.value_or(0);
+  Json args = toJson(caseRunRequest(task, {task.source, "tfv_replay_check", {}}, 0));
+  args.erase("case");
+  args["cases"] = task.cases;
+  args["runs"] = runs;
+  WorkerReply reply = worker.call("replay_check", args, std::chrono::minutes(10));
+  ReplayVerdict v;
+  if (!reply.ok()) {
+    v = {ReplayVerdict::Kind::kNotReplayable,
+         fmt::format("not replayable: the replay failed ({}): {}", toString(reply.status), reply.message), atol};
+  } else {
+    v = judgeReplays(reply.result, rtol, atol);
+  }
+  Json record = {{"schema", "tritonforge.replay_check/1"}, {"verdict", toString(v.kind)}, {"line", v.line},
+                 {"rtol", rtol}, {"atol_before", atol}, {"atol", v.atol},
+                 {"reply", reply.ok() ? reply.result : Json{{"error", reply.message}}}};
+  writeFileAtomic(task_file.parent_path() / "replay_check.json", record.dump(1) + "\n");
+  if (v.kind == ReplayVerdict::Kind::kWidened) {
+    setTaskAtol(task_file, v.atol, fmt::format("widened by the replay check (replay_check.json): {}", v.line));
+  }
+  return v;
+}
+
+}  // namespace tf

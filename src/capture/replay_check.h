@@ -1,0 +1,50 @@
+// Before the search tunes a captured kernel, its task is replayed as written, twice per saved
+// launch (the worker's `replay_check` op, python/tritonforge_worker/capture/replay_check.py),
+// and each replay's outputs are compared with what the program's launch left and with each
+// other. A kernel that reduces with atomics, or reads memory that was not saved, does not give
+// the recorded outputs back bit for bit; the verdict says what to do with it:
+//
+//   reproduced   every replay is the recording, bit for bit: nothing changes
+//   within       replays differ from the recording (or from each other) but within the task's
+//                tolerance: nothing changes, the line says by how much
+//   widened      they differ by more than the task's `atol` allows, but by no more than its `rtol`
+//                allows at the outputs' largest magnitude (the size of a reordered sum near
+//                zero): `atol` becomes twice the difference seen (at most that bound), written
+//                into the task with a comment, so the search's verification accepts what the
+//                kernel as written does and still rejects what is wrong by more
+//   not replayable  larger differences, NaNs or integers that differ, or a replay that fails:
+//                randomness, a race or state that was not saved; the kernel is not tuned and
+//                the line says why
+//   not checked  no GPU (the search then stops with exit 3 anyway)
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tf {
+
+class WorkerProcess;
+
+struct ReplayVerdict {
+  enum class Kind { kReproduced, kWithin, kWidened, kNotReplayable, kNotChecked };
+  Kind kind = Kind::kNotChecked;
+  std::string line;      // one line: what was seen
+  double atol = 0;       // the task's atol after the verdict (widened: the new one)
+  bool tunable() const { return kind != Kind::kNotReplayable; }
+};
+
+const char* toString(ReplayVerdict::Kind kind);
+
+// The verdict for a `replay_check` reply (its `cases`) under the task's tolerances.
+ReplayVerdict judgeReplays(const nlohmann::json& reply, double rtol, double atol);
+
+// Replays the task (task.toml written by `capture`) `runs` times per case, judges, writes
+// replay_check.json beside the task and, when widened, the new atol into its [check].
+ReplayVerdict checkReplayTask(WorkerProcess& worker, const std::filesystem::path& task_file, int runs = 2);
+
+// Sets `atol = value` in the [check] table of a task file written by `capture`, with a comment
+// line saying why. Throws UserError when the file has no such line.
+void setTaskAtol(const std::filesystem::path& task_file, double value, const std::string& why);
+
+}  // namespace tf

@@ -1,0 +1,150 @@
+"""`capture --optimize` replays each task twice as written before the search (the replay check,
+src/capture/replay_check.h), here through `capture --from DIR --optimize` on the CPU under
+Triton's interpreter: the replays run, the search then stops with exit 3 (no GPU). The kernels'
+launchers are given planted behaviours: noise small enough to widen `atol`, noise too large to
+accept, a deterministic offset (state that was not saved), a launcher that raises."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "tests" / "python" / "capture_programs"
+BINARY = Path(os.environ.get("TRITONFORGE_BINARY", ROOT / "build" / "tritonforge"))
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not BINARY.exists(), reason=f"{BINARY} not built")
+
+
+def tool(*args, cwd):
+    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_REPLAY_DEVICE="cpu", TRITONFORGE_PYTHON=sys.executable,
+               TRITONFORGE_WORKER_DIR=str(ROOT / "python"))
+    return subprocess.run([str(BINARY), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def captured(tmp_path):
+    for item in PROGRAMS.iterdir():
+        if item.name != "__pycache__":
+            (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
+    proc = tool("capture", "-o", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path, tmp_path / "cap"
+
+
+def plant(cap, task, body):
+    """Wraps the task's replay launcher: it launches as captured, then runs `body` (with `outs`,
+    the in-place outputs, and `torch`)."""
+    folder = cap / "tasks" / task
+    replay = json.loads((folder / "replay.json").read_text())
+    source = folder / Path(replay["source"]).name
+    name = replay["launcher"]
+    kept = source.with_suffix(".as-captured")  # each plant starts from the task's source as written
+    if not kept.exists():
+        shutil.copy(source, kept)
+    text = kept.read_text().replace(f"def {name}(", "def _planted_original(")
+    source.write_text(text + f"""
+
+import os as _os
+import torch
+# Not the global generator: the replay seeds that alike before each run, as a program's own
+# seeded randomness would be; this stands for what no seed fixes (atomics, a race).
+_planted = torch.Generator().manual_seed(int.from_bytes(_os.urandom(4), "little"))
+
+
+def {name}(*args):
+    _planted_original(*args)
+    outs = [args[i] for i in {replay["in_place"]}]
+{body}
+""")
+
+
+def verdict(cap, task):
+    return json.loads((cap / "tasks" / task / "replay_check.json").read_text())
+
+
+def atol_of(cap, task):
+    return float(re.search(r"^atol = (\S+)$", (cap / "tasks" / task / "task.toml").read_text(), re.M).group(1))
+
+
+def test_kernels_as_written_reproduce_the_run_bit_for_bit(captured):
+    where, cap = captured
+    proc = tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # the search needs a GPU
+    for task in ("add_kernel", "scale_kernel", "shift_kernel"):
+        v = verdict(cap, task)
+        assert v["verdict"] == "reproduced", v
+        assert f"{task} replayed as written: reproduced: 2 replays" in proc.stderr
+        assert all(len(c["runs"]) == 2 for c in v["reply"]["cases"])
+
+
+def test_small_noise_widens_atol_and_large_noise_or_an_offset_is_not_replayable(captured):
+    where, cap = captured
+    # add_kernel: noise up to 0.25 * rtol * the largest output, with atol made tiny first: the
+    # replays differ from each other and from the run by more than atol, less than rtol allows.
+    task_toml = cap / "tasks" / "add_kernel" / "task.toml"
+    task_toml.write_text(re.sub(r"^atol = .*$", "atol = 1e-09", task_toml.read_text(), flags=re.M))
+    plant(cap, "add_kernel", "    for o in outs:\n        o += (torch.rand(o.shape, generator=_planted) - 0.5) * 0.5e-4 * o.abs().max()")
+    # scale_kernel: noise far beyond the tolerance.
+    plant(cap, "scale_kernel", "    for o in outs:\n        o += torch.rand(o.shape, generator=_planted) * 0.1 * o.abs().max()")
+    # shift_kernel: the same offset in every replay: the replays agree, the run does not.
+    plant(cap, "shift_kernel", "    for o in outs:\n        o += 0.5 * o.abs().max()")
+    proc = tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+
+    add = verdict(cap, "add_kernel")
+    assert add["verdict"] == "widened", add
+    assert 1e-9 < atol_of(cap, "add_kernel") <= 1e-4 * 2000 * 2  # rtol 1e-4, the largest output about 2e3
+    assert atol_of(cap, "add_kernel") == pytest.approx(add["atol"], rel=1e-5)
+    assert "# widened by the replay check" in task_toml.read_text()
+    assert "differ from each other" in add["line"]
+
+    scale = verdict(cap, "scale_kernel")
+    assert scale["verdict"] == "not-replayable" and "randomness or a race" in scale["line"], scale
+    shift = verdict(cap, "shift_kernel")
+    assert shift["verdict"] == "not-replayable" and "not saved" in shift["line"], shift
+    assert "agree with each other" in shift["line"]
+    # Left out of the search: only add_kernel went on to the optimizer.
+    assert "optimizing add_kernel" in proc.stderr
+    assert "optimizing scale_kernel" not in proc.stderr and "optimizing shift_kernel" not in proc.stderr
+
+    # The widened atol is now the task's: a second check finds the replays within it.
+    plant(cap, "scale_kernel", "    raise RuntimeError('planted failure')")
+    proc = tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert verdict(cap, "add_kernel")["verdict"] == "within", verdict(cap, "add_kernel")
+    failed = verdict(cap, "scale_kernel")
+    assert failed["verdict"] == "not-replayable" and "planted failure" in failed["line"], failed
+
+
+def test_not_replayable_kernels_are_not_served(captured):
+    where, cap = captured
+    plant(cap, "shift_kernel", "    for o in outs:\n        o += 0.5 * o.abs().max()")
+    tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    # An optimize result from before (written here by hand) is not served once the check says no.
+    out = cap / "optimized" / "shift_kernel"
+    out.mkdir(parents=True)
+    tuned = out / "shift.py"
+    tuned.write_text("")
+    (out / "result.json").write_text(json.dumps({"status": "improved", "speedup": 2.0,
+                                                 "outputs": {"source": str(tuned)}}))
+    proc = tool("run", "--overlay", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=where)
+    assert proc.returncode == 0, proc.stderr
+    assert "not serving shift_kernel: not replayable: the replays agree" in proc.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--from", "nowhere", "--optimize"], "nowhere: no tasks/ folder"),
+    (["--from", "cap"], "--from DIR goes with --optimize"),
+    (["--from", "cap", "--optimize", "--", "python", "x.py"], "--from optimizes an earlier capture"),
+])
+def test_bad_from_is_one_line_and_exit_2(captured, args, message):
+    where, _ = captured
+    proc = tool("capture", *args, cwd=where)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

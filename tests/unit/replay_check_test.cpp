@@ -1,0 +1,95 @@
+// The verdict on a captured kernel replayed twice as written (capture/replay_check.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "capture/replay_check.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace tf {
+namespace {
+
+using Json = nlohmann::json;
+
+Json run(bool exact, double max_abs, double needed, double scale) {
+  return {{"exact", exact}, {"max_abs", max_abs}, {"needed_atol", needed}, {"scale", scale},
+          {"nan_mismatch", false}, {"int_mismatch", false}};
+}
+
+Json reply(Json runs, bool equal, double between = 0) {
+  return {{"status", "ok"}, {"cases", Json::array({{{"runs", runs}, {"runs_equal", equal}, {"between_max_abs", between}}})}};
+}
+
+TEST(ReplayCheck, BitForBitIsReproduced) {
+  auto v = judgeReplays(reply({run(true, 0, 0, 5), run(true, 0, 0, 5)}, true), 1e-4, 1e-4);
+  EXPECT_EQ(v.kind, ReplayVerdict::Kind::kReproduced);
+  EXPECT_TRUE(v.tunable());
+  EXPECT_DOUBLE_EQ(v.atol, 1e-4);
+}
+
+TEST(ReplayCheck, DifferencesTheToleranceAcceptsChangeNothing) {
+  auto v = judgeReplays(reply({run(false, 3e-5, 0, 5), run(false, 2e-5, 0, 5)}, false, 1e-5), 1e-4, 1e-4);
+  EXPECT_EQ(v.kind, ReplayVerdict::Kind::kWithin);
+  EXPECT_DOUBLE_EQ(v.atol, 1e-4);
+  EXPECT_NE(v.line.find("differ from each other"), std::string::npos) << v.line;
+}
+
+TEST(ReplayCheck, AtolIsWidenedUpToWhatRtolAllowsAtTheLargestMagnitude) {
+  // needed 2e-4 > atol 1e-4; rtol * scale = 1e-4 * 10 = 1e-3: widened to 2 * needed.
+  auto v = judgeReplays(reply({run(false, 2e-4, 2e-4, 10), run(false, 1e-4, 1e-4, 10)}, false, 2e-4), 1e-4, 1e-4);
+  EXPECT_EQ(v.kind, ReplayVerdict::Kind::kWidened);
+  EXPECT_DOUBLE_EQ(v.atol, 4e-4);
+  // needed 8e-4: twice that is beyond the bound, which caps it.
+  v = judgeReplays(reply({run(false, 8e-4, 8e-4, 10), run(true, 0, 0, 10)}, false, 8e-4), 1e-4, 1e-4);
+  EXPECT_EQ(v.kind, ReplayVerdict::Kind::kWidened);
+  EXPECT_DOUBLE_EQ(v.atol, 1e-3);
+}
+
+TEST(ReplayCheck, LargerDifferencesAreNotReplayableAndSayWhy) {
+  auto varies = judgeReplays(reply({run(false, 5, 5, 10), run(false, 4, 4, 10)}, false, 3), 1e-4, 1e-4);
+  EXPECT_EQ(varies.kind, ReplayVerdict::Kind::kNotReplayable);
+  EXPECT_FALSE(varies.tunable());
+  EXPECT_NE(varies.line.find("randomness or a race"), std::string::npos) << varies.line;
+  auto state = judgeReplays(reply({run(false, 5, 5, 10), run(false, 5, 5, 10)}, true), 1e-4, 1e-4);
+  EXPECT_EQ(state.kind, ReplayVerdict::Kind::kNotReplayable);
+  EXPECT_NE(state.line.find("not saved"), std::string::npos) << state.line;
+}
+
+TEST(ReplayCheck, NansIntegersAndFailuresAreNotReplayable) {
+  Json r = run(false, 0, 0, 1);
+  r["nan_mismatch"] = true;
+  EXPECT_EQ(judgeReplays(reply({run(true, 0, 0, 1), r}, false), 1, 1).kind, ReplayVerdict::Kind::kNotReplayable);
+  r = run(false, 0, 0, 1);
+  r["int_mismatch"] = true;
+  auto ints = judgeReplays(reply({r, r}, true), 1, 1);
+  EXPECT_EQ(ints.kind, ReplayVerdict::Kind::kNotReplayable);
+  EXPECT_NE(ints.line.find("integers"), std::string::npos) << ints.line;
+  Json failed = {{"status", "ok"}, {"cases", Json::array({{{"runs", Json::array()}, {"error", "RuntimeError: boom"}}})}};
+  auto f = judgeReplays(failed, 1e-4, 1e-4);
+  EXPECT_EQ(f.kind, ReplayVerdict::Kind::kNotReplayable);
+  EXPECT_NE(f.line.find("RuntimeError: boom"), std::string::npos) << f.line;
+}
+
+TEST(ReplayCheck, NoGpuIsNotChecked) {
+  auto v = judgeReplays({{"status", "no_gpu"}, {"message", "no CUDA GPU is visible to the worker"}}, 1e-4, 1e-4);
+  EXPECT_EQ(v.kind, ReplayVerdict::Kind::kNotChecked);
+  EXPECT_TRUE(v.tunable());
+}
+
+TEST(ReplayCheck, SetTaskAtolRewritesTheCheckLineOnly) {
+  auto dir = std::filesystem::temp_directory_path() / "tf_replay_check_test";
+  std::filesystem::create_directories(dir);
+  auto file = dir / "task.toml";
+  writeFileAtomic(file, "name = \"k\"\n\n[check]\nrtol = 0.0001\natol = 0.0001\nseeds = 1\n");
+  setTaskAtol(file, 4e-4, "widened: seen 2e-4");
+  EXPECT_EQ(readTextFile(file, "task", 1 << 20),
+            "name = \"k\"\n\n[check]\nrtol = 0.0001\n# widened: seen 2e-4\natol = 0.0004\nseeds = 1\n");
+  writeFileAtomic(file, "name = \"k\"\n");
+  EXPECT_THROW(setTaskAtol(file, 1, "x"), UserError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tf
