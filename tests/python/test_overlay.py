@@ -202,3 +202,29 @@ print("ok")
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_served_launch_returns_what_the_tuned_launch_returned(monkeypatch):
+    """Triton's launch returns the compiled kernel (programs read .n_regs, .asm from it): a
+    served launch returns the one its tuned launcher's launch returned, not None."""
+    from tritonforge_worker.capture import overlay as served
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+    original, tuned = Kernel("as-written"), Kernel("tuned")
+    run = served._serving_run(lambda self, *a, **k: f"compiled {self.name}", None)
+
+    class Overlay:
+        def entry_for(self, obj, wrapper):
+            return "entry" if obj is original else None
+
+        def serve(self, entry, obj, args, kwargs):
+            return lambda: run(tuned, *args)
+
+    monkeypatch.setattr(served, "_ACTIVE", Overlay())
+    assert run(original, 1, 2) == "compiled tuned"
+    assert run(tuned) == "compiled tuned"
+    monkeypatch.setattr(served, "_ACTIVE", None)
+    assert run(original) == "compiled as-written"

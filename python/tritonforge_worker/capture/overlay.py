@@ -250,27 +250,48 @@ def _short(desc):
     return repr(desc.get("value", desc["kind"]))
 
 
+def _as_written(original, self, args, kwargs):
+    """The call as the program made it. While a tuned launch runs (`_TLS.collect` is a list), what
+    each such call returns is kept: the outermost finishes last, and its value (the compiled
+    kernel Triton returns) is what the served launch returns to the program."""
+    result = original(self, *args, **kwargs)
+    collect = getattr(_TLS, "collect", None)
+    if collect is not None:
+        collect.append(result)
+    return result
+
+
 def _serving_run(original, wrapper):
     def run(self, *args, **kwargs):
         ov = _ACTIVE
         if ov is None or kwargs.get("warmup"):
-            return original(self, *args, **kwargs)
+            return _as_written(original, self, args, kwargs)
         entry = ov.entry_for(self, wrapper)
         passing = getattr(_TLS, "passing", None)
         if passing is None:
             passing = _TLS.passing = set()
         if entry is None or id(entry) in passing:
-            return original(self, *args, **kwargs)
+            return _as_written(original, self, args, kwargs)
         launch = None
         try:
             launch = ov.serve(entry, self, args, kwargs)
         except Exception as e:  # never break the program: it launches as written
             entry.disabled = f"matching failed ({type(e).__name__}: {e})"
         if launch is not None:
-            return launch()
+            outer = getattr(_TLS, "collect", None)
+            _TLS.collect = []
+            try:
+                launch()
+                returned = _TLS.collect
+            finally:
+                _TLS.collect = outer
+            result = returned[-1] if returned else None
+            if outer is not None:
+                outer.append(result)
+            return result
         passing.add(id(entry))
         try:
-            return original(self, *args, **kwargs)
+            return _as_written(original, self, args, kwargs)
         finally:
             passing.discard(id(entry))
     run.__wrapped__ = original
