@@ -8,22 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = ROOT / "tests" / "python" / "capture_programs"
-BINARY = Path(os.environ.get("TRITONFORGE_BINARY", ROOT / "build" / "tritonforge"))
+from capture_cli import BINARY, ROOT, capture_copy, tool
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not BINARY.exists(), reason=f"{BINARY} not built")
-
-
-def tool(*args, cwd):
-    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_PYTHON=sys.executable,
-               TRITONFORGE_WORKER_DIR=str(ROOT / "python"))
-    return subprocess.run([str(BINARY), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def tuned(cap, task, old, new):
@@ -40,13 +30,7 @@ def tuned(cap, task, old, new):
 
 @pytest.fixture
 def captured(tmp_path):
-    """The program copied (its files may be edited) and captured with two sizes."""
-    for item in PROGRAMS.iterdir():
-        if item.name != "__pycache__":
-            (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
-    proc = tool("capture", "-o", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    return tmp_path, tmp_path / "cap"
+    return capture_copy(tmp_path)
 
 
 def compare_dir(cap):

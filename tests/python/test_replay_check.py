@@ -5,37 +5,26 @@ launchers are given planted behaviours: noise small enough to widen `atol`, nois
 accept, a deterministic offset (state that was not saved), a launcher that raises."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = ROOT / "tests" / "python" / "capture_programs"
-BINARY = Path(os.environ.get("TRITONFORGE_BINARY", ROOT / "build" / "tritonforge"))
+from capture_cli import BINARY, capture_copy
+from capture_cli import tool as capture_tool
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not BINARY.exists(), reason=f"{BINARY} not built")
 
 
 def tool(*args, cwd):
-    env = dict(os.environ, TRITON_INTERPRET="1", TRITONFORGE_REPLAY_DEVICE="cpu", TRITONFORGE_PYTHON=sys.executable,
-               TRITONFORGE_WORKER_DIR=str(ROOT / "python"))
-    return subprocess.run([str(BINARY), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return capture_tool(*args, cwd=cwd, TRITONFORGE_REPLAY_DEVICE="cpu")
 
 
 @pytest.fixture
 def captured(tmp_path):
-    for item in PROGRAMS.iterdir():
-        if item.name != "__pycache__":
-            (shutil.copytree if item.is_dir() else shutil.copy)(item, tmp_path / item.name)
-    proc = tool("capture", "-o", "cap", "--", sys.executable, "kernels_program.py", "2", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    return tmp_path, tmp_path / "cap"
+    return capture_copy(tmp_path)
 
 
 def plant(cap, task, body):
