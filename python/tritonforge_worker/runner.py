@@ -1374,4 +1374,37 @@ def op_ceilings(args):
             del x, y
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
+    out["flops_per_s"].update(_low_precision_rates(torch, size, out.setdefault("notes", [])))
+    for name in ("fp8", "int8"):
+        if name in out["flops_per_s"]:
+            out[f"matmul_{name}_flops_per_s"] = out["flops_per_s"][name]
+    if not out["notes"]:
+        del out["notes"]
     return out
+
+
+def _low_precision_rates(torch, size, notes):
+    """fp8 (torch._scaled_mm, per-tensor scales, bf16 out, fast accumulation: what Triton's fp8
+    dot does on sm_90 by default) and int8 (torch._int_mm) rates where this torch and GPU have
+    them; what is missing is a note, and the core then assumes twice fp16's rate."""
+    rates = {}
+    x = torch.randn(size, size, device="cuda")
+    one = torch.ones((), device="cuda")
+    if hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
+        try:
+            a = x.to(torch.float8_e4m3fn)
+            b = x.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants it
+            t = _time_events(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                                      use_fast_accum=True), 500, 5, 50, False)
+            rates["fp8"] = 2 * size**3 / (_quantiles(t)[1] * 1e-3)
+        except Exception as exc:  # an older torch's signature, a GPU without fp8
+            notes.append(f"fp8 rate not measured: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+    if hasattr(torch, "_int_mm"):
+        try:
+            a = x.to(torch.int8)
+            b = x.t().contiguous().to(torch.int8).t()
+            t = _time_events(lambda: torch._int_mm(a, b), 500, 5, 50, False)
+            rates["int8"] = 2 * size**3 / (_quantiles(t)[1] * 1e-3)
+        except Exception as exc:
+            notes.append(f"int8 rate not measured: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+    return rates

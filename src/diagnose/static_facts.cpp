@@ -173,6 +173,7 @@ std::string computeClassOf(const StaticFacts& facts) {
     const auto& t = facts.mma_input_types;
     auto has = [&](const char* s) { return std::find(t.begin(), t.end(), s) != t.end(); };
     if (has("e4m3") || has("e5m2")) return "fp8";
+    if (has("s8") || has("u8") || has("s4") || has("u4")) return "int8";
     if (has("bf16")) return "bf16";
     if (has("f16")) return "fp16";
     if (has("tf32")) return "tf32";
@@ -180,6 +181,10 @@ std::string computeClassOf(const StaticFacts& facts) {
   }
   if (facts.dots_on_tensor_cores > 0) {
     const auto& t = facts.dot_operand_types;
+    for (const auto& type : t) {
+      if (type.rfind("f8", 0) == 0) return "fp8";  // f8E4M3FN, f8E5M2
+      if (type == "i8" || type == "i4") return "int8";
+    }
     if (std::find(t.begin(), t.end(), "bf16") != t.end()) return "bf16";
     if (std::find(t.begin(), t.end(), "f32") != t.end()) return "tf32";
     return "fp16";

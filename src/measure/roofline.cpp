@@ -34,7 +34,9 @@ double Ceilings::flopsFor(const std::string& cls) const {
     auto it = flops_per_s.find(k);
     return it == flops_per_s.end() ? 0.0 : it->second;
   };
-  if (cls == "fp8") return 2 * get("fp16");
+  // fp8 and int8: the vendor's measured rate (`ceilings` measures torch._scaled_mm and
+  // torch._int_mm where torch has them), else twice fp16's (Hopper's dense rate for both).
+  if (cls == "fp8" || cls == "int8") return get(cls.c_str()) > 0 ? get(cls.c_str()) : 2 * get("fp16");
   if (cls == "fp16" || cls == "bf16" || cls == "tf32") return get(cls.c_str());
   return get("fp32");
 }

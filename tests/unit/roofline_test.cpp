@@ -44,7 +44,12 @@ TEST(Roofline, ComputeBoundMatmulUsesTheTensorCeiling) {
   auto q = rooflinePoint(flops, std::nullopt, 5e-3, h200(), "fp32");
   EXPECT_DOUBLE_EQ(q->peak_flops_per_s, 50e12);
   EXPECT_DOUBLE_EQ(h200().flopsFor("fp8"), 2 * 675e12);
-  EXPECT_DOUBLE_EQ(h200().flopsFor("int8"), 50e12);
+  EXPECT_DOUBLE_EQ(h200().flopsFor("int8"), 2 * 675e12);
+  Ceilings measured = h200();
+  measured.flops_per_s["fp8"] = 1300e12;
+  measured.flops_per_s["int8"] = 900e12;
+  EXPECT_DOUBLE_EQ(measured.flopsFor("fp8"), 1300e12);
+  EXPECT_DOUBLE_EQ(measured.flopsFor("int8"), 900e12);
 }
 
 TEST(Roofline, NothingKnownIsNoPoint) {

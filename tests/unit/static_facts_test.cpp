@@ -95,5 +95,21 @@ TEST(StaticFacts, EmptyTextsGiveNothing) {
   EXPECT_EQ(f.toJson(), (nlohmann::json{{"sources", nlohmann::json::array()}}));
 }
 
+TEST(StaticFacts, Int8AndFp8DotsAreTheirOwnComputeClass) {
+  // The roofline of an int8 or fp8 GEMM is their own rate (twice fp16's on Hopper), not fp16's.
+  StaticFacts wgmma;
+  wgmma.mma_instructions = 8;
+  wgmma.mma_input_types = {"s8"};
+  EXPECT_EQ(computeClassOf(wgmma), "int8");
+  wgmma.mma_input_types = {"e4m3"};
+  EXPECT_EQ(computeClassOf(wgmma), "fp8");
+  StaticFacts ttgir_only;
+  ttgir_only.dots_on_tensor_cores = 1;
+  ttgir_only.dot_operand_types = {"i8"};
+  EXPECT_EQ(computeClassOf(ttgir_only), "int8");
+  ttgir_only.dot_operand_types = {"f8E4M3FN"};
+  EXPECT_EQ(computeClassOf(ttgir_only), "fp8");
+}
+
 }  // namespace
 }  // namespace tf
