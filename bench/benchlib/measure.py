@@ -8,8 +8,9 @@ Ops
   measure_real  one kernel of the real corpus (bench/real/): as written, tritonforge's result, vendor
   measure    one kernel: for each case, the @triton.autotune variant (first, on a cold Triton
              cache, so that its tuning time includes compiling), the kernel as written,
-             tritonforge's result, and the vendor op; each verified against the reference and
-             timed the same way
+             tritonforge's result, and the vendor op (every implementation the harness's
+             vendors() lists, e.g. SDPA's backends: the fastest verified one is "vendor", all are
+             kept under "vendors"); each verified against the reference and timed the same way
 
 Timing: CUDA events around each call with a 256 MiB write before it (L2 flushed), as many
 repetitions as `budget_ms` allows (at least 10); the median is reported. With the
@@ -134,8 +135,8 @@ def op_ceilings(args):
             del x, y
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
-    # The real corpus has quantized GEMMs: cuBLAS's int8 (torch._int_mm) and fp8 (torch._scaled_mm,
-    # per-tensor scales) rates bound them.
+    # Quantized GEMMs (the suite's and the real corpus's): cuBLAS's int8 (torch._int_mm) and fp8
+    # (torch._scaled_mm, per-tensor scales, fast accumulation as Triton's fp8 dot on sm_90) rates.
     for name in args.get("extra_matmul", []):
         try:
             if name == "int8":
@@ -146,7 +147,8 @@ def op_ceilings(args):
                 x = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
                 y = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).t()
                 one = torch.ones((), device="cuda")
-                t = time_fn(lambda: torch._scaled_mm(x, y, one, one, out_dtype=torch.bfloat16), 400, 5, 100)
+                t = time_fn(lambda: torch._scaled_mm(x, y, one, one, out_dtype=torch.bfloat16, use_fast_accum=True),
+                           400, 5, 100)
             else:
                 continue
             out["matmul_flops_per_s"][name] = 2 * size**3 / (t["median_ms"] * 1e-3)
@@ -209,6 +211,37 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
         work = verify.clone(inputs)
         return (lambda: (fn(*work), refs)), (lambda: fn(*work))
     return _timed_variant(label, build, first_call_timed, rtol, atol, timing)
+
+
+def measure_vendors(harness, measure):
+    """The vendor's records of one case: {"vendor": rec}, rec = measure(label, make) of
+    harness.vendor; or, where the harness has vendors() ({name: callable} in order, each taking
+    vendor's inputs: the implementations usable here, e.g. SDPA's backends), each one measured
+    alike and kept under "vendors" ({name: rec}), and "vendor" the fastest verified one's record
+    with its "name" (the first's where none verified). measure never raises (but Fatal): a
+    backend that fails is recorded as such and the others go on."""
+    listed = getattr(harness, "vendors", None)
+    if listed is None:
+        return {"vendor": measure("vendor", lambda: harness.vendor)}
+    try:
+        impls = dict(listed())
+    except Exception as exc:
+        rec = measure("vendor", lambda: harness.vendor)
+        rec["vendors_error"] = f"vendors(): {type(exc).__name__}: {str(exc).strip()[:300]}"
+        return {"vendor": rec}
+    if not impls:
+        return {"vendor": measure("vendor", lambda: harness.vendor)}
+    recs = {name: measure(f"vendor {name}", lambda fn=fn: fn) for name, fn in impls.items()}
+    return {"vendor": fastest_vendor(recs), "vendors": recs}
+
+
+def fastest_vendor(recs):
+    """The record of the fastest verified implementation in {name: rec}, with "name" added;
+    the first's where none verified."""
+    verified = [(rec["ms"], i, name) for i, (name, rec) in enumerate(recs.items())
+                if rec.get("status") == "ok" and (rec.get("verify") or {}).get("passed") and rec.get("ms") is not None]
+    name = min(verified)[2] if verified else next(iter(recs))
+    return dict(recs[name], name=name)
 
 
 def _worker_on_path():
@@ -325,10 +358,10 @@ def op_measure(args):
                 return getattr(suite.load_module(tf_source, "tritonforge"), spec["launcher"])
             entry["tritonforge"] = _variant("tritonforge", make_tf, True, inputs, refs, rtol, atol, timing)
 
-        # 4. The vendor op through torch.
-        def make_vendor():
-            return harness.vendor
-        entry["vendor"] = _variant("vendor", make_vendor, True, inputs, refs, rtol, atol, timing)
+        # 4. The vendor op through torch (each of its backends, where the harness lists them).
+        def measure_vendor(label, make, inputs=inputs, refs=refs):
+            return _variant(label, make, True, inputs, refs, rtol, atol, timing)
+        entry.update(measure_vendors(harness, measure_vendor))
 
         result["cases"].append(entry)
         del inputs, refs

@@ -58,14 +58,14 @@ def derive(entry, ceilings):
         base = _verified_ms(case.get("baseline"))
         if "tritonforge" not in case and tf.get("status") == "unchanged" and case.get("baseline"):
             case["tritonforge"] = dict(case["baseline"], note="unchanged: the kernel as written")
-        for key in ("baseline", "tritonforge", "autotune", "vendor"):
-            rec = case.get(key)
+        others = [(f"vendors.{n}", r) for n, r in (case.get("vendors") or {}).items()]
+        for key, rec in [(k, case.get(k)) for k in ("baseline", "tritonforge", "autotune", "vendor")] + others:
             ms = _ms(rec)
             if ms is None:
                 continue
             if roof:
                 rec["roofline_pct"] = 100.0 * roof / ms
-            if base and (key == "vendor" or _verified_ms(rec) is not None):
+            if base and (key.startswith("vendor") or _verified_ms(rec) is not None):
                 rec["speedup"] = base / ms
             if case.get("bytes"):
                 rec["bytes_per_s"] = case["bytes"] / (ms * 1e-3)
@@ -125,6 +125,28 @@ def _f(x, fmt="{:.3f}", none="–"):
     return none if x is None else fmt.format(x)
 
 
+def vendor_label(k, v):
+    """The vendor column: the implementation that was fastest where the harness timed several
+    (the record's "name"), else the harness's VENDOR."""
+    return (v or {}).get("name") or k.get("vendor_name") or ""
+
+
+def other_vendors(c):
+    """"name 1.234 ms, name error, ..." for the implementations of a case's "vendors" other than
+    the one in its vendor column; "" where there are none."""
+    chosen = (c.get("vendor") or {}).get("name")
+    parts = []
+    for name, rec in (c.get("vendors") or {}).items():
+        if name == chosen:
+            continue
+        if rec.get("status") != "ok":
+            parts.append(f"{name} error")
+        else:
+            bad = " (!)" if rec.get("verify") and not rec["verify"].get("passed") else ""
+            parts.append(f"{name} {_f(_ms(rec))} ms{bad}")
+    return ", ".join(parts)
+
+
 def markdown(doc):
     env = doc.get("environment", {})
     gpu = env.get("gpu") or {}
@@ -166,7 +188,16 @@ def markdown(doc):
                 f"| {name} | {label} | {_f(_ms(b))} | {_f(tfms)}{tf_note} | {_f(t.get('speedup'), '{:.2f}x')} "
                 f"| {_f(t.get('roofline_pct'), '{:.0f}%')} | {_f(tf.get('wall_s'), '{:.1f}')}{budget} | {_f(cand, '{}')} "
                 f"| {_f(_ms(a))} | {_f(a.get('speedup'), '{:.2f}x')} | {_f(a.get('tuning_s'), '{:.1f}')} "
-                f"| {k.get('vendor_name', '')} | {_f(vms)}{v_note} | {_f(vms / tfms if vms and tfms else None, '{:.2f}')} |")
+                f"| {vendor_label(k, v)} | {_f(vms)}{v_note} | {_f(vms / tfms if vms and tfms else None, '{:.2f}')} |")
+    backends = []
+    for name, k in doc.get("kernels", {}).items():
+        for c in k.get("cases", []) if k.get("status") == "done" else []:
+            others = other_vendors(c)
+            if others:
+                label = ",".join(f"{a}={b}" for a, b in c["case"].items())
+                backends.append(f"- {name} ({label}): {vendor_label(k, c.get('vendor'))} in the table; also {others}")
+    if backends:
+        lines += ["", "Vendor backends: each one timed alike, the fastest verified one compared.", ""] + backends
     made = []
     for name, k in doc.get("kernels", {}).items():
         tf = k.get("tritonforge", {})
@@ -314,7 +345,7 @@ def _case_rows(name, k):
         v_note = " (!)" if v.get("verify") and not v["verify"].get("passed") else ""
         rows.append(
             f"| {name} | {label} | {_f(_ms(b))}{b_note} | {_f(_ms(t))}{t_note} | {_f(t.get('speedup'), '{:.2f}x')} "
-            f"| {roof} | {_f(tf.get('wall_s'), '{:.1f}')} | {won} | {k.get('vendor_name') or '–'} "
+            f"| {roof} | {_f(tf.get('wall_s'), '{:.1f}')} | {won} | {vendor_label(k, v) or '–'} "
             f"| {_f(_ms(v))}{v_note} |")
     return rows
 

@@ -5,7 +5,9 @@ Each kernel lives in kernels/NAME/ with
   <source>.py         the kernel as written and its launcher (the task's `source`)
   <harness>.py        make_inputs, reference, flops, bytes (the task's `harness`) and, for the
                       suite: vendor(*inputs), VENDOR (its name), PEAK ("fp16" | "bf16" | "tf32"
-                      | None: which matmul rate bounds it; None: memory only), SMALL_CASE
+                      | "fp8" | "int8" | None: which matmul rate bounds it; None: memory only), SMALL_CASE,
+                      and optionally vendors() -> {name: callable}: several vendor backends, each
+                      timed, the fastest verified one compared (SDPA's backends for attention)
   NAME_autotune.py    make_launcher(mod, autotune, configs) -> the @triton.autotune variant
 
 Nothing here imports torch: the driver (bench/run) runs without it.
@@ -22,8 +24,9 @@ KERNELS_DIR = os.path.join(BENCH_DIR, "kernels")
 # The order of a full run: compute-bound kernels first, then attention, then memory-bound.
 ORDER = [
     "matmul_fp16", "matmul_bf16", "matmul_tf32", "bmm_fp16", "matmul_bias_gelu", "matmul_outer",
+    "matmul_fp8", "matmul_int8", "matmul_int4w", "bmm_small_k",
     "conv2d_nhwc", "conv2d_direct", "patch_embed",
-    "attention", "attention_causal",
+    "attention", "attention_causal", "attention_gqa",
     "softmax", "softmax_decode", "layernorm", "rmsnorm", "cross_entropy", "swiglu", "argmax", "transpose",
 ]
 

@@ -22,13 +22,18 @@ EXPECTED_TUNED = {
     "matmul_bf16": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "matmul_tf32": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "bmm_fp16": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
+    "bmm_small_k": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "matmul_bias_gelu": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "conv2d_nhwc": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "conv2d_direct": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "matmul_outer": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
+    "matmul_fp8": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
+    "matmul_int8": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
+    "matmul_int4w": {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"},
     "patch_embed": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "attention_causal": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
+    "attention_gqa": {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"},
     "softmax": {"BLOCK_SIZE", "num_warps", "num_stages"},
     "softmax_decode": {"BLOCK_SIZE", "num_warps", "num_stages"},
     "layernorm": {"num_warps"},
@@ -42,7 +47,9 @@ EXPECTED_TUNED = {
 EXPECTED_LEFT_ALONE = {
     "attention": {"HEAD_DIM"},
     "attention_causal": {"HEAD_DIM"},
+    "attention_gqa": {"HEAD_DIM"},
     "patch_embed": {"PATCH"},
+    "matmul_int4w": {"GROUP_SIZE"},
     "layernorm": {"BLOCK_N", "num_stages"},
     "swiglu": {"num_stages"},
     "transpose": {"num_stages"},
@@ -82,7 +89,7 @@ def test_kernel_folder_is_complete(name):
     assert HARNESS_FUNCTIONS <= defined, HARNESS_FUNCTIONS - defined
     assert HARNESS_NAMES <= assigned, HARNESS_NAMES - assigned
     peak = next(n.value for n in harness.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "PEAK")
-    assert ast.literal_eval(peak) in (None, "fp16", "bf16", "tf32")
+    assert ast.literal_eval(peak) in (None, "fp16", "bf16", "tf32", "fp8", "int8")
     small = next(n.value for n in harness.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "SMALL_CASE")
     assert set(ast.literal_eval(small)) == set(spec.cases[0]), "SMALL_CASE must have the case's keys"
     autotune = _tree(spec.autotune)
@@ -103,7 +110,7 @@ def test_signature_covers_every_runtime_parameter(name):
         missing = [p for p in runtime if p not in sigs[kname]]
         assert not missing, f"{kname}: no type for {missing}"
         for p, t in sigs[kname].items():
-            assert isinstance(t, int) or t in ("*fp16", "*bf16", "*fp32", "*i64", "i32", "fp32"), (p, t)
+            assert isinstance(t, int) or t in ("*fp16", "*bf16", "*fp32", "*fp8e4nv", "*i8", "*i32", "*i64", "i32", "fp32"), (p, t)
 
 
 @pytest.mark.skipif(not os.access(TRITONFORGE, os.X_OK), reason="build/tritonforge is not built")

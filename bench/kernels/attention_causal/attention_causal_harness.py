@@ -2,7 +2,8 @@
 
 Shape: causal prefill of Llama-2-7B-sized attention (32 heads of 128) over 4 sequences of
 2048 tokens: q, k, v (4, 32, 2048, 128) fp16. FLOPs count the two matmuls over the unmasked
-half (2 * B * H * S^2 * D). The vendor is torch's scaled_dot_product_attention(is_causal=True)."""
+half (2 * B * H * S^2 * D). The vendor is torch's scaled_dot_product_attention(is_causal=True);
+vendors() forces each of its GPU backends in turn, and the suite compares the fastest."""
 
 import torch
 
@@ -10,6 +11,11 @@ DEVICE = "cuda"
 PEAK = "fp16"
 VENDOR = "torch SDPA (F.scaled_dot_product_attention, is_causal)"
 SMALL_CASE = {"B": 1, "H": 2, "S": 72, "D": 64}
+
+# SDPA's GPU backends, each forced with torch.nn.attention.sdpa_kernel: (name, SDPBackend member).
+SDPA_BACKENDS = (("SDPA cuDNN attention", "CUDNN_ATTENTION"),
+                 ("SDPA FlashAttention-2", "FLASH_ATTENTION"),
+                 ("SDPA memory-efficient", "EFFICIENT_ATTENTION"))
 
 
 def make_inputs(case, seed):
@@ -24,6 +30,27 @@ def reference(q, k, v):
 
 def vendor(q, k, v):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def _forced(sdpa_kernel, backend):
+    def run(q, k, v):
+        with sdpa_kernel([backend]):
+            return vendor(q, k, v)
+    return run
+
+
+def vendors():
+    """{name: callable} of the vendor implementations to time, in order: each SDPA GPU backend
+    this torch has, forced. One that cannot run the case (head size, this GPU) fails its own
+    measurement and the others go on. Off the GPU (interpreter runs), the default call."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return {VENDOR: vendor}
+    if DEVICE != "cuda":
+        return {VENDOR: vendor}
+    return {name: _forced(sdpa_kernel, getattr(SDPBackend, member))
+            for name, member in SDPA_BACKENDS if hasattr(SDPBackend, member)}
 
 
 def flops(case):
