@@ -137,3 +137,18 @@ def test_bad_from_is_one_line_and_exit_2(captured, args, message):
     proc = tool("capture", *args, cwd=where)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_the_difference_of_one_output():
+    import torch
+    from tritonforge_worker.capture.replay_check import _difference
+    same = _difference(torch.tensor([True, False]), torch.tensor([True, False]), 1e-4)
+    assert same["exact"] and same["scale"] == 0.0  # no magnitude for booleans, and no error
+    assert _difference(torch.tensor([1, 2], dtype=torch.int32), torch.tensor([1, 3], dtype=torch.int32),
+                       1e-4)["int_mismatch"]
+    nan = _difference(torch.tensor([1.0, float("nan")]), torch.tensor([1.0, float("nan")]), 1e-4)
+    assert nan["exact"] and nan["scale"] == 1.0
+    near = _difference(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.001]), 1e-4)
+    assert not near["exact"] and near["needed_atol"] == pytest.approx(0.001 - 1e-4 * 2.001, rel=1e-3)
+    assert _difference(torch.tensor([1.0, float("inf")]), torch.tensor([1.0, 2.0]), 1e-4)["nan_mismatch"]
+    assert _difference(torch.tensor(3.0), torch.tensor(3.0), 1e-4)["exact"]

@@ -32,8 +32,9 @@ def _difference(out, ref, rtol):
     d = {"exact": exact, "max_abs": 0.0, "needed_atol": 0.0, "nan_mismatch": False, "int_mismatch": False,
          "scale": 0.0}
     if exact:
-        finite = ref[torch.isfinite(ref)] if ref.dtype.is_floating_point else ref
-        d["scale"] = float(finite.abs().max()) if finite.numel() else 0.0
+        if ref.dtype.is_floating_point:
+            finite = ref[torch.isfinite(ref)]
+            d["scale"] = float(finite.abs().max()) if finite.numel() else 0.0
         return d
     if not (out.dtype.is_floating_point and ref.dtype.is_floating_point):
         d["int_mismatch"] = bool((out.to(torch.int64) != ref.to(torch.int64)).any())
