@@ -458,7 +458,10 @@ def bench_html(doc):
 
         def ms(key):
             r = c0.get(key) or {}
-            return fmt_ms(r.get("ms")) if r.get("status") == "ok" else esc(r.get("status") or "–")
+            text = fmt_ms(r.get("ms")) if r.get("status") == "ok" else esc(r.get("status") or "–")
+            if key == "vendor" and r.get("name"):  # the fastest of the harness's vendor backends
+                text += f" <span class=meta>({esc(r['name'])})</span>"
+            return text
 
         rows.append(f"<tr><td>{esc(name)}</td><td class=num>{ms('baseline')}</td><td class=num>{ms('tritonforge')}</td>"
                     f"<td class=num>{ms('autotune')}</td><td class=num>{ms('vendor')}</td>"
