@@ -135,26 +135,19 @@ def op_ceilings(args):
             del x, y
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
-    # Quantized GEMMs (the suite's and the real corpus's): cuBLAS's int8 (torch._int_mm) and fp8
-    # (torch._scaled_mm, per-tensor scales, fast accumulation as Triton's fp8 dot on sm_90) rates.
-    for name in args.get("extra_matmul", []):
-        try:
-            if name == "int8":
-                x = torch.randint(-127, 127, (size, size), device="cuda", dtype=torch.int8)
-                y = torch.randint(-127, 127, (size, size), device="cuda", dtype=torch.int8).t().contiguous().t()
-                t = time_fn(lambda: torch._int_mm(x, y), 400, 5, 100)
-            elif name == "fp8":
-                x = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
-                y = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn).t()
-                one = torch.ones((), device="cuda")
-                t = time_fn(lambda: torch._scaled_mm(x, y, one, one, out_dtype=torch.bfloat16, use_fast_accum=True),
-                           400, 5, 100)
-            else:
-                continue
-            out["matmul_flops_per_s"][name] = 2 * size**3 / (t["median_ms"] * 1e-3)
-            del x, y
-        except Exception as exc:
-            out.setdefault("errors", {})[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    # Quantized GEMMs (the suite's and the real corpus's): cuBLAS's int8 and fp8 rates, measured
+    # as tritonforge's worker measures them (runner.low_precision_rates).
+    wanted = set(args.get("extra_matmul", []))
+    if wanted:
+        _worker_on_path()
+        from tritonforge_worker import runner
+        notes = []
+        rates = runner.low_precision_rates(torch, size, notes)
+        out["matmul_flops_per_s"].update({k: v for k, v in rates.items() if k in wanted})
+        for note in notes:  # "fp8 rate not measured: ..."
+            name = note.split(" ", 1)[0]
+            if name in wanted:
+                out.setdefault("errors", {})[name] = note
     out["matmul_size"] = size
     torch.cuda.empty_cache()
     return out

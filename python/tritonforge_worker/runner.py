@@ -1374,7 +1374,7 @@ def op_ceilings(args):
             del x, y
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
-    out["flops_per_s"].update(_low_precision_rates(torch, size, out.setdefault("notes", [])))
+    out["flops_per_s"].update(low_precision_rates(torch, size, out.setdefault("notes", [])))
     for name in ("fp8", "int8"):
         if name in out["flops_per_s"]:
             out[f"matmul_{name}_flops_per_s"] = out["flops_per_s"][name]
@@ -1383,7 +1383,7 @@ def op_ceilings(args):
     return out
 
 
-def _low_precision_rates(torch, size, notes):
+def low_precision_rates(torch, size, notes):
     """fp8 (torch._scaled_mm, per-tensor scales, bf16 out, fast accumulation: what Triton's fp8
     dot does on sm_90 by default) and int8 (torch._int_mm) rates where this torch and GPU have
     them; what is missing is a note, and the core then assumes twice fp16's rate."""

@@ -16,11 +16,6 @@ PEAK = "fp16"
 VENDOR = "torch SDPA (F.scaled_dot_product_attention, is_causal, enable_gqa)"
 SMALL_CASE = {"B": 1, "Hq": 6, "Hkv": 2, "S": 72, "D": 64}
 
-# SDPA's GPU backends, each forced with torch.nn.attention.sdpa_kernel: (name, SDPBackend member).
-SDPA_BACKENDS = (("SDPA cuDNN attention", "CUDNN_ATTENTION"),
-                 ("SDPA FlashAttention-2", "FLASH_ATTENTION"),
-                 ("SDPA memory-efficient", "EFFICIENT_ATTENTION"))
-
 
 def make_inputs(case, seed):
     g = torch.Generator(device=DEVICE).manual_seed(seed)
@@ -61,25 +56,12 @@ def vendor(q, k, v):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
-def _forced(sdpa_kernel, backend):
-    def run(q, k, v):
-        with sdpa_kernel([backend]):
-            return vendor(q, k, v)
-    return run
-
-
 def vendors():
     """{name: callable} of the vendor implementations to time, in order: each SDPA GPU backend
-    this torch has, forced. One that cannot run the case (head size, GQA, this GPU) fails its
-    own measurement and the others go on. Off the GPU (interpreter runs), the default call."""
-    try:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:
-        return {VENDOR: vendor}
-    if DEVICE != "cuda":
-        return {VENDOR: vendor}
-    return {name: _forced(sdpa_kernel, getattr(SDPBackend, member))
-            for name, member in SDPA_BACKENDS if hasattr(SDPBackend, member)}
+    this torch has, forced (bench/benchlib/vendors.py). Off the GPU (interpreter runs), the
+    default call."""
+    from benchlib.vendors import sdpa_backends
+    return sdpa_backends(vendor, DEVICE, VENDOR)
 
 
 def flops(case):
