@@ -79,6 +79,11 @@ int runTransformCommand(TransformFlags& f, const GlobalOptions& global) {
     std::fprintf(stderr, "compiled for sm_90: %s shared memory bytes, %s registers\n",
                  r.compile.value("shared_bytes", nlohmann::json()).dump().c_str(),
                  r.compile.value("registers", nlohmann::json()).dump().c_str());
+    if (r.compile.contains("not_compiled")) {
+      const auto& nc = r.compile["not_compiled"];
+      std::fprintf(stderr, "note: with %s=%s it does not compile (%s): a launch that sets it so fails\n",
+                   nc.value("param", "").c_str(), nc["value"].dump().c_str(), nc.value("status", "").c_str());
+    }
   } else if (status == "skipped") {
     std::fprintf(stderr, "compile check skipped: %s\n", r.compile.value("reason", "").c_str());
   }

@@ -57,6 +57,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   // Constexpr values as the launch writes them (or the first autotune config).
   std::map<std::string, int64_t> values;
   std::map<std::string, std::vector<int64_t>> alternatives;
+  std::set<std::string> flags;
   nlohmann::json options = nlohmann::json::object();
   for (const auto& fn : launchers(ir, kernel)) {
     TunableSet set = discoverTunables(ir, fn, {kernel});
@@ -84,6 +85,12 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
           auto& alt = alternatives[a.param];
           if (std::find(alt.begin(), alt.end(), *v) == alt.end()) alt.push_back(*v);
         }
+        // A flag the launcher computes (`B_K_MAJOR=b.stride(0) != 1`): both values are compiled.
+        if (isType(*a.expr, "Compare") || (isType(*a.expr, "UnaryOp") && isType((*a.expr)["op"], "Not"))) {
+          flags.insert(a.param);
+          if (!values.count(a.param)) values[a.param] = 0;
+          continue;
+        }
         if (values.count(a.param)) continue;
         if (auto v = intLiteral(*a.expr)) values[a.param] = *v;
         else if (isType(*a.expr, "Constant") && (*a.expr)["vt"] == "bool") values[a.param] = (*a.expr)["value"].get<bool>();
@@ -107,6 +114,30 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
     check["status"] = "skipped";
     check["reason"] = fmt::format("no type or value for {} (give --signature or --task)", list);
     return check;
+  }
+  // A flag: each value is compiled; the check passes if one does (the launch that computes the
+  // other fails at run time, where the search's verification sees it), and says which did not.
+  for (const auto& p : flags) {
+    if (signature.count(p)) continue;
+    nlohmann::json ok, failed;
+    int64_t failed_value = 0;
+    for (int64_t v : {0, 1}) {
+      std::map<std::string, nlohmann::json> fixed = signature;
+      fixed[p] = v;
+      nlohmann::json r = compileCheck(worker, original, text, ir, kernel, fixed, added);
+      if (r.value("status", "") == "ok") {
+        if (ok.is_null()) ok = std::move(r);
+      } else if (failed.is_null()) {
+        failed = std::move(r);
+        failed_value = v;
+      }
+    }
+    if (ok.is_null()) return failed;
+    if (!failed.is_null()) {
+      ok["not_compiled"] = {{"param", p}, {"value", failed_value}, {"status", failed.value("status", "")},
+                            {"reason", failed.value("reason", "")}};
+    }
+    return ok;
   }
   for (const auto& [p, alt] : alternatives) {
     if (alt.size() < 2 || signature.count(p)) continue;

@@ -45,6 +45,31 @@ def matmul(mod, M, N, K):
     return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + extra)
 
 
+def matmul_both_layouts(mod, M, N, K):
+    """B stored (K, N) and (N, K) transposed: a K-major B takes the other descriptor."""
+    a = torch.randn(M, K, generator=gen).half()
+    ok = True
+    for b in (torch.randn(K, N, generator=gen).half(), torch.randn(N, K, generator=gen).half().T):
+        ref = a.float() @ b.float()
+        ok = ok and close(mod.matmul(a, b), ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+    return ok
+
+
+def linear(mod, M, N, K, layouts=("rows",)):
+    """y = x @ w^T with w stored (N, K) ("rows") or as the transpose of a (K, N) tensor."""
+    x = torch.randn(M, K, generator=gen).half()
+    ok = True
+    for layout in layouts:
+        w = torch.randn(N, K, generator=gen).half() if layout == "rows" else torch.randn(K, N, generator=gen).half().T
+        ref = x.float() @ w.float().T
+        ok = ok and close(mod.linear(x, w), ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+    return ok
+
+
+def linear_either_layout(mod, M, N, K):
+    return linear(mod, M, N, K, ("rows", "transposed"))
+
+
 def linear_gelu(mod, M, N, K):
     x, w = torch.randn(M, K, generator=gen).half(), torch.randn(K, N, generator=gen).half()
     bias = torch.randn(N, generator=gen).half()
@@ -490,7 +515,9 @@ CASES = {
     "persistent/matmul_warp_specialize": (matmul, (200, 136, 72)),
     "persistent/descriptors_flatten_warp_specialize": (matmul, (300, 136, 72)),
     "persistent/descriptors_tutorial_flatten_warp_specialize": (matmul, (300, 136, 72)),
-    "tensor-cores/descriptor_loads": (matmul, (100, 136, 72)),
+    "tensor-cores/descriptor_loads": (matmul_both_layouts, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_linear_weight": (linear_either_layout, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_unit_row_stride": (linear, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_subtiled_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),

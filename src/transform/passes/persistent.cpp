@@ -184,17 +184,28 @@ class PersistentPass : public Pass {
     std::string out;
     for (size_t i = static_cast<size_t>(first_index) + 1; i < body.size(); ++i) {
       const Node& s = body[i];
-      if (!isType(s, "Assign") || s["targets"].size() != 1 || !isType(s["targets"][0], "Name") ||
-          !ctx.isTlCall(s["value"], "make_tensor_descriptor")) {
-        continue;
-      }
+      if (!isType(s, "Assign") || s["targets"].size() != 1 || !isType(s["targets"][0], "Name")) continue;
+      // A descriptor, or two chosen by a constexpr flag (tensor-cores' B_K_MAJOR).
+      const Node& v = s["value"];
+      bool made = ctx.isTlCall(v, "make_tensor_descriptor") ||
+                  (isType(v, "IfExp") && ctx.isTlCall(v["body"], "make_tensor_descriptor") &&
+                   ctx.isTlCall(v["orelse"], "make_tensor_descriptor"));
+      if (!made) continue;
       bool params = true;
-      for (const auto& a : s["value"]["args"]) forEachName(a, [&](const Node& n) {
-        params = params && ctx.kernel->param(n["id"].get<std::string>());
-      });
-      for (const auto& kw : s["value"]["keywords"]) forEachName(kw["value"], [&](const Node& n) {
-        params = params && ctx.kernel->param(n["id"].get<std::string>());
-      });
+      auto reads = [&](const Node& e) {
+        forEachName(e, [&](const Node& n) { params = params && ctx.kernel->param(n["id"].get<std::string>()); });
+      };
+      auto callReads = [&](const Node& call) {
+        for (const auto& a : call["args"]) reads(a);
+        for (const auto& kw : call["keywords"]) reads(kw["value"]);
+      };
+      if (isType(v, "IfExp")) {
+        reads(v["test"]);
+        callReads(v["body"]);
+        callReads(v["orelse"]);
+      } else {
+        callReads(v);
+      }
       std::string name = s["targets"][0]["id"].get<std::string>();
       int binds = 0;
       walk(body, [&](const Node& n) {

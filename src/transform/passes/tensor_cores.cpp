@@ -26,6 +26,16 @@
 // is refused unless both rtol and atol are at least 4x the unit roundoff it introduces.
 // Descriptors need rows that are contiguous and 16-byte aligned: the launcher asserts it for
 // every tensor read or written through one, and sets the allocator in-kernel descriptors need.
+// Which dimension of an operand is contiguous decides its descriptor: a tile whose first
+// dimension is (`s0 == 1` as written) is read through a descriptor of its transpose,
+// `desc.load([col, row]).T`. The dot's B operand, whose two strides are both parameters, may
+// come either way: B stored (K, N), or (N, K) as a linear layer's weight is. It gets both
+// descriptors under a constexpr flag the launcher sets from the strides (B_K_MAJOR =
+// b.stride(0) != 1 for the kernel's (k, n) tile): a K-major B goes to wgmma straight from
+// shared memory, which fp8 and tf32 need (the other way Triton copies it through registers
+// every step: local_load then local_alloc in the compiled IR, checked with Triton 3.6 for
+// sm_90), and the result stays drop-in for both layouts. An A whose M dimension is contiguous
+// while both strides are parameters is read row-wise: the launcher's assertion refuses it.
 // A descriptor that reads only kernel parameters is made once, at the top level of the body
 // (so outside a persistent kernel's tile loop); any other just before its use.
 #include <fmt/format.h>
@@ -62,6 +72,12 @@ struct TileAccess {
   std::vector<const Node*> shape_reads, start_reads;
   std::string descriptor;          // its descriptor's name, once made
   bool halves = false;             // stores=subtiled: stored in two halves, tile[1] is the half ("BLOCK_N // 2")
+  int operand = -1;                // loads: the dot's operand it feeds (0: A, 1: B)
+  // Loads: the descriptor reads the tile's transpose (its first dimension is the contiguous one:
+  // `.load([col, row]).T`), or, when `kmajor_flag` names a constexpr parameter, reads it so
+  // only when the launcher sets that flag (the operand's layout is known only at run time).
+  bool transposed = false;
+  std::string kmajor_flag;
 };
 
 // The loop that holds the dots (the K loop), and the top-level statement it is in: itself,
@@ -197,11 +213,37 @@ class TensorCoresPass : public Pass {
         }
       }
     }
+    if (args.text("loads") == "descriptor") orientLoads(ctx, ed, &loads, &out);
     std::string why;
     if (!rewriteAccesses(ctx, ed, loads, stores, args.text("loads") == "descriptor", &out, &why)) return refuse(why);
     out.applied = true;
     out.source = ed.apply();
     return out;
+  }
+
+  // Which way each descriptor load reads its tile (see the header); a flag the launcher sets is
+  // added to the kernel's parameters, one per tensor.
+  static void orientLoads(const PassContext& ctx, SourceEditor& ed, std::vector<TileAccess>* loads, PassOutcome* out) {
+    std::map<std::string, std::string> flags;  // base -> flag
+    for (auto& t : *loads) {
+      if (t.stride[1] == "1") continue;
+      if (t.stride[0] == "1") {
+        t.transposed = true;
+        continue;
+      }
+      if (t.operand != 1) continue;
+      auto it = flags.find(t.base);
+      if (it == flags.end()) {
+        std::string base = t.base;
+        if (base.size() > 4 && base.compare(base.size() - 4, 4, "_ptr") == 0) base = base.substr(0, base.size() - 4);
+        std::string upper;
+        for (char c : base) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        std::string flag = ctx.freshName(upper + "_K_MAJOR");
+        addKernelParam(ctx, ed, flag, ctx.constexprAnnotation(), "False");
+        it = flags.emplace(t.base, flag).first;
+      }
+      t.kmajor_flag = it->second;
+    }
   }
 
  private:
@@ -700,6 +742,7 @@ class TensorCoresPass : public Pass {
         }
         TileAccess t;
         t.use = dl.loop;
+        t.operand = static_cast<int>(i);
         if (!parseTileLoad(ctx, *def, &t, why)) return false;
         loads->push_back(t);
       }
@@ -774,7 +817,11 @@ class TensorCoresPass : public Pass {
     for (const auto& t : loads) {
       std::string load_text;
       if (descriptor_loads) {
-        load_text = fmt::format("{}.load([{}, {}])", t.descriptor, t.offset[0], t.offset[1]);
+        std::string rows = fmt::format("{}.load([{}, {}])", t.descriptor, t.offset[0], t.offset[1]);
+        std::string cols = fmt::format("{}.load([{}, {}]).T", t.descriptor, t.offset[1], t.offset[0]);
+        load_text = !t.kmajor_flag.empty() ? fmt::format("({} if {} else {})", cols, t.kmajor_flag, rows)
+                    : t.transposed         ? cols
+                                           : rows;
       } else {
         size_t col = static_cast<size_t>(nodePos(*t.call)->col);
         std::string load_head = tl + ".load";
@@ -854,8 +901,8 @@ class TensorCoresPass : public Pass {
     std::set<std::string> names;
     std::string tl = ctx.tl();
     for (TileAccess* t : described) {
-      std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", t->base, t->extent[0], t->extent[1], t->stride[0],
-                                    t->stride[1], t->tile[0], t->tile[1]);
+      std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", t->base, t->extent[0], t->extent[1], t->stride[0],
+                                    t->stride[1], t->tile[0], t->tile[1], t->transposed, t->kmajor_flag);
       bool top = readsOnlyParams(ctx, *t);
       int use_line = nodePos(*t->use)->line;
       size_t at = top ? top_anchor : aboveComments(ctx, use_line);
@@ -874,11 +921,23 @@ class TensorCoresPass : public Pass {
       g.indent = top ? ctx.bodyIndent() : ctx.text().indentOf(use_line);
       (t->value ? g.stores : g.loads) = true;
       // TMA reads rows that are contiguous: the last stride is 1 (the launcher asserts it).
-      g.lines.push_back(wrapCall(name + " = " + tl + ".make_tensor_descriptor",
-                                 {t->base, fmt::format("shape=[{}, {}]", t->extent[0], t->extent[1]),
-                                  fmt::format("strides=[{}, 1]", t->stride[0]),
-                                  fmt::format("block_shape=[{}, {}]", t->tile[0], t->tile[1])},
-                                 g.indent.size()));
+      auto make = [&](const std::string& head, size_t col, int r, int c) {
+        return wrapCall(head + tl + ".make_tensor_descriptor",
+                        {t->base, fmt::format("shape=[{}, {}]", t->extent[r], t->extent[c]),
+                         fmt::format("strides=[{}, 1]", t->stride[r]),
+                         fmt::format("block_shape=[{}, {}]", t->tile[r], t->tile[c])},
+                        col);
+      };
+      if (!t->kmajor_flag.empty()) {
+        // (the transpose if FLAG else the rows): one statement, which persistent hoists whole
+        size_t col = g.indent.size() + name.size() + 4;
+        g.lines.push_back(make(name + " = (", g.indent.size(), 1, 0) + " if " + t->kmajor_flag + " else");
+        g.lines.push_back(std::string(col - g.indent.size(), ' ') + make("", col, 0, 1) + ")");
+      } else if (t->transposed) {
+        g.lines.push_back(make(name + " = ", g.indent.size(), 1, 0));
+      } else {
+        g.lines.push_back(make(name + " = ", g.indent.size(), 0, 1));
+      }
     }
     for (auto& [at, g] : groups) {
       std::string what = g.loads && g.stores ? "the dot's tiles and the output tile go through TMA tensor descriptors"
@@ -967,21 +1026,34 @@ class TensorCoresPass : public Pass {
     const Node* base = launchArg(site, t.base);
     const Node* s0 = ctx.kernel->param(t.stride[0]) ? launchArg(site, t.stride[0]) : nullptr;
     const Node* s1 = ctx.kernel->param(t.stride[1]) ? launchArg(site, t.stride[1]) : nullptr;
-    if (!base || (t.stride[1] != "1" && !s1) || !s0) {
+    // A stride the kernel takes as 1 is the launcher's to guarantee, as it was before.
+    if (!base || (t.stride[0] != "1" && !s0) || (t.stride[1] != "1" && !s1) || (!s0 && !s1)) {
       *why = fmt::format("a launch does not pass {} and its strides", t.base);
       return std::nullopt;
     }
     std::string x = ctx.slice(*base);
     std::string want0 = x + ".stride(";
-    std::string t0 = ctx.slice(*s0), t1 = s1 ? ctx.slice(*s1) : "1";
-    if (t0.rfind(want0, 0) != 0 || (s1 && t1.rfind(want0, 0) != 0)) {
+    std::string t0 = s0 ? ctx.slice(*s0) : "1", t1 = s1 ? ctx.slice(*s1) : "1";
+    if ((s0 && t0.rfind(want0, 0) != 0) || (s1 && t1.rfind(want0, 0) != 0)) {
       *why = fmt::format("the strides of {} are passed as `{}`, `{}`, not {}.stride(i): the launch cannot check "
                          "that its rows are contiguous and 16-byte aligned",
                          t.base, t0, t1, x);
       return std::nullopt;
     }
-    std::string c = s1 ? fmt::format("{} == 1 and ", t1) : "";
-    return fmt::format("assert {}{} * {}.element_size() % 16 == 0 and {}.data_ptr() % 16 == 0", c, t0, x, x);
+    auto contiguous = [&](const std::string& unit, const std::string& row) {
+      std::string aligned = fmt::format("{} * {}.element_size() % 16 == 0", row, x);
+      return unit == "1" ? aligned : fmt::format("{} == 1 and {}", unit, aligned);
+    };
+    std::string rows = contiguous(t1, t0);
+    // "\n" in a check continues it on the next line, under its opening parenthesis.
+    std::string cond = t.kmajor_flag.empty() ? (t.transposed ? contiguous(t0, t1) : rows)
+                                             : fmt::format("({} or\n{})", rows, contiguous(t0, t1));
+    return fmt::format("assert {} and {}.data_ptr() % 16 == 0", cond, x);
+  }
+
+  // The value a launch passes for the layout flag of `t`: its columns' stride is not 1.
+  static std::string kmajorValue(const PassContext& ctx, const LaunchSite& site, const TileAccess& t) {
+    return ctx.slice(*launchArg(site, t.stride[1])) + " != 1";
   }
 
   // The launcher asserts what TMA needs and sets the allocator for in-kernel descriptors.
@@ -1014,11 +1086,21 @@ class TensorCoresPass : public Pass {
         *why = "the kernel is launched at module level";
         return false;
       }
+      std::set<std::string> flagged;
+      for (const TileAccess* t : accesses) {
+        if (t->kmajor_flag.empty() || !flagged.insert(t->kmajor_flag).second) continue;
+        // launchAssertion (below) refuses a launch that does not pass the strides.
+        if (!launchArg(*site, t->stride[1])) continue;
+        addLaunchKeyword(ctx, ed, *site, t->kmajor_flag, kmajorValue(ctx, *site, *t));
+      }
       if (!fn_done.insert(site->function).second) continue;
       std::vector<std::string> checks;
       std::set<std::string> seen;
       for (const TileAccess* t : accesses) {
-        if (!seen.insert(t->base + "|" + t->stride[0] + "|" + t->stride[1]).second) continue;
+        if (!seen.insert(fmt::format("{}|{}|{}|{}|{}", t->base, t->stride[0], t->stride[1], t->transposed,
+                                     t->kmajor_flag)).second) {
+          continue;
+        }
         auto check = launchAssertion(ctx, *site, *t, why);
         if (!check) return false;
         checks.push_back(*check);
@@ -1044,7 +1126,11 @@ class TensorCoresPass : public Pass {
       }
       std::string indent = ctx.text().indentOf(line);
       std::string text = indent + "# TMA descriptors need contiguous rows, 16-byte aligned\n";
-      for (const auto& c : checks) text += indent + c + "\n";
+      for (const auto& c : checks) {
+        std::string wrapped;
+        for (char ch : c) wrapped += ch == '\n' ? "\n" + indent + "        " : std::string(1, ch);
+        text += indent + wrapped + "\n";
+      }
       text += fmt::format("{}{}.set_allocator({})\n", indent, ctx.triton(), scratch);
       ed.insert(ctx.text().offset(line, 0), text);
     }

@@ -15,12 +15,14 @@ def _tma_scratch(size, alignment, stream):
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  GROUP_M: tl.constexpr):
+                  GROUP_M: tl.constexpr, B_K_MAJOR: tl.constexpr = False):
     # tensor-cores: the dot's tiles and the output tile go through TMA tensor descriptors
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
                                        block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
-                                       block_shape=[BLOCK_K, BLOCK_N])
+    b_desc = (tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_bn, 1],
+                                        block_shape=[BLOCK_N, BLOCK_K]) if B_K_MAJOR else
+              tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
+                                        block_shape=[BLOCK_K, BLOCK_N]))
     c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1],
                                        block_shape=[BLOCK_M, BLOCK_N])
     # grouped-order: one program per output tile on a 1-D grid, walked in groups of GROUP_M
@@ -38,7 +40,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             a = a_desc.load([pid_m * BLOCK_M, k0])
-            b = b_desc.load([k0, pid_n * BLOCK_N])
+            b = (b_desc.load([pid_n * BLOCK_N, k0]).T if B_K_MAJOR else b_desc.load([k0, pid_n * BLOCK_N]))
             acc += tl.dot(a, b)
         c = acc.to(tl.float16)
         c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], c)
@@ -51,11 +53,12 @@ def matmul(a, b):
     num_sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     # TMA descriptors need contiguous rows, 16-byte aligned
     assert a.stride(1) == 1 and a.stride(0) * a.element_size() % 16 == 0 and a.data_ptr() % 16 == 0
-    assert b.stride(1) == 1 and b.stride(0) * b.element_size() % 16 == 0 and b.data_ptr() % 16 == 0
+    assert (b.stride(1) == 1 and b.stride(0) * b.element_size() % 16 == 0 or
+            b.stride(0) == 1 and b.stride(1) * b.element_size() % 16 == 0) and b.data_ptr() % 16 == 0
     assert c.stride(1) == 1 and c.stride(0) * c.element_size() % 16 == 0 and c.data_ptr() % 16 == 0
     triton.set_allocator(_tma_scratch)
     grid = lambda META: (min(num_sms * 2, triton.cdiv(M, META['BLOCK_M']) * triton.cdiv(N, META['BLOCK_N'])),)
     matmul_kernel[grid](a, b, c, M, N, K,
                         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8)
+                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8, B_K_MAJOR=b.stride(1) != 1)
     return c

@@ -14,7 +14,8 @@ def _tma_scratch(size, alignment, stream):
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  B_K_MAJOR: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -23,11 +24,13 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     # tensor-cores: the dot's tiles come through TMA tensor descriptors
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1],
                                        block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
-                                       block_shape=[BLOCK_K, BLOCK_N])
+    b_desc = (tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_bn, 1],
+                                        block_shape=[BLOCK_N, BLOCK_K]) if B_K_MAJOR else
+              tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
+                                        block_shape=[BLOCK_K, BLOCK_N]))
     for k0 in range(0, K, BLOCK_K):
         a = a_desc.load([pid_m * BLOCK_M, k0])
-        b = b_desc.load([k0, pid_n * BLOCK_N])
+        b = (b_desc.load([pid_n * BLOCK_N, k0]).T if B_K_MAJOR else b_desc.load([k0, pid_n * BLOCK_N]))
         acc += tl.dot(a, b)
     c = acc.to(tl.float16)
     tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn, c,
@@ -40,10 +43,11 @@ def matmul(a, b):
     c = torch.empty((M, N), device=a.device, dtype=torch.float16)
     # TMA descriptors need contiguous rows, 16-byte aligned
     assert a.stride(1) == 1 and a.stride(0) * a.element_size() % 16 == 0 and a.data_ptr() % 16 == 0
-    assert b.stride(1) == 1 and b.stride(0) * b.element_size() % 16 == 0 and b.data_ptr() % 16 == 0
+    assert (b.stride(1) == 1 and b.stride(0) * b.element_size() % 16 == 0 or
+            b.stride(0) == 1 and b.stride(1) * b.element_size() % 16 == 0) and b.data_ptr() % 16 == 0
     triton.set_allocator(_tma_scratch)
     grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
     matmul_kernel[grid](a, b, c, M, N, K,
                         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+                        BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, B_K_MAJOR=b.stride(1) != 1)
     return c
