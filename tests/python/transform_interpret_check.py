@@ -55,6 +55,12 @@ def matmul_both_layouts(mod, M, N, K):
     return ok
 
 
+def matmul_fp32(mod, M, N, K):
+    a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
+    ref = a.double() @ b.double()
+    return close(mod.matmul(a, b), ref, 1e-4, 1e-4 * math.sqrt(K))
+
+
 def linear(mod, M, N, K, layouts=("rows",)):
     """y = x @ w^T with w stored (N, K) ("rows") or as the transpose of a (K, N) tensor."""
     x = torch.randn(M, K, generator=gen).half()
@@ -518,6 +524,7 @@ CASES = {
     "tensor-cores/descriptor_loads": (matmul_both_layouts, (100, 136, 72)),
     "tensor-cores/descriptor_loads_linear_weight": (linear_either_layout, (100, 136, 72)),
     "tensor-cores/descriptor_loads_unit_row_stride": (linear, (100, 136, 72)),
+    "tensor-cores/descriptor_loads_relaid_unit_stride": (matmul_fp32, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_subtiled_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),

@@ -1032,9 +1032,8 @@ class TensorCoresPass : public Pass {
       return std::nullopt;
     }
     std::string x = ctx.slice(*base);
-    std::string want0 = x + ".stride(";
-    std::string t0 = s0 ? ctx.slice(*s0) : "1", t1 = s1 ? ctx.slice(*s1) : "1";
-    if ((s0 && t0.rfind(want0, 0) != 0) || (s1 && t1.rfind(want0, 0) != 0)) {
+    std::string t0 = s0 ? strideText(ctx, *s0) : "1", t1 = s1 ? strideText(ctx, *s1) : "1";
+    if ((s0 && !strideOf(ctx, *s0, x)) || (s1 && !strideOf(ctx, *s1, x))) {
       *why = fmt::format("the strides of {} are passed as `{}`, `{}`, not {}.stride(i): the launch cannot check "
                          "that its rows are contiguous and 16-byte aligned",
                          t.base, t0, t1, x);
@@ -1051,9 +1050,24 @@ class TensorCoresPass : public Pass {
     return fmt::format("assert {} and {}.data_ptr() % 16 == 0", cond, x);
   }
 
+  // Is `e` a stride of the tensor `x`: `x.stride(i)`, or a choice between that and 1 (relayout's
+  // `1 if b_tf is b else b_tf.stride(1)`, a stride the kernel as written took as 1)?
+  static bool strideOf(const PassContext& ctx, const Node& e, const std::string& x) {
+    if (isType(e, "IfExp")) {
+      auto one = [&](const Node& b) { return intLiteral(b) == 1 || strideOf(ctx, b, x); };
+      return one(e["body"]) && one(e["orelse"]);
+    }
+    return ctx.slice(e).rfind(x + ".stride(", 0) == 0;
+  }
+
+  // A stride argument as an operand of `==` (a choice in parentheses).
+  static std::string strideText(const PassContext& ctx, const Node& e) {
+    return isType(e, "IfExp") ? "(" + ctx.slice(e) + ")" : ctx.slice(e);
+  }
+
   // The value a launch passes for the layout flag of `t`: its columns' stride is not 1.
   static std::string kmajorValue(const PassContext& ctx, const LaunchSite& site, const TileAccess& t) {
-    return ctx.slice(*launchArg(site, t.stride[1])) + " != 1";
+    return strideText(ctx, *launchArg(site, t.stride[1])) + " != 1";
   }
 
   // The launcher asserts what TMA needs and sets the allocator for in-kernel descriptors.
@@ -1113,16 +1127,19 @@ class TensorCoresPass : public Pass {
       if (auto g = gridOf(ctx, *site, &gwhy); g && g->assign_stmt) line = std::min(line, nodePos(*g->assign_stmt)->line);
       auto fn = ctx.ir->functions.find(site->function);
       for (const TileAccess* t : accesses) {
-        const Node* arg = launchArg(*site, t->base);
-        if (!arg || fn == ctx.ir->functions.end()) continue;
-        forEachName(*arg, [&](const Node& n) {
-          auto as = fn->second.assignments.find(dottedName(n));
-          if (as == fn->second.assignments.end()) return;
-          for (const Assignment& a : as->second) {
-            int at = nodePos(*a.stmt)->line;
-            if (at >= line && at < launch_line) line = launch_line;
-          }
-        });
+        if (fn == ctx.ir->functions.end()) continue;
+        for (const std::string& p : {t->base, t->stride[0], t->stride[1]}) {
+          const Node* arg = ctx.kernel->param(p) ? launchArg(*site, p) : nullptr;
+          if (!arg) continue;
+          forEachName(*arg, [&](const Node& n) {
+            auto as = fn->second.assignments.find(dottedName(n));
+            if (as == fn->second.assignments.end()) return;
+            for (const Assignment& a : as->second) {
+              int at = nodePos(*a.stmt)->line;
+              if (at >= line && at < launch_line) line = launch_line;
+            }
+          });
+        }
       }
       std::string indent = ctx.text().indentOf(line);
       std::string text = indent + "# TMA descriptors need contiguous rows, 16-byte aligned\n";
