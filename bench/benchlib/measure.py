@@ -32,6 +32,9 @@ from benchlib import configs as standard_configs  # noqa: E402
 from benchlib import suite, verify  # noqa: E402
 
 INTERPRET = os.environ.get("TRITON_INTERPRET", "") == "1"
+if INTERPRET:
+    from benchlib import interpreter_fixes
+    interpreter_fixes.apply()
 
 
 class Fatal(Exception):

@@ -5,7 +5,7 @@ Used by test_interpret.py (run with TRITON_INTERPRET=1 set, torch installed).
   python interpret_check.py NAME
 
 The interpreter's faults in Triton 3.6 (bf16 tl.dot, numpy 2.4) are worked around by
-tests/python/interpreter_fixes.py, so matmul_bf16 is checked on bf16 inputs like the others."""
+bench/benchlib/interpreter_fixes.py, so matmul_bf16 is checked on bf16 inputs like the others."""
 
 import json
 import os
@@ -13,10 +13,7 @@ import sys
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH_DIR)
-sys.path.insert(0, os.path.join(os.path.dirname(BENCH_DIR), "tests", "python"))
-
-import interpreter_fixes  # noqa: E402
-from benchlib import suite, verify  # noqa: E402
+from benchlib import interpreter_fixes, suite, verify  # noqa: E402
 
 
 def main():

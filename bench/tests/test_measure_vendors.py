@@ -136,11 +136,10 @@ def test_fastest_vendor_breaks_ties_by_order():
 MEASURE_SUITE = textwrap.dedent('''
     import json, sys
     sys.path.insert(0, sys.argv[1])
-    sys.path.insert(0, sys.argv[2])
-    import interpreter_fixes
+    from benchlib import interpreter_fixes
     interpreter_fixes.apply()
     from benchlib import measure, suite
-    spec = suite.load_spec(sys.argv[3]).to_request()
+    spec = suite.load_spec(sys.argv[2]).to_request()
     print(json.dumps(measure.op_measure({"spec": spec, "small": True}), default=str))
 ''')
 
@@ -149,7 +148,7 @@ MEASURE_SUITE = textwrap.dedent('''
 def test_sdpa_harnesses_measure_in_the_interpreter(name):
     # Off the GPU, vendors() offers SDPA's default call alone: the interpreter path still runs.
     env = dict(os.environ, TRITON_INTERPRET="1")
-    r = subprocess.run([sys.executable, "-c", MEASURE_SUITE, BENCH, os.path.join(REPO, "tests", "python"), name],
+    r = subprocess.run([sys.executable, "-c", MEASURE_SUITE, BENCH, name],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     (case,) = json.loads(r.stdout.strip().splitlines()[-1])["cases"]

@@ -12,7 +12,8 @@ import types
 os.environ["TRITON_INTERPRET"] = "1"
 import torch  # noqa: E402
 
-import interpreter_fixes  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from benchlib import interpreter_fixes  # noqa: E402
 
 interpreter_fixes.apply()
 

@@ -11,11 +11,20 @@ correct kernel computes, so the checks assert as much as they would on a right i
     ("only 0-dimensional arrays can be converted to Python scalars"); `range(tl.program_id(0),
     ...)` is one such place. The scalar's __index__ reads the element with .item() instead.
 
-Used by transform_interpret_check.py and bench/tests/interpret_check.py.
+Applied by benchlib.measure when it runs under the interpreter (bench/run --interpret), and by
+the CPU checks tests/python/transform_interpret_check.py and bench/tests/interpret_check.py.
 """
 
 
+_applied = False
+
+
 def apply():
+    """Patches the interpreter once (a second call does nothing)."""
+    global _applied
+    if _applied:
+        return
+    _applied = True
     from triton.runtime import interpreter
     _exact_bf16_dot(interpreter)
     _index_by_item(interpreter)
