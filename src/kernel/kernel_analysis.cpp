@@ -344,6 +344,18 @@ class Analyzer {
       return bs ? shapeFromTuple(*bs) : std::nullopt;
     }
     if (f == "advance") return arg(0);
+    // An in-kernel tensor descriptor stands for its block: its loads have the block's shape
+    // (below), so a dot of descriptor tiles gives its M, N and K tiles their roles.
+    if (f == "make_tensor_descriptor") {
+      const Node* bs = keywordArg(e, "block_shape");
+      if (!bs && e["args"].size() > 3) bs = &e["args"][3];
+      return bs ? shapeFromTuple(*bs) : std::nullopt;
+    }
+    if (f == "load_tensor_descriptor") {
+      ++facts_.loads;
+      if (depth > 0) facts_.loop_has_load = true;
+      return arg(0);
+    }
     if (f == "dot" || f == "dot_scaled") {
       auto a = arg(0), b = arg(1);
       DotFact fact;
@@ -425,7 +437,7 @@ class Analyzer {
       if (m == "load" && e["args"].size() == 1 && isType(e["args"][0], "List")) {
         ++facts_.loads;
         if (depth > 0) facts_.loop_has_load = true;
-        return std::nullopt;
+        return base;  // the descriptor's block shape, when it was made in the kernel
       }
       if (m == "store" && e["args"].size() == 2 && isType(e["args"][0], "List")) {
         ++facts_.stores;
