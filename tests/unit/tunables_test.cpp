@@ -35,6 +35,52 @@ const Tunable& get(const TunableSet& s, const std::string& id) {
   return *t;
 }
 
+// A GEMM whose tiles come through in-kernel tensor descriptors (what tensor-cores' descriptor
+// loads write, B K-major under a flag): the block shapes give the tiles their roles, so BLOCK_K
+// stays tuned and BLOCK_M / BLOCK_N keep the dot's limits; the flag is left alone.
+TEST(Tunables, DescriptorTilesKeepTheirRoles) {
+  auto d = discover(R"PY(
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sbn, sbk, scm,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, B_K_MAJOR: tl.constexpr = False):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[sam, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = (tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[sbn, 1], block_shape=[BLOCK_N, BLOCK_K])
+              if B_K_MAJOR else
+              tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[sbk, 1], block_shape=[BLOCK_K, BLOCK_N]))
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k0])
+        b = (b_desc.load([pid_n * BLOCK_N, k0]).T if B_K_MAJOR else b_desc.load([k0, pid_n * BLOCK_N]))
+        acc += tl.dot(a, b)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def mm(a, b):
+    M, K = a.shape
+    N = b.shape[0]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    mm_kernel[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), b.stride(1), c.stride(0),
+                    BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, B_K_MAJOR=b.stride(0) != 1)
+    return c
+)PY", "mm");
+  EXPECT_EQ(get(d->set, "mm_kernel.BLOCK_M").role, TunableRole::kTileM);
+  EXPECT_EQ(get(d->set, "mm_kernel.BLOCK_N").role, TunableRole::kTileN);
+  const auto& bk = get(d->set, "mm_kernel.BLOCK_K");
+  EXPECT_EQ(bk.role, TunableRole::kTileK);
+  EXPECT_TRUE(bk.tunable);
+  EXPECT_FALSE(get(d->set, "mm_kernel.B_K_MAJOR").tunable);
+}
+
 TEST(Tunables, MatmulExample) {
   auto d = discoverExample("matmul", "matmul");
   ASSERT_EQ(d->set.items.size(), 5u);
