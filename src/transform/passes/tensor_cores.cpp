@@ -221,6 +221,12 @@ class TensorCoresPass : public Pass {
     return out;
   }
 
+  // A pointer parameter's tensor, for the names made after it: "b_ptr" -> "b".
+  static std::string tensorName(const std::string& pointer) {
+    bool ptr = pointer.size() > 4 && pointer.compare(pointer.size() - 4, 4, "_ptr") == 0;
+    return ptr ? pointer.substr(0, pointer.size() - 4) : pointer;
+  }
+
   // Which way each descriptor load reads its tile (see the header); a flag the launcher sets is
   // added to the kernel's parameters, one per tensor.
   static void orientLoads(const PassContext& ctx, SourceEditor& ed, std::vector<TileAccess>* loads, PassOutcome* out) {
@@ -234,10 +240,8 @@ class TensorCoresPass : public Pass {
       if (t.operand != 1) continue;
       auto it = flags.find(t.base);
       if (it == flags.end()) {
-        std::string base = t.base;
-        if (base.size() > 4 && base.compare(base.size() - 4, 4, "_ptr") == 0) base = base.substr(0, base.size() - 4);
         std::string upper;
-        for (char c : base) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        for (char c : tensorName(t.base)) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         std::string flag = ctx.freshName(upper + "_K_MAJOR");
         addKernelParam(ctx, ed, flag, ctx.constexprAnnotation(), "False");
         it = flags.emplace(t.base, flag).first;
@@ -911,8 +915,7 @@ class TensorCoresPass : public Pass {
         t->descriptor = it->second;
         continue;
       }
-      std::string base = t->base;
-      if (base.size() > 4 && base.compare(base.size() - 4, 4, "_ptr") == 0) base = base.substr(0, base.size() - 4);
+      std::string base = tensorName(t->base);
       std::string name = ctx.freshName(base + "_desc");
       for (int i = 2; names.count(name); ++i) name = ctx.freshName(fmt::format("{}_desc_{}", base, i));
       names.insert(name);
