@@ -123,14 +123,49 @@ ReplayVerdict checkReplayTask(WorkerProcess& worker, const fs::path& task_file, 
   } else {
     v = judgeReplays(reply.result, rtol, atol);
   }
-  Json record = {{"schema", "tritonforge.replay_check/1"}, {"verdict", toString(v.kind)}, {"line", v.line},
-                 {"rtol", rtol}, {"atol_before", atol}, {"atol", v.atol},
-                 {"reply", reply.ok() ? reply.result : Json{{"error", reply.message}}}};
-  writeFileAtomic(task_file.parent_path() / "replay_check.json", record.dump(1) + "\n");
   if (v.kind == ReplayVerdict::Kind::kWidened) {
     setTaskAtol(task_file, v.atol, fmt::format("widened by the replay check (replay_check.json): {}", v.line));
   }
+  if (v.tunable() && reply.ok()) {
+    v.poison = recordPoisoning(task_file.parent_path() / "replay.json", reply.result);
+    v.line += "; " + poisoningLine(v.poison);
+  }
+  Json record = {{"schema", "tritonforge.replay_check/1"}, {"verdict", toString(v.kind)}, {"line", v.line},
+                 {"rtol", rtol}, {"atol_before", atol}, {"atol", v.atol}, {"poison", v.poison},
+                 {"reply", reply.ok() ? reply.result : Json{{"error", reply.message}}}};
+  writeFileAtomic(task_file.parent_path() / "replay_check.json", record.dump(1) + "\n");
   return v;
+}
+
+std::string recordPoisoning(const fs::path& replay_plan, const Json& reply) {
+  Json plan = Json::parse(readTextFile(replay_plan, "replay plan", kMaxSourceFileBytes), nullptr, false);
+  if (plan.is_discarded() || !plan.contains("cases") || !plan["cases"].is_array()) {
+    throw UserError(fmt::format("{}: not a replay plan written by capture", replay_plan.string()));
+  }
+  // The weakest mode over the cases names the task's; each case keeps its own.
+  static const std::vector<std::string> kOrder = {"none", "written", "outputs"};
+  size_t weakest = kOrder.size() - 1;
+  bool any = false;
+  for (const Json& c : reply.value("cases", Json::array())) {
+    const size_t launch = c.contains("case") ? c["case"].value("launch", size_t{0}) : size_t{0};
+    const std::string mode = c.value("poison", std::string("none"));
+    auto rank = std::find(kOrder.begin(), kOrder.end(), mode);
+    const size_t r = rank == kOrder.end() ? 0 : static_cast<size_t>(rank - kOrder.begin());
+    if (launch < plan["cases"].size()) plan["cases"][launch]["poison"] = kOrder[r];
+    weakest = std::min(weakest, r);
+    any = true;
+  }
+  const std::string mode = any ? kOrder[weakest] : "none";
+  writeFileAtomic(replay_plan, plan.dump(1) + "\n");
+  return mode;
+}
+
+std::string poisoningLine(const std::string& mode) {
+  if (mode == "outputs") return "the search's replays start from outputs filled with NaN (the kernel writes all of them)";
+  if (mode == "written") {
+    return "the search's replays start from NaN where the launch wrote (the kernel writes those, whatever they held)";
+  }
+  return "the kernel reads what it writes: the search's replays start from the saved outputs";
 }
 
 }  // namespace tf

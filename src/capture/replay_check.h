@@ -16,6 +16,12 @@
 //                randomness, a race or state that was not saved; the kernel is not tuned and
 //                the line says why
 //   not checked  no GPU (the search then stops with exit 3 anyway)
+//
+// A replay starts from the memory the program's launch saw, so a variant that leaves part of an
+// output unwritten would find the saved bytes there, close to right, and pass; served to the
+// program, it leaves whatever a fresh buffer holds. So the check also replays from poisoned
+// outputs (NaN over all of them, else over what the launch wrote) and, where the kernel as
+// written still gives the recording, every later replay starts from that poison.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -31,6 +37,9 @@ struct ReplayVerdict {
   Kind kind = Kind::kNotChecked;
   std::string line;      // one line: what was seen
   double atol = 0;       // the task's atol after the verdict (widened: the new one)
+  // How the search's replays poison the in-place outputs (replay_harness.py): "outputs" (every
+  // element), "written" (those the recorded launch changed) or "none" (the kernel reads them).
+  std::string poison = "none";
   bool tunable() const { return kind != Kind::kNotReplayable; }
 };
 
@@ -42,6 +51,13 @@ ReplayVerdict judgeReplays(const nlohmann::json& reply, double rtol, double atol
 // Replays the task (task.toml written by `capture`) `runs` times per case, judges, writes
 // replay_check.json beside the task and, when widened, the new atol into its [check].
 ReplayVerdict checkReplayTask(WorkerProcess& worker, const std::filesystem::path& task_file, int runs = 2);
+
+// Writes each case's poisoning from a `replay_check` reply into the replay plan (replay.json),
+// where the task's harness reads it; returns the weakest over the cases.
+std::string recordPoisoning(const std::filesystem::path& replay_plan, const nlohmann::json& reply);
+
+// One clause saying what a poisoning mode means for the search.
+std::string poisoningLine(const std::string& mode);
 
 // Sets `atol = value` in the [check] table of a task file written by `capture`, with a comment
 // line saying why. Throws UserError when the file has no such line.

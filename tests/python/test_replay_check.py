@@ -152,3 +152,75 @@ def test_the_difference_of_one_output():
     assert not near["exact"] and near["needed_atol"] == pytest.approx(0.001 - 1e-4 * 2.001, rel=1e-3)
     assert _difference(torch.tensor([1.0, float("inf")]), torch.tensor([1.0, 2.0]), 1e-4)["nan_mismatch"]
     assert _difference(torch.tensor(3.0), torch.tensor(3.0), 1e-4)["exact"]
+
+
+def _load_harness(folder):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"replay_harness_{folder.name}", folder / "harness.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_outputs_are_poisoned_where_the_kernel_as_written_overwrites_them(captured, monkeypatch):
+    """A replay starts from the memory the launch saw; a variant that skips part of its output
+    would find the recorded values there and pass. After the check, the search's replays start
+    from NaN wherever the kernel as written writes regardless of what was there, and a variant
+    that writes only half of its output is caught."""
+    import torch
+    from tritonforge_worker.runner import _compare
+    where, cap = captured
+    proc = tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    add = verdict(cap, "add_kernel")
+    assert add["poison"] == "outputs", add  # out = x + y: every element written, none read
+    assert "outputs filled with NaN" in add["line"]
+    scale = verdict(cap, "scale_kernel")
+    assert scale["poison"] == "none", scale  # x *= s in place: it reads what it writes
+    assert "reads what it writes" in scale["line"]
+    plan = json.loads((cap / "tasks" / "add_kernel" / "replay.json").read_text())
+    assert all(c["poison"] == "outputs" for c in plan["cases"])
+
+    monkeypatch.setenv("TRITONFORGE_REPLAY_DEVICE", "cpu")
+    folder = cap / "tasks" / "add_kernel"
+    harness = _load_harness(folder)
+    out_index = plan["in_place"][0]
+    case = {"launch": 0}
+    inputs = harness.make_inputs(case, 0)
+    assert bool(torch.isnan(inputs[out_index]).all())
+    expected = harness.expected(case, 0)
+    x, y = inputs[0], inputs[1]
+    # The right sums written over only the first half: the second half stays poisoned.
+    half = inputs[out_index].numel() // 2
+    inputs[out_index].view(-1)[:half] = (x + y).view(-1)[:half]
+    passed, details = _compare([inputs[out_index]], expected, 1e-4, 1e-5)
+    assert not passed and "never written" in details["reason"], details
+    # Where the memory a launch starts from already holds the recording (in the program, a
+    # buffer the caching allocator handed back), the same half-writer passes unpoisoned.
+    plain = harness.make_inputs(case, 0, poisoned=False)
+    plain[out_index].copy_(expected[0])
+    plain[out_index].view(-1)[:half] = (plain[0] + plain[1]).view(-1)[:half]
+    assert _compare([plain[out_index]], expected, 1e-4, 1e-5)[0]
+
+
+def test_written_poisoning_covers_exactly_what_the_launch_changed(captured, monkeypatch):
+    import torch
+    where, cap = captured
+    monkeypatch.setenv("TRITONFORGE_REPLAY_DEVICE", "cpu")
+    folder = cap / "tasks" / "add_kernel"
+    plan = json.loads((folder / "replay.json").read_text())
+    harness = _load_harness(folder)
+    out_index = plan["in_place"][0]
+    case = {"launch": 0}
+    before = harness.make_inputs(case, 0, poisoned=False)[out_index]
+    after = harness.expected(case, 0)[0]
+    spans_before = harness.make_inputs(case, 0, poisoned=False)
+    assert not bool(torch.isnan(spans_before[out_index]).any())
+    changed = harness._changed(before, after)
+    written = harness.make_poisoned_inputs(case, "written")[out_index]
+    assert torch.equal(torch.isnan(written), changed)
+    assert torch.equal(written[~changed], before[~changed])
+    everything = harness.make_poisoned_inputs(case, "outputs")[out_index]
+    assert bool(torch.isnan(everything).all())
+    # Bits, not values: -0.0 against 0.0 is a change, NaN against the same NaN is none.
+    assert harness._changed(torch.tensor([0.0, float("nan")]), torch.tensor([-0.0, float("nan")])).tolist() == [True, False]

@@ -91,5 +91,34 @@ TEST(ReplayCheck, SetTaskAtolRewritesTheCheckLineOnly) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReplayCheck, PoisoningIsRecordedPerCaseAndTheWeakestNamesTheTask) {
+  auto dir = std::filesystem::temp_directory_path() / "tf_replay_poison_test";
+  std::filesystem::create_directories(dir);
+  auto plan = dir / "replay.json";
+  writeFileAtomic(plan, R"({"kernel": "k", "cases": [{"spans": []}, {"spans": []}, {"spans": []}]})");
+  nlohmann::json reply = {{"cases",
+                           {{{"case", {{"launch", 0}}}, {"poison", "outputs"}},
+                            {{"case", {{"launch", 1}}}, {"poison", "written"}},
+                            {{"case", {{"launch", 2}}}, {"poison", "outputs"}}}}};
+  EXPECT_EQ(recordPoisoning(plan, reply), "written");
+  auto written = nlohmann::json::parse(readTextFile(plan, "plan", 1 << 20));
+  EXPECT_EQ(written["kernel"], "k");
+  EXPECT_EQ(written["cases"][0]["poison"], "outputs");
+  EXPECT_EQ(written["cases"][1]["poison"], "written");
+  EXPECT_EQ(written["cases"][2]["poison"], "outputs");
+  // A case the reply leaves without a mode (an error, an older worker), or an unknown one: none.
+  reply["cases"][1].erase("poison");
+  reply["cases"][2]["poison"] = "everything";
+  EXPECT_EQ(recordPoisoning(plan, reply), "none");
+  written = nlohmann::json::parse(readTextFile(plan, "plan", 1 << 20));
+  EXPECT_EQ(written["cases"][1]["poison"], "none");
+  EXPECT_EQ(written["cases"][2]["poison"], "none");
+  EXPECT_NE(poisoningLine("outputs").find("NaN"), std::string::npos);
+  EXPECT_NE(poisoningLine("none").find("reads what it writes"), std::string::npos);
+  writeFileAtomic(plan, "[1, 2]");
+  EXPECT_THROW(recordPoisoning(plan, reply), UserError);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tf

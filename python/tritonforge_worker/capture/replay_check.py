@@ -69,6 +69,32 @@ def _sync():
         torch.cuda.synchronize()
 
 
+def _poison_mode(harness, launcher, case, in_place, recorded, rtol, runs):
+    """How much of its in-place outputs the kernel as written overwrites, whatever they held:
+    the first poisoning (replay_harness.POISON_MODES, strongest first) under which a replay gives
+    the recorded outputs as closely as the plain replays did; "none" when the kernel reads what
+    it writes (or the harness predates poisoning)."""
+    import torch
+    make = getattr(harness, "make_poisoned_inputs", None)
+    if make is None:
+        return "none"
+    worst = _merge(runs)
+    for mode in harness.POISON_MODES:
+        work = make(case, mode)
+        with torch.no_grad():
+            launcher(*work)
+        _sync()
+        got = _merge([_difference(work[i], r, rtol) for i, r in zip(in_place, recorded)])
+        if got["nan_mismatch"] or got["int_mismatch"]:
+            continue
+        # As close as the plain replays came: bit for bit where they were, else within twice their
+        # largest difference (a kernel with atomics varies from replay to replay anyway).
+        slack = 1.0 if worst["exact"] else 2.0
+        if got["needed_atol"] <= slack * worst["needed_atol"] and got["max_abs"] <= slack * worst["max_abs"]:
+            return mode
+    return "none"
+
+
 def op_replay_check(args):
     import torch
     from ..runner import _harness, _load_variant  # the runner's caches: the search reuses the loaded module
@@ -106,6 +132,7 @@ def op_replay_check(args):
                     entry["runs_equal"] = entry["runs_equal"] and between["exact"] \
                         and not between["nan_mismatch"] and not between["int_mismatch"]
                     entry["between_max_abs"] = max(entry.get("between_max_abs", 0.0), between["max_abs"])
+            entry["poison"] = _poison_mode(harness.module, launcher, case, in_place, recorded, rtol, entry["runs"])
         except Exception as exc:  # the verdict names it: the kernel is not replayable as captured
             entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         result["cases"].append(entry)

@@ -5,6 +5,14 @@ launch), which saved memory spans the launcher's tensors are views of, and the s
 inputs are the memory as it was right before the launch; the expected outputs are the
 in-place outputs as the launch left them (`expected`: the recorded result, not a computation).
 Views into one span share one buffer again, as they did in the program.
+
+Outputs poisoned: a variant that leaves part of an output unwritten must not pass because the
+saved memory already held (close to) the right values there, nor be served to a program whose
+fresh buffers hold anything at all. The replay check (capture/replay_check.py) finds, per case,
+how much of the in-place outputs the kernel as written overwrites whatever they held: "outputs"
+(every element of them), "written" (the elements the recorded launch changed), or "none" (it
+reads what it writes). The core writes that as the case's "poison" in replay.json, and the inputs
+of every later replay hold NaN (an odd sentinel for integers) there instead of the saved bytes.
 """
 
 import json
@@ -16,8 +24,22 @@ import torch
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # Where the replay runs: the GPU; TRITONFORGE_REPLAY_DEVICE=cpu replays under TRITON_INTERPRET=1.
 _DEVICE = os.environ.get("TRITONFORGE_REPLAY_DEVICE", "cuda")
-with open(os.path.join(_HERE, "replay.json"), encoding="utf-8") as _f:
+_PLAN = os.path.join(_HERE, "replay.json")
+with open(_PLAN, encoding="utf-8") as _f:
     _REPLAY = json.load(_f)
+_PLAN_STAMP = os.stat(_PLAN).st_mtime_ns
+
+
+def _case_plan(launch):
+    """The plan of one case, re-read when replay.json changed (the replay check writes each
+    case's poisoning into it while this module stays loaded in the worker)."""
+    global _REPLAY, _PLAN_STAMP
+    stamp = os.stat(_PLAN).st_mtime_ns
+    if stamp != _PLAN_STAMP:
+        with open(_PLAN, encoding="utf-8") as f:
+            _REPLAY = json.load(f)
+        _PLAN_STAMP = stamp
+    return _REPLAY["cases"][launch]
 
 
 def _span(digest):
@@ -42,8 +64,66 @@ def _arguments(case, state):
     return out
 
 
-def make_inputs(case, seed):
-    return tuple(_arguments(_REPLAY["cases"][case["launch"]], "before"))
+POISON_MODES = ("outputs", "written")
+
+
+def _poison_value(dtype):
+    import torch
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    if dtype == torch.bool:
+        return None  # no value is not a boolean: booleans are left as saved
+    info = torch.iinfo(dtype)
+    return info.min + 7 if info.min < 0 else info.max - 7
+
+
+_SAME_WIDTH_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def _changed(before, after):
+    """Elements whose bits differ between two views of one shape and dtype."""
+    import torch
+    if before.dtype.is_complex:
+        return _changed(torch.view_as_real(before), torch.view_as_real(after)).any(-1)
+    width = before.element_size()
+    if before.dtype == torch.bool or width not in _SAME_WIDTH_INT:
+        return before != after
+    as_int = getattr(torch, _SAME_WIDTH_INT[width])
+    return before.view(as_int) != after.view(as_int)
+
+
+def poison(inputs, recorded_case, mode):
+    """Overwrites, in place, the in-place outputs of `inputs` (one case's arguments as saved
+    before the launch) with the poison value: every element ("outputs") or those the recorded
+    launch changed ("written"). Returns `inputs`."""
+    if mode not in POISON_MODES:
+        return inputs
+    after = _arguments(recorded_case, "after") if mode == "written" else None
+    for i in _REPLAY["in_place"]:
+        t = inputs[i]
+        value = _poison_value(t.dtype)
+        if value is None:
+            continue
+        try:
+            if mode == "outputs":
+                t.fill_(value)
+            else:
+                t.masked_fill_(_changed(t, after[i]), value)
+        except RuntimeError:  # a view whose elements share memory (a stride of 0): left as saved
+            continue
+    return inputs
+
+
+def make_inputs(case, seed, poisoned=True):
+    recorded = _case_plan(case["launch"])
+    inputs = tuple(_arguments(recorded, "before"))
+    return poison(inputs, recorded, recorded.get("poison", "none")) if poisoned else inputs
+
+
+def make_poisoned_inputs(case, mode):
+    """The case's inputs poisoned as `mode` says, whatever replay.json says (the replay check)."""
+    recorded = _case_plan(case["launch"])
+    return poison(tuple(_arguments(recorded, "before")), recorded, mode)
 
 
 def expected(case, seed):
