@@ -573,19 +573,22 @@ def tolerance_for(dtype_name, rtol=None, atol=None):
     return (float(rtol) if rtol is not None else default[0], float(atol) if atol is not None else default[1])
 
 
-def _compare(outputs, refs, rtol=None, atol=None):
+def _compare(outputs, refs, rtol=None, atol=None, output_atol=None):
     """Returns (passed, details). Element-wise |o - r| <= atol + rtol * |r| with the tolerances
-    of each output's dtype (tolerance_for); NaN must match."""
+    of each output's dtype (tolerance_for); `output_atol` (one per output, the task's
+    check.output_atol) gives output i its own atol. NaN must match."""
     import torch
     details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "outputs": len(outputs), "tolerances": []}
     if len(outputs) != len(refs):
         details["reason"] = f"launcher returned {len(outputs)} outputs, reference {len(refs)}"
         return False, details
+    per_output = list(output_atol or [])
     for i, (o, r) in enumerate(zip(outputs, refs)):
+        o_given_atol = per_output[i] if i < len(per_output) else atol
         if not isinstance(r, torch.Tensor):
             if isinstance(o, torch.Tensor) and o.numel() == 1:
                 o = o.item()
-            s_rtol, s_atol = tolerance_for("float64" if isinstance(r, float) else "int64", rtol, atol)
+            s_rtol, s_atol = tolerance_for("float64" if isinstance(r, float) else "int64", rtol, o_given_atol)
             ok = (o == r) if not isinstance(r, float) else abs(float(o) - r) <= s_atol + s_rtol * abs(r)
             if not ok:
                 details.update(reason=f"output {i}: got {o!r}, expected {r!r}", first_bad={"output": i})
@@ -599,7 +602,7 @@ def _compare(outputs, refs, rtol=None, atol=None):
             return False, details
         if o.device != r.device:
             r = r.to(o.device)
-        o_rtol, o_atol = tolerance_for(o.dtype, rtol, atol)
+        o_rtol, o_atol = tolerance_for(o.dtype, rtol, o_given_atol)
         details["tolerances"].append({"output": i, "dtype": str(o.dtype).replace("torch.", ""),
                                       "rtol": o_rtol, "atol": o_atol})
         if not (o.dtype.is_floating_point or o.dtype.is_complex) and not r.dtype.is_floating_point:
@@ -1278,7 +1281,7 @@ def op_run(args):
             out_sig = _output_signature(outputs)
             result["arguments"] = _argument_signature(launcher, inputs)
         refs = _as_list(ref)
-        passed, details = _compare(outputs, refs, rtol, atol)
+        passed, details = _compare(outputs, refs, rtol, atol, check.get("output_atol"))
         _note_errors(result, details)
         broken = poisoner.broken_guard() if passed else None
         if broken is not None:

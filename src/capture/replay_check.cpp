@@ -127,14 +127,61 @@ ReplayVerdict checkReplayTask(WorkerProcess& worker, const fs::path& task_file, 
     setTaskAtol(task_file, v.atol, fmt::format("widened by the replay check (replay_check.json): {}", v.line));
   }
   if (v.tunable() && reply.ok()) {
+    v.output_atol = outputAtols(reply.result, rtol, v.atol);
+    if (std::any_of(v.output_atol.begin(), v.output_atol.end(), [&](double a) { return a < v.atol; })) {
+      setTaskOutputAtol(task_file, v.output_atol,
+                        "each output's atol: rtol times its largest recorded magnitude (replay_check.json)");
+    } else {
+      v.output_atol.clear();
+    }
     v.poison = recordPoisoning(task_file.parent_path() / "replay.json", reply.result);
     v.line += "; " + poisoningLine(v.poison);
   }
   Json record = {{"schema", "tritonforge.replay_check/1"}, {"verdict", toString(v.kind)}, {"line", v.line},
-                 {"rtol", rtol}, {"atol_before", atol}, {"atol", v.atol}, {"poison", v.poison},
+                 {"rtol", rtol}, {"atol_before", atol}, {"atol", v.atol}, {"output_atol", v.output_atol},
+                 {"poison", v.poison},
                  {"reply", reply.ok() ? reply.result : Json{{"error", reply.message}}}};
   writeFileAtomic(task_file.parent_path() / "replay_check.json", record.dump(1) + "\n");
   return v;
+}
+
+std::vector<double> outputAtols(const Json& reply, double rtol, double atol) {
+  std::vector<double> scale, needed;
+  for (const Json& c : reply.value("cases", Json::array())) {
+    for (const Json& run : c.value("runs", Json::array())) {
+      const Json outputs = run.value("outputs", Json::array());
+      if (outputs.size() > scale.size()) {
+        scale.resize(outputs.size(), 0.0);
+        needed.resize(outputs.size(), 0.0);
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        scale[i] = std::max(scale[i], outputs[i].value("scale", 0.0));
+        needed[i] = std::max(needed[i], outputs[i].value("needed_atol", 0.0));
+      }
+    }
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < scale.size(); ++i) out.push_back(std::min(atol, std::max(rtol * scale[i], 2 * needed[i])));
+  return out;
+}
+
+void setTaskOutputAtol(const fs::path& task_file, const std::vector<double>& values, const std::string& why) {
+  std::string text = readTextFile(task_file, "task file", 1 << 20);
+  static const std::regex kOld(R"((^|\n)(# [^\n]*\n)?output_atol = [^\n]*\n)");
+  std::smatch m;
+  if (std::regex_search(text, m, kOld)) {
+    text.replace(static_cast<size_t>(m.position(0)), static_cast<size_t>(m.length(0)), m[1].str());
+  }
+  static const std::regex kAtol(R"((^|\n)atol = [^\n]*\n)");
+  if (!std::regex_search(text, m, kAtol)) {
+    throw UserError(fmt::format("{}: no `atol = ` line in its [check] (not a task written by capture)",
+                                task_file.string()));
+  }
+  std::vector<std::string> items;
+  for (double v : values) items.push_back(fmt::format("{:.6g}", v));
+  const size_t at = static_cast<size_t>(m.position(0) + m.length(0));
+  text.insert(at, fmt::format("# {}\noutput_atol = [{}]\n", why, fmt::join(items, ", ")));
+  writeFileAtomic(task_file, text);
 }
 
 std::string recordPoisoning(const fs::path& replay_plan, const Json& reply) {

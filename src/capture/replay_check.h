@@ -40,6 +40,8 @@ struct ReplayVerdict {
   // How the search's replays poison the in-place outputs (replay_harness.py): "outputs" (every
   // element), "written" (those the recorded launch changed) or "none" (the kernel reads them).
   std::string poison = "none";
+  // Each in-place output's own atol (empty: none tighter than `atol`), written into the task.
+  std::vector<double> output_atol;
   bool tunable() const { return kind != Kind::kNotReplayable; }
 };
 
@@ -51,6 +53,17 @@ ReplayVerdict judgeReplays(const nlohmann::json& reply, double rtol, double atol
 // Replays the task (task.toml written by `capture`) `runs` times per case, judges, writes
 // replay_check.json beside the task and, when widened, the new atol into its [check].
 ReplayVerdict checkReplayTask(WorkerProcess& worker, const std::filesystem::path& task_file, int runs = 2);
+
+// Each in-place output's atol from a `replay_check` reply: `rtol` times its largest recorded
+// magnitude, at least twice what its replays needed, at most `atol`. One absolute tolerance for
+// all outputs is fit for the largest: a gradient a thousand times smaller would pass whatever
+// it held.
+std::vector<double> outputAtols(const nlohmann::json& reply, double rtol, double atol);
+
+// Writes `output_atol = [...]` after the `atol = ` line of a task written by capture (replacing
+// one written before), with a comment line. Throws UserError when the file has no `atol` line.
+void setTaskOutputAtol(const std::filesystem::path& task_file, const std::vector<double>& values,
+                       const std::string& why);
 
 // Writes each case's poisoning from a `replay_check` reply into the replay plan (replay.json),
 // where the task's harness reads it; returns the weakest over the cases.

@@ -19,6 +19,7 @@ RunRequest caseRunRequest(const Task& task, const VariantRef& variant, size_t ca
   r.check.atol = task.check.atol;
   r.check.reference_precision = task.check.reference_precision;
   r.check.in_place = task.check.in_place;
+  r.check.output_atol = task.check.output_atol;
   return r;
 }
 

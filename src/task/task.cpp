@@ -358,7 +358,8 @@ Task loadTask(const fs::path& path_in) {
   if (const toml::node* c = root.get("check")) {
     const toml::table* ct = c->as_table();
     if (!ct) fail(path, fmt::format("key 'check' must be a table, not {}", typeName(*c)));
-    rejectUnknown(*ct, path, {"rtol", "atol", "seeds", "reference_precision", "in_place"}, "check.");
+    rejectUnknown(*ct, path, {"rtol", "atol", "seeds", "reference_precision", "in_place", "output_atol"},
+                   "check.");
     if (const auto* n = ct->get("rtol")) task.check.rtol = requireNumber(*n, path, "check.rtol");
     if (const auto* n = ct->get("atol")) task.check.atol = requireNumber(*n, path, "check.atol");
     for (const char* k : {"rtol", "atol"}) {
@@ -396,6 +397,18 @@ Task loadTask(const fs::path& path_in) {
           fail(path, fmt::format("key 'check.in_place[{}]' must be an input index (an integer >= 0), not {}", i, v));
         }
         task.check.in_place.push_back(static_cast<int>(v));
+      }
+    }
+    if (const auto* n = ct->get("output_atol")) {
+      const toml::array* oa = n->as_array();
+      if (!oa) fail(path, "key 'check.output_atol' must be an array of tolerances, one per output");
+      if (task.direction != "forward") fail(path, "key 'check.output_atol' is for forward tasks (a backward task's gradients use check.atol)");
+      for (size_t i = 0; i < oa->size(); ++i) {
+        const double v = requireNumber(*oa->get(i), path, fmt::format("check.output_atol[{}]", i));
+        if (!(std::isfinite(v) && v >= 0)) {
+          fail(path, fmt::format("key 'check.output_atol[{}]' must be a finite number >= 0, not {}", i, numberText(v)));
+        }
+        task.check.output_atol.push_back(v);
       }
     }
   }
@@ -447,6 +460,7 @@ nlohmann::json Task::toJson() const {
   c["seeds"] = check.seeds;
   c["reference_precision"] = check.reference_precision;
   c["in_place"] = check.in_place;
+  if (!check.output_atol.empty()) c["output_atol"] = check.output_atol;
   j["check"] = c;
   return j;
 }

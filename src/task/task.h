@@ -27,6 +27,10 @@ struct CheckSpec {
   int seeds = 2;                        // random seeds per case
   std::string reference_precision = "float64";
   std::vector<int> in_place;            // inputs the launcher may modify (outputs in place)
+  // Per output, in order: its atol, in place of `atol` (capture writes them from each output's
+  // magnitude: an absolute tolerance fit for one output is no check of a much smaller one).
+  // Forward tasks only: a backward task's gradients use `atol`.
+  std::vector<double> output_atol;
 };
 
 // The Python package a source belongs to (folders with an __init__.py above it), so that its

@@ -28,6 +28,7 @@ nlohmann::json checkJson(const CheckArgs& c) {
   nlohmann::json j = {{"reference_precision", c.reference_precision}, {"in_place", c.in_place}};
   if (c.rtol) j["rtol"] = *c.rtol;
   if (c.atol) j["atol"] = *c.atol;
+  if (!c.output_atol.empty()) j["output_atol"] = c.output_atol;
   return j;
 }
 

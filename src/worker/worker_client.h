@@ -57,6 +57,7 @@ struct CheckArgs {
   std::optional<double> rtol, atol;                 // unset: the worker's default per dtype
   std::string reference_precision = "float64";
   std::vector<int> in_place;                        // inputs the launcher may modify
+  std::vector<double> output_atol;                  // per output, in place of atol (task.h)
 };
 
 // How a case is timed.

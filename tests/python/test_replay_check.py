@@ -224,3 +224,31 @@ def test_written_poisoning_covers_exactly_what_the_launch_changed(captured, monk
     assert bool(torch.isnan(everything).all())
     # Bits, not values: -0.0 against 0.0 is a change, NaN against the same NaN is none.
     assert harness._changed(torch.tensor([0.0, float("nan")]), torch.tensor([-0.0, float("nan")])).tolist() == [True, False]
+
+
+def test_each_output_is_checked_at_its_own_magnitude(captured):
+    """One atol for every output fits the largest: with the task's atol at 1.0, add_kernel's
+    outputs (magnitude about 2e3 at rtol 1e-4, so 0.2) get their own, tighter one, and the
+    runner applies it per output."""
+    import torch
+    from tritonforge_worker.runner import _compare
+    where, cap = captured
+    task_toml = cap / "tasks" / "add_kernel" / "task.toml"
+    task_toml.write_text(re.sub(r"^atol = .*$", "atol = 1.0", task_toml.read_text(), flags=re.M))
+    proc = tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    add = verdict(cap, "add_kernel")
+    assert len(add["output_atol"]) == 1 and 0 < add["output_atol"][0] < 1.0, add
+    line = re.search(r"^output_atol = \[(\S+)\]$", task_toml.read_text(), re.M)
+    assert line and float(line.group(1)) == pytest.approx(add["output_atol"][0], rel=1e-5)
+    assert atol_of(cap, "add_kernel") == 1.0  # the task's own atol stays as it was
+    # A second check rewrites the line, never stacks it.
+    tool("capture", "--from", "cap", "--optimize", "--budget", "5", cwd=where)
+    assert task_toml.read_text().count("output_atol = ") == 1
+
+    small = torch.tensor([1e-4, -2e-4])
+    off = small + 5e-3  # wrong by 25x its magnitude: within an atol of 0.016
+    assert _compare([off], [small], 1e-2, 1.6e-2)[0]
+    passed, details = _compare([off, small * 1e4], [small, small * 1e4], 1e-2, 1.6e-2, [3.2e-6, 0.016])
+    assert not passed and "output 0" in details["reason"] and details["tolerances"][0]["atol"] == 3.2e-6
+    assert _compare([small, small * 1e4], [small, small * 1e4], 1e-2, 1.6e-2, [3.2e-6, 0.016])[0]

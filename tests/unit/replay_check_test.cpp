@@ -91,6 +91,38 @@ TEST(ReplayCheck, SetTaskAtolRewritesTheCheckLineOnly) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReplayCheck, EachOutputGetsAnAtolFromItsOwnMagnitude) {
+  // Two outputs: a bf16 one of magnitude 3 and an fp32 partial sum of magnitude 2e-4; the
+  // task's atol (the loosest dtype's, 0.016) is far above the second's values.
+  nlohmann::json reply = {
+      {"cases",
+       {{{"runs",
+          {{{"outputs", {{{"scale", 3.0}, {"needed_atol", 0.0}}, {{"scale", 2e-4}, {"needed_atol", 0.0}}}}},
+           {{"outputs", {{{"scale", 2.5}, {"needed_atol", 0.0}}, {{"scale", 1e-4}, {"needed_atol", 1e-6}}}}}}}},
+        {{"runs", {{{"outputs", {{{"scale", 1.0}, {"needed_atol", 0.0}}, {{"scale", 1e-4}, {"needed_atol", 0.0}}}}}}}}}}};
+  auto atols = outputAtols(reply, 0.016, 0.016);
+  ASSERT_EQ(atols.size(), 2u);
+  EXPECT_DOUBLE_EQ(atols[0], 0.016);         // 0.016 * 3 is looser than the task's: the task's
+  EXPECT_DOUBLE_EQ(atols[1], 0.016 * 2e-4);  // its own magnitude, above twice what replays needed
+  reply["cases"][0]["runs"][1]["outputs"][1]["needed_atol"] = 1e-5;
+  EXPECT_DOUBLE_EQ(outputAtols(reply, 0.016, 0.016)[1], 2e-5);
+  EXPECT_TRUE(outputAtols(nlohmann::json::object(), 0.016, 0.016).empty());
+
+  auto dir = std::filesystem::temp_directory_path() / "tf_replay_output_atol_test";
+  std::filesystem::create_directories(dir);
+  auto file = dir / "task.toml";
+  writeFileAtomic(file, "name = \"k\"\n\n[check]\nrtol = 0.016\natol = 0.016\nseeds = 1\n");
+  setTaskOutputAtol(file, {0.016, 3.2e-6}, "why");
+  const std::string once = readTextFile(file, "task", 1 << 20);
+  EXPECT_EQ(once, "name = \"k\"\n\n[check]\nrtol = 0.016\natol = 0.016\n# why\noutput_atol = [0.016, 3.2e-06]\nseeds = 1\n");
+  setTaskOutputAtol(file, {0.01, 1e-6}, "again");  // replaces, never stacks
+  EXPECT_EQ(readTextFile(file, "task", 1 << 20),
+            "name = \"k\"\n\n[check]\nrtol = 0.016\natol = 0.016\n# again\noutput_atol = [0.01, 1e-06]\nseeds = 1\n");
+  writeFileAtomic(file, "name = \"k\"\n");
+  EXPECT_THROW(setTaskOutputAtol(file, {1.0}, "x"), UserError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ReplayCheck, PoisoningIsRecordedPerCaseAndTheWeakestNamesTheTask) {
   auto dir = std::filesystem::temp_directory_path() / "tf_replay_poison_test";
   std::filesystem::create_directories(dir);

@@ -231,6 +231,16 @@ TEST_F(TaskRefusal, InPlaceIndexBeyondAnyInputCount) {
                 "key 'check.in_place[0]' must be an input index (an integer >= 0), not 4294967296");
 }
 
+TEST_F(TaskRefusal, OutputAtolThatIsNoListOfTolerances) {
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\noutput_atol=0.1\n",
+                "key 'check.output_atol' must be an array of tolerances, one per output");
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\noutput_atol=[0.1, -1.0]\n",
+                "key 'check.output_atol[1]' must be a finite number >= 0, not -1");
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\noutput_atol=[0.1, 'x']\n", "check.output_atol[1]");
+  expectRefused(std::string(kBase) + "cases=[{N=1}]\ndirection='backward'\n[check]\noutput_atol=[0.1]\n",
+                "key 'check.output_atol' is for forward tasks");
+}
+
 TEST_F(TaskRefusal, InPlaceIndexThatIsNotAnInteger) {
   expectRefused(std::string(kBase) + "cases=[{N=1}]\n[check]\nin_place=[1.5]\n",
                 "key 'check.in_place[0]' must be an input index (an integer >= 0), not a float");
