@@ -6,7 +6,8 @@
 #                                                without recording (the capture's overhead)
 #   bench/capture_programs.sh full PROGRAM [BUDGET_S (40)] [TOP (3)]
 #                                                capture --optimize, then run --overlay --compare
-# Results go to $OUT/<program>/ (default /tmp/capture-programs); saved tensors are left out.
+# Results go to $OUT/<program>/ (default /tmp/capture-programs); saved tensors are left out; each
+# task's task.toml, replay_check.json and result.json are also copied flat into $OUT/<program>/tasks/.
 # Needs the binary at $TF (default build/tritonforge), TRITONFORGE_PYTHON, and the programs'
 # packages importable (the device tool carries their wheels: see docs/capture.md).
 set -u
@@ -45,6 +46,16 @@ full_one() {
   echo "{\"capture_and_optimize_s\": $("$PY" -c "print(round($t1 - $t0, 2))")}" >"$out/wall-full.json"
   rm -rf "$out/cap/data" "$out/cap/optimized"/*/work 2>/dev/null
   find "$out/cap" -name '*.bin' -delete
+  # The device tool brings back folders a few levels deep only: each task's check, its task file
+  # and its search's result, flat under $out/tasks/.
+  mkdir -p "$out/tasks"
+  for t in "$out"/cap/tasks/*/; do
+    local n; n=$(basename "$t")
+    cp "$t/task.toml" "$out/tasks/$n.task.toml" 2>/dev/null
+    cp "$t/replay_check.json" "$out/tasks/$n.replay_check.json" 2>/dev/null
+    cp "$out/cap/optimized/$n/result.json" "$out/tasks/$n.result.json" 2>/dev/null
+  done
+  true
 }
 
 case $mode in
