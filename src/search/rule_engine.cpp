@@ -168,7 +168,11 @@ class RuleEngine final : public ReasoningEngine {
     p.findings = {findingRef(f)};
     p.rationale = why;
     for (const auto& q : out->proposals) {
-      if (q.kind == Proposal::Kind::kPass && q.pass == p.pass && q.kernel == f.kernel) return;
+      // One proposal per pass (the first finding's parameters); tensor-cores holds independent
+      // rewrites (loads=, accumulate=), each its own proposal, so that one's refusal never
+      // drops the other.
+      const bool distinct = p.pass == PassName::kTensorCores && q.params != p.params;
+      if (q.kind == Proposal::Kind::kPass && q.pass == p.pass && q.kernel == f.kernel && !distinct) return;
     }
     out->proposals.push_back(std::move(p));
   }
@@ -261,6 +265,12 @@ class RuleEngine final : public ReasoningEngine {
               "grouped program order: neighbouring programs share A and B tiles in L2");
       addPass(in, out, f, PassName::kTensorCores, "TMA descriptor loads feed the tensor cores with fewer instructions",
               {{"loads", "descriptor"}});
+      // `acc += tl.dot(a, b)` over fp8 or int8 operands: Triton 3.6 does not fold the add into
+      // the MMA, so every step waits for its MMA and adds in registers (compiled for sm_90: a
+      // wgmma wait of 0 and 128 adds per step; folded, a wait of 1 and none, as the Gluon kernel
+      // that reached 0.93 of cuBLAS on the H200 has). The pass refuses 16-bit and tf32 dots.
+      addPass(in, out, f, PassName::kTensorCores, "the accumulation folded into the dot: the MMAs chain without a wait",
+              {{"accumulate", "dot"}});
       // Measured on the H200 (fp16 8192x4096x4096): the tuned grouped kernel 0.4268 ms; persistent
       // over TMA descriptors 0.4076 ms, warp-specialized 0.4015 ms (cuBLAS 0.3962). Proposed
       // after the descriptor loads: when they win, the next base gets it on top of them.

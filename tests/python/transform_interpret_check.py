@@ -56,6 +56,13 @@ def matmul_both_layouts(mod, M, N, K):
     return ok
 
 
+def int8_gemm(mod, M, N, K):
+    """Exact: integer products summed in int32, whatever the order."""
+    a = torch.randint(-128, 128, (M, K), generator=gen, dtype=torch.int8)
+    b = torch.randint(-128, 128, (K, N), generator=gen, dtype=torch.int8)
+    return torch.equal(mod.int8_gemm(a, b), a.int() @ b.int())
+
+
 def matmul_fp32(mod, M, N, K):
     a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
     ref = a.double() @ b.double()
@@ -527,6 +534,7 @@ CASES = {
     "tensor-cores/descriptor_loads_unit_row_stride": (linear, (100, 136, 72)),
     "tensor-cores/descriptor_loads_relaid_unit_stride": (matmul_fp32, (100, 136, 72)),
     "tensor-cores/descriptor_loads_stores": (matmul, (100, 136, 72)),
+    "tensor-cores/accumulate_int8_out_dtype": (int8_gemm, (100, 136, 200)),
     "tensor-cores/descriptor_loads_subtiled_stores": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_stores_persistent": (matmul, (300, 136, 72)),
     "tensor-cores/descriptor_store_named_pointer": (matmul, (300, 136, 72)),

@@ -142,17 +142,20 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpS
   EngineOutput out = rules_->propose(input({d}));
   std::vector<std::string> order;
   std::map<std::string, nlohmann::json> passes;
+  std::vector<nlohmann::json> tensor_cores;
   for (const auto& p : out.proposals) {
     if (p.kind != Proposal::Kind::kPass) continue;
     order.push_back(p.pass);
     passes[p.pass] = p.params;
+    if (p.pass == "tensor-cores") tensor_cores.push_back(p.params);
     EXPECT_EQ(p.kernel, "mm");
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "persistent", "warp-specialize",
-                                             "causal-split", "relayout"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "tensor-cores", "persistent",
+                                             "warp-specialize", "causal-split", "relayout"}));
   EXPECT_EQ(passes.at("warp-specialize"), nlohmann::json::object());
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
-  EXPECT_EQ(passes.at("tensor-cores"), (nlohmann::json{{"loads", "descriptor"}}));
+  // Two tensor-cores rewrites, each its own proposal (one's refusal never drops the other).
+  EXPECT_EQ(tensor_cores, (std::vector<nlohmann::json>{{{"loads", "descriptor"}}, {{"accumulate", "dot"}}}));
   EXPECT_EQ(passes.at("persistent"), (nlohmann::json{{"programs_per_sm", 1}}));
   // Switched off, it is not proposed; the others still are.
   EngineInput in = input({d});

@@ -92,6 +92,7 @@ double unitRoundoff(const std::string& what) {
   if (what == "bf16x3") return std::ldexp(1.0, -16);
   if (what == "fp16") return std::ldexp(1.0, -11);
   if (what == "bf16") return std::ldexp(1.0, -8);
+  if (what == "fp8-accumulator") return std::ldexp(1.0, -13);
   return 0;  // ieee, tf32x3, bf16x6: fp32-like
 }
 
@@ -115,6 +116,9 @@ class TensorCoresPass : public Pass {
         "tile's shape; any other store is kept as written",
         "descriptors: the launcher passes the strides as x.stride(i) (it asserts contiguous, 16-byte aligned rows) "
         "and imports torch",
+        "accumulate=dot: an accumulation `acc += tl.dot(a, b)` or `acc = acc + tl.dot(a, b)` with a dot that takes "
+        "no accumulator and whose operands do not read acc; fp8 operands need the task's rtol and atol at least 4x "
+        "2^-13 (the fp8 tensor cores keep about 14 bits of the running sum)",
     };
     info_.params = {
         {"precision", PassParamKind::kChoice, "", false, 0, 0, false, {"tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"},
@@ -122,6 +126,10 @@ class TensorCoresPass : public Pass {
         {"cast", PassParamKind::kChoice, "", false, 0, 0, false, {"fp16", "bf16"}, "down-cast the dot's operands"},
         {"loads", PassParamKind::kChoice, "", false, 0, 0, false, {"descriptor", "block-pointer"},
          "load the operand tiles through TMA descriptors or block pointers"},
+        {"accumulate", PassParamKind::kChoice, "", false, 0, 0, false, {"dot"},
+         "dot: `acc += tl.dot(a, b)` becomes `acc = tl.dot(a, b, acc)`: the tensor cores add into the "
+         "accumulator and successive MMAs chain without a wait (Triton 3.6 folds the add itself only for "
+         "16-bit and tf32 dots; fp8 then keeps the tensor cores' narrower accumulator, so it needs the tolerances)"},
         {"stores", PassParamKind::kChoice, "keep", false, 0, 0, false, {"keep", "descriptor", "subtiled"},
          "descriptor: store the output tile through a TMA descriptor (the bounds mask is implied); subtiled: "
          "the same in two halves along N, half the staging buffer in shared memory"},
@@ -138,8 +146,9 @@ class TensorCoresPass : public Pass {
 
   PassOutcome run(const PassContext& ctx, const PassArgs& args) const override {
     bool descriptor_stores = args.text("stores") == "descriptor" || args.text("stores") == "subtiled";
-    if (!args.has("precision") && !args.has("cast") && !args.has("loads") && !descriptor_stores) {
-      return refuse("tensor-cores needs precision=, cast=, loads= or stores=descriptor");
+    if (!args.has("precision") && !args.has("cast") && !args.has("loads") && !descriptor_stores &&
+        !args.has("accumulate")) {
+      return refuse("tensor-cores needs precision=, cast=, loads=, stores=descriptor or accumulate=dot");
     }
     std::vector<const Node*> dots;
     walk(ctx.body(), [&](const Node& n) {
@@ -190,6 +199,10 @@ class TensorCoresPass : public Pass {
         }
       }
     }
+    if (args.has("accumulate")) {
+      std::string why;
+      if (!foldAccumulations(ctx, ed, &out, &why)) return refuse(why);
+    }
     std::vector<TileAccess> loads, stores;
     if (args.has("loads")) {
       std::string why;
@@ -219,6 +232,85 @@ class TensorCoresPass : public Pass {
     out.applied = true;
     out.source = ed.apply();
     return out;
+  }
+
+  // accumulate=dot: each `acc += tl.dot(a, b, ...)` / `acc = acc + tl.dot(...)` (either order)
+  // whose dot takes no accumulator and whose operands do not read acc becomes
+  // `acc = tl.dot(a, b, acc, ...)`, keywords kept. Refused when there is none, and for fp8
+  // operands unless the tolerances allow the tensor cores' narrower running sum.
+  static bool foldAccumulations(const PassContext& ctx, SourceEditor& ed, PassOutcome* out, std::string* why) {
+    struct Fold {
+      const Node* stmt;
+      const Node* dot;
+      std::string acc;
+    };
+    std::vector<Fold> folds;
+    walk(ctx.body(), [&](const Node& n) {
+      std::string acc;
+      const Node* dot = nullptr;
+      auto plainDot = [&](const Node& e) {
+        return ctx.isTlCall(e, "dot") && e["args"].size() == 2 && !keywordArg(e, "acc");
+      };
+      if (isType(n, "AugAssign") && isType(n["op"], "Add") && isType(n["target"], "Name") && plainDot(n["value"])) {
+        acc = n["target"]["id"].get<std::string>();
+        dot = &n["value"];
+      } else if (isType(n, "Assign") && n["targets"].size() == 1 && isType(n["targets"][0], "Name") &&
+                 isType(n["value"], "BinOp") && isType(n["value"]["op"], "Add")) {
+        const std::string t = n["targets"][0]["id"].get<std::string>();
+        const Node& v = n["value"];
+        auto isT = [&](const Node& e) { return isType(e, "Name") && e["id"] == t; };
+        if (isT(v["left"]) && plainDot(v["right"])) dot = &v["right"];
+        if (isT(v["right"]) && plainDot(v["left"])) dot = &v["left"];
+        if (dot) acc = t;
+      }
+      if (dot && !mentionsName((*dot)["args"][0], acc) && !mentionsName((*dot)["args"][1], acc)) {
+        folds.push_back({&n, dot, acc});
+      }
+      return true;
+    });
+    if (folds.empty()) {
+      *why = "accumulate=dot: no `acc += tl.dot(a, b)` (a dot without an accumulator, added to a variable)";
+      return false;
+    }
+    std::vector<const Node*> dots;
+    for (const auto& f : folds) dots.push_back(f.dot);
+    std::set<std::string> types = operandTypes(ctx, dots);
+    const bool fp8 = std::any_of(types.begin(), types.end(), [](const std::string& t) { return t.rfind("*fp8", 0) == 0; });
+    // Triton 3.6 folds the add itself for these (its dot-add combine): the rewrite would change nothing.
+    static const std::set<std::string> kFolded = {"*fp16", "*bf16", "*fp32"};
+    if (!types.empty() && std::all_of(types.begin(), types.end(), [](const std::string& t) { return kFolded.count(t); })) {
+      *why = fmt::format("accumulate=dot: the dot's operands are {}; Triton folds the add into such a dot itself",
+                         *types.begin());
+      return false;
+    }
+    if (fp8 || types.empty()) {
+      // fp8 (or operands of unknown type, which may be): the running sum in the tensor cores.
+      const double need = 4 * unitRoundoff("fp8-accumulator");
+      const std::string what = fp8 ? "the dot's operands are fp8: their tensor cores keep"
+                                   : "the operand types are unknown (no signature), and fp8 tensor cores keep";
+      if (!ctx.rtol || !ctx.atol) {
+        *why = fmt::format("accumulate=dot: {} about 14 bits of the running sum; give the task's tolerances "
+                           "(--task, or --rtol and --atol) to allow it",
+                           what);
+        return false;
+      }
+      if (*ctx.rtol < need || *ctx.atol < need) {
+        *why = fmt::format("accumulate=dot: {} about 14 bits of the running sum; the tolerances (rtol {:g}, "
+                           "atol {:g}) need to be at least {:.2g}",
+                           what, *ctx.rtol, *ctx.atol, need);
+        return false;
+      }
+    }
+    for (const auto& f : folds) {
+      const Node& d = *f.dot;
+      std::string call = ctx.slice(d);
+      // `tl.dot(a, b` + `, acc` + the rest: the accumulator goes right after the second operand.
+      const size_t b_end = ctx.range(d["args"][1]).end - ctx.range(d).begin;
+      call.insert(b_end, ", " + f.acc);
+      ed.replace(ctx.range(*f.stmt), fmt::format("{} = {}", f.acc, call));
+    }
+    out->notes.push_back(fmt::format("accumulate=dot: {} accumulation(s) folded into their tl.dot", folds.size()));
+    return true;
   }
 
   // A pointer parameter's tensor, for the names made after it: "b_ptr" -> "b".
