@@ -209,6 +209,19 @@ def _variant(label, make, first_call_timed, inputs, refs, rtol, atol, timing):
     return _timed_variant(label, build, first_call_timed, rtol, atol, timing)
 
 
+def listed_vendors(harness):
+    """({name: callable}, error): the implementations the harness's vendors() lists, in order
+    ({} when it lists none or has no vendors(); then harness.vendor stands alone), and the
+    error line when vendors() itself failed."""
+    listed = getattr(harness, "vendors", None)
+    if listed is None:
+        return {}, None
+    try:
+        return dict(listed()), None
+    except Exception as exc:
+        return {}, f"vendors(): {type(exc).__name__}: {str(exc).strip()[:300]}"
+
+
 def measure_vendors(harness, measure):
     """The vendor's records of one case: {"vendor": rec}, rec = measure(label, make) of
     harness.vendor; or, where the harness has vendors() ({name: callable} in order, each taking
@@ -216,17 +229,12 @@ def measure_vendors(harness, measure):
     alike and kept under "vendors" ({name: rec}), and "vendor" the fastest verified one's record
     with its "name" (the first's where none verified). measure never raises (but Fatal): a
     backend that fails is recorded as such and the others go on."""
-    listed = getattr(harness, "vendors", None)
-    if listed is None:
-        return {"vendor": measure("vendor", lambda: harness.vendor)}
-    try:
-        impls = dict(listed())
-    except Exception as exc:
-        rec = measure("vendor", lambda: harness.vendor)
-        rec["vendors_error"] = f"vendors(): {type(exc).__name__}: {str(exc).strip()[:300]}"
-        return {"vendor": rec}
+    impls, error = listed_vendors(harness)
     if not impls:
-        return {"vendor": measure("vendor", lambda: harness.vendor)}
+        rec = measure("vendor", lambda: harness.vendor)
+        if error:
+            rec["vendors_error"] = error
+        return {"vendor": rec}
     recs = {name: measure(f"vendor {name}", lambda fn=fn: fn) for name, fn in impls.items()}
     return {"vendor": fastest_vendor(recs), "vendors": recs}
 

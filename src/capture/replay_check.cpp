@@ -95,14 +95,24 @@ ReplayVerdict judgeReplays(const Json& reply, double rtol, double atol) {
           fmt::format("atol widened from {:g} to {:.3g}: {}", atol, widened, seen), widened};
 }
 
-void setTaskAtol(const fs::path& task_file, double value, const std::string& why) {
-  std::string text = readTextFile(task_file, "task file", 1 << 20);
+namespace {
+
+// The `atol = ...` line of a task written by capture (with the newline before it, if any).
+std::smatch atolLine(const std::string& text, const fs::path& task_file) {
   static const std::regex kAtol(R"((^|\n)atol = [^\n]*\n)");
   std::smatch m;
   if (!std::regex_search(text, m, kAtol)) {
     throw UserError(fmt::format("{}: no `atol = ` line in its [check] (not a task written by capture)",
                                 task_file.string()));
   }
+  return m;
+}
+
+}  // namespace
+
+void setTaskAtol(const fs::path& task_file, double value, const std::string& why) {
+  std::string text = readTextFile(task_file, "task file", 1 << 20);
+  const std::smatch m = atolLine(text, task_file);
   const std::string line = fmt::format("{}# {}\natol = {:.6g}\n", m[1].str(), why, value);
   text.replace(static_cast<size_t>(m.position(0)), static_cast<size_t>(m.length(0)), line);
   writeFileAtomic(task_file, text);
@@ -172,11 +182,7 @@ void setTaskOutputAtol(const fs::path& task_file, const std::vector<double>& val
   if (std::regex_search(text, m, kOld)) {
     text.replace(static_cast<size_t>(m.position(0)), static_cast<size_t>(m.length(0)), m[1].str());
   }
-  static const std::regex kAtol(R"((^|\n)atol = [^\n]*\n)");
-  if (!std::regex_search(text, m, kAtol)) {
-    throw UserError(fmt::format("{}: no `atol = ` line in its [check] (not a task written by capture)",
-                                task_file.string()));
-  }
+  m = atolLine(text, task_file);
   std::vector<std::string> items;
   for (double v : values) items.push_back(fmt::format("{:.6g}", v));
   const size_t at = static_cast<size_t>(m.position(0) + m.length(0));

@@ -67,22 +67,11 @@ def _arguments(case, state):
 POISON_MODES = ("outputs", "written")
 
 
-def _poison_value(dtype):
-    import torch
-    if dtype.is_floating_point or dtype.is_complex:
-        return float("nan")
-    if dtype == torch.bool:
-        return None  # no value is not a boolean: booleans are left as saved
-    info = torch.iinfo(dtype)
-    return info.min + 7 if info.min < 0 else info.max - 7
-
-
 _SAME_WIDTH_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
 
 
 def _changed(before, after):
     """Elements whose bits differ between two views of one shape and dtype."""
-    import torch
     if before.dtype.is_complex:
         return _changed(torch.view_as_real(before), torch.view_as_real(after)).any(-1)
     width = before.element_size()
@@ -98,6 +87,9 @@ def poison(inputs, recorded_case, mode):
     launch changed ("written"). Returns `inputs`."""
     if mode not in POISON_MODES:
         return inputs
+    # The worker's poison (the values its guarded allocations hold); None for booleans, which
+    # are left as saved. This harness only runs inside the worker.
+    from tritonforge_worker.runner import _poison_value
     after = _arguments(recorded_case, "after") if mode == "written" else None
     for i in _REPLAY["in_place"]:
         t = inputs[i]
