@@ -87,6 +87,17 @@ int runTransformCommand(TransformFlags& f, const GlobalOptions& global) {
   } else if (status == "skipped") {
     std::fprintf(stderr, "compile check skipped: %s\n", r.compile.value("reason", "").c_str());
   }
+  if (status == "ok" && r.compile.contains("companions")) {
+    for (const auto& c : r.compile["companions"]) {
+      if (c.value("status", "") == "ok") {
+        std::fprintf(stderr, "%s compiled for sm_90: %s shared memory bytes, %s registers\n",
+                     c.value("kernel", "").c_str(), c.value("shared_bytes", nlohmann::json()).dump().c_str(),
+                     c.value("registers", nlohmann::json()).dump().c_str());
+      } else {
+        std::fprintf(stderr, "%s not compiled: %s\n", c.value("kernel", "").c_str(), c.value("reason", "").c_str());
+      }
+    }
+  }
   std::string out_text = f.diff ? unifiedDiff(text, r.outcome.source, f.source, f.output.empty() ? f.source : f.output)
                                 : r.outcome.source;
   if (f.output.empty()) {

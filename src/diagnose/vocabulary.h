@@ -74,7 +74,8 @@ enum class Limiter { kRegisters, kSharedMemory, kBlockSize, kNone, kUnknown };
   X(LauncherGlue, "launcher-glue", kStructural)    \
   X(Prefetch, "prefetch", kStructural)              \
   X(FusedSum, "fused-sum", kStructural)              \
-  X(FusedCast, "fused-cast", kStructural)
+  X(FusedCast, "fused-cast", kStructural)            \
+  X(GluonGemm, "gluon-gemm", kStructural)
 
 // kRetile, kLaunch, ...: one per row of TF_PASS_TABLE, in its order.
 enum class PassName {

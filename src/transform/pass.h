@@ -81,6 +81,22 @@ class PassArgs {
 };
 
 // What became of a pass run.
+// A kernel a pass added beside the one it rewrote (gluon-gemm's @gluon.jit kernel), which the
+// compile check compiles too: its parameters are the rewritten kernel's (same names, same
+// types and constexpr values) plus `types` ("i32"; "tensordesc<fp16[BLOCK_M, BLOCK_K]>", whose
+// block names the kernel's constexprs and whose shared layout the worker takes as Gluon's
+// default for it) and `constexprs`. `config` names a function of the module that gives the
+// rest from the kernel's constexprs (config_args: constexpr names or integers): a tuple whose
+// items set `config_sets` in order (a constexpr, or the option num_warps), or None when the
+// launch would not take the companion for those values (then it is not compiled).
+struct Companion {
+  std::string kernel;
+  std::map<std::string, std::string> types;
+  std::map<std::string, int64_t> constexprs;
+  std::string config;
+  std::vector<std::string> config_args, config_sets;
+};
+
 struct PassOutcome {
   bool applied = false;
   std::string source;                    // the new source text, when applied
@@ -89,6 +105,7 @@ struct PassOutcome {
   // Runtime parameters the pass added or whose type it changed, with their Triton type
   // ("i32", "*fp32"): the compile check uses these over the given signature.
   std::map<std::string, std::string> param_types;
+  std::vector<Companion> companions;
 };
 
 PassOutcome refuse(std::string reason);

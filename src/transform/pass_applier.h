@@ -53,6 +53,7 @@ class TransformPassApplier final : public PassApplier {
   TransformSettings settings_;
   // What the last rewrite added to the kernel's signature (the check compiles with it).
   std::map<std::string, std::string> added_types_;
+  std::vector<Companion> companions_;
   std::map<std::string, nlohmann::json> signature_;
 };
 

@@ -44,7 +44,7 @@ std::vector<std::string> launchers(const ModuleIR& ir, const std::string& kernel
 nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, const std::string& text,
                             const ModuleIR& ir, const std::string& kernel,
                             const std::map<std::string, nlohmann::json>& signature,
-                            const std::map<std::string, std::string>& added) {
+                            const std::map<std::string, std::string>& added, const Companion* companion = nullptr) {
   nlohmann::json check = {{"target", kSm90Target.label()}};
   const Kernel* k = ir.kernel(kernel);
   nlohmann::json sig = nlohmann::json::object(), constexprs = nlohmann::json::object();
@@ -124,7 +124,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
     for (int64_t v : {0, 1}) {
       std::map<std::string, nlohmann::json> fixed = signature;
       fixed[p] = v;
-      nlohmann::json r = compileCheck(worker, original, text, ir, kernel, fixed, added);
+      nlohmann::json r = compileCheck(worker, original, text, ir, kernel, fixed, added, companion);
       if (r.value("status", "") == "ok") {
         if (ok.is_null()) ok = std::move(r);
       } else if (failed.is_null()) {
@@ -144,7 +144,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
     for (size_t i = 1; i < alt.size(); ++i) {
       std::map<std::string, nlohmann::json> fixed = signature;
       fixed[p] = alt[i];
-      nlohmann::json other = compileCheck(worker, original, text, ir, kernel, fixed, added);
+      nlohmann::json other = compileCheck(worker, original, text, ir, kernel, fixed, added, companion);
       if (other.value("status", "") != "ok") return other;
     }
     break;
@@ -167,7 +167,23 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
   for (const auto& [p, t] : sig.items()) req.signature[p] = t.get<std::string>();
   req.constexprs = constexprs;
   for (const auto& [k, v] : options.items()) req.options[k] = v.get<int64_t>();
+  if (companion) {
+    // The kernel the pass added, with the rewritten kernel's parameters and its own.
+    req.kernel = companion->kernel;
+    for (const auto& [p, t] : companion->types) req.signature[p] = t;
+    for (const auto& [p, v] : companion->constexprs) req.constexprs[p] = v;
+    req.options.clear();
+    if (!companion->config.empty()) {
+      req.config = {{"function", companion->config}, {"args", companion->config_args}, {"sets", companion->config_sets}};
+    }
+    check["kernel"] = companion->kernel;
+  }
   CompileReply r = WorkerClient(worker).compile(req);
+  if (r.worker == WorkerReply::Status::kOk && r.status == "skipped") {
+    check["status"] = "skipped";
+    check["reason"] = r.message;
+    return check;
+  }
   check["constexprs"] = constexprs;
   check["options"] = options;
   check["target"] = req.target.label();
@@ -318,6 +334,7 @@ PassApplication TransformPassApplier::rewrite(const PassRequest& request) {
     out.source = std::move(o.source);
     out.notes = std::move(o.notes);
     added_types_ = std::move(o.param_types);
+    companions_ = std::move(o.companions);
     signature_ = ctx.signature;
   } catch (const UserError& e) {
     // Bad parameters from an engine, a source that does not parse: the pass cannot run.
@@ -356,6 +373,19 @@ PassApplication TransformPassApplier::check(const PassRequest& request, PassAppl
   applied.check = compileCheck(worker_, settings_.source_path, applied.source, out_ir, request.kernel, signature_,
                                added_types_);
   std::string status = applied.check.value("status", "");
+  // The kernels the pass added beside it compile too (gluon-gemm's Gluon kernel).
+  for (const Companion& c : companions_) {
+    if (status != "ok") break;
+    nlohmann::json other = compileCheck(worker_, settings_.source_path, applied.source, out_ir, request.kernel,
+                                        signature_, added_types_, &c);
+    applied.check["companions"].push_back(other);
+    std::string st = other.value("status", "");
+    if (st != "ok" && st != "skipped") {
+      applied.check["status"] = st;
+      applied.check["reason"] = fmt::format("{}: {}", c.kernel, other.value("reason", ""));
+      status = st;
+    }
+  }
   if (status != "ok" && status != "skipped") {
     applied.status = PassApplication::Status::kDoesNotCompile;
     applied.message = fmt::format("the result does not compile for sm_90 ({}): {}", status,

@@ -74,6 +74,7 @@ nlohmann::json toJson(const CompileRequest& r) {
   if (!r.search_path.empty()) j["search_path"] = paths(r.search_path);
   if (!r.package.empty()) j["package"] = r.package;
   if (!r.want.empty()) j["want"] = r.want;
+  if (!r.config.is_null()) j["config"] = r.config;
   return j;
 }
 
@@ -114,6 +115,12 @@ CompileReply compileReplyFrom(WorkerReply r) {
   if (r.ok()) {
     out.status = "ok";
     if (r.result.is_object()) out.result = std::move(r.result);
+    // A companion the launch would not take for these values is not compiled (its reason).
+    if (out.result.value("skipped", false)) {
+      out.status = "skipped";
+      out.message = out.result.value("reason", "");
+      return out;
+    }
     if (auto it = out.result.find("shared_bytes"); it != out.result.end() && it->is_number_integer()) {
       out.shared_bytes = it->get<int64_t>();
     }

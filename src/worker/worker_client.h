@@ -109,6 +109,8 @@ struct CompileRequest {
   std::map<std::string, int64_t> options;           // num_warps, num_stages, num_ctas, maxnreg
   Target target = kSm90Target;
   std::vector<std::string> want;                    // "ptx", "sass", "spills"
+  // A Gluon companion's config (transform/pass.h, Companion): {"function", "args", "sets"}, or null.
+  nlohmann::json config;
 };
 
 struct CompileReply {

@@ -542,6 +542,11 @@ CASES = {
     "tensor-cores/block_pointer_loads": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_pointer_advance": (matmul, (100, 136, 72)),
     "tensor-cores/descriptor_loads_tutorial_cdiv": (matmul, (100, 136, 72)),
+    # gluon-gemm on the CPU: the route takes the kernel as written (no CUDA tensor), which must
+    # still compute the same through the rebinding.
+    "gluon-gemm/tutorial_pointer_advance": (matmul, (100, 136, 72)),
+    "gluon-gemm/int8_out_dtype": (int8_gemm, (100, 136, 200)),
+    "gluon-gemm/linear_weight": (linear_either_layout, (100, 136, 72)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),
     "launcher-glue/per_row_scale_in_caller": (same_as_input("launcher-glue/per_row_scale_in_caller",

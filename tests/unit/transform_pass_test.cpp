@@ -81,7 +81,8 @@ TEST(PassRegistry, TheCatalogue) {
                                              "column-loop", "split-k", "persistent", "tensor-cores", "memory-hints",
                                              "vectorize", "exp2", "online-softmax", "causal-split",
                                              "flatten-loops", "relayout", "eviction-hints", "tail-split", "implicit-gemm",
-                                             "split-rows", "warp-specialize", "launcher-glue", "prefetch", "fused-sum", "fused-cast"}));
+                                             "split-rows", "warp-specialize", "launcher-glue", "prefetch", "fused-sum", "fused-cast",
+                                             "gluon-gemm"}));
   EXPECT_EQ(findPass("unroll"), nullptr);
 }
 
