@@ -282,6 +282,13 @@ class RuleEngine final : public ReasoningEngine {
       // persistent tile loop: kept only when the measurement says so.
       addPass(in, out, f, PassName::kWarpSpecialize,
               "producer warps issue the TMA loads, consumer warps the MMAs: the loads overlap the math");
+      // What `tl` cannot express in Triton 3.6: the GEMM lowered to Gluon (a TMA loader warp,
+      // an mbarrier ring, async wgmma with one MMA in flight, persistent grouped tiles). By
+      // hand on the H200 (fp8 8192x8192x4096, 2026-12-06): 0.97 of torch._scaled_mm, where the
+      // best `tl` form reached 0.69. The route keeps the kernel as written for calls it does
+      // not fit, and the launch's tiles stay the search's to tune.
+      addPass(in, out, f, PassName::kGluonGemm,
+              "the GEMM lowered to Gluon: a TMA loader warp feeds asynchronous wgmma through an mbarrier ring");
       causalSplit();
     } else if (k == K::kComputeBound) {
       // Without a dot the math is elementwise: more independent work per program and more

@@ -135,7 +135,7 @@ TEST_F(RuleEngineTest, EachFindingKindHasItsMove) {
 
 // Grouped order, TMA descriptor loads, then a persistent kernel (in that order, so that the
 // persistent proposal stacks on a descriptor base when the loads win): one program per SM,
-// flatten and warp_specialize left to the loop's variants.
+// flatten and warp_specialize left to the loop's variants; then the Gluon lowering.
 TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpSpecialization) {
   EngineDiagnosis d{"mm", Bottleneck::kComputeBound, {}};
   d.findings.push_back(finding(FindingKind::kComputeBound).findings[0]);
@@ -151,8 +151,9 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpS
     EXPECT_EQ(p.kernel, "mm");
   }
   EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "tensor-cores", "persistent",
-                                             "warp-specialize", "causal-split", "relayout"}));
+                                             "warp-specialize", "gluon-gemm", "causal-split", "relayout"}));
   EXPECT_EQ(passes.at("warp-specialize"), nlohmann::json::object());
+  EXPECT_EQ(passes.at("gluon-gemm"), nlohmann::json::object());
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
   // Two tensor-cores rewrites, each its own proposal (one's refusal never drops the other).
   EXPECT_EQ(tensor_cores, (std::vector<nlohmann::json>{{{"loads", "descriptor"}}, {{"accumulate", "dot"}}}));

@@ -136,6 +136,9 @@ class GluonGemmPass : public Pass {
     }
     if (!ctx.kernel->heuristics.empty()) return refuse(fmt::format("{} has @triton.heuristics", k));
     if (ctx.kernel->home) return refuse(fmt::format("{} is imported: the lowering rewrites this file's kernels", k));
+    if (ctx.ir->functions.count("_" + k + "_gluon_launch") || ctx.ir->module_assignments.count(k)) {
+      return refuse(fmt::format("{} is lowered already (or rebound at module level)", k));
+    }
     if (ctx.hasReturn(true)) return refuse(fmt::format("{} returns early (a persistent program would stop)", k));
     for (size_t i = 0; i < ctx.body().size(); ++i) {
       const Node& st = ctx.body()[i];
