@@ -8,6 +8,7 @@ when asked, the texts themselves (ptx, sass, ttgir) for the C++ side to analyse.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -149,15 +150,29 @@ def op_compile(args):
 
     stubbed = stub_torch_if_missing()
     module = load_module_from_path(args["path"], args.get("module_name"), args.get("search_path"), args.get("package"))
-    fn = find_jit_function(module, args["kernel"])
+    gluon_fn = _gluon_function(module, args["kernel"])
+    fn = gluon_fn or find_jit_function(module, args["kernel"])
     constexprs = dict(args.get("constexprs") or {})
-    signature = _parse_signature(fn, args.get("signature") or {}, constexprs)
-    attrs = _attrs(fn, signature, args.get("attrs"))
     options = dict(args.get("options") or {})
+    signature = dict(args.get("signature") or {})
+    if args.get("config"):
+        skipped = _apply_config(module, args["config"], constexprs, options)
+        if skipped:
+            return {"skipped": True, "reason": skipped}
+    if gluon_fn is not None:
+        signature = {name: _gluon_descriptor_type(ty, constexprs) for name, ty in signature.items()}
+    signature = _parse_signature(fn, signature, constexprs)
+    attrs = _attrs(fn, signature, args.get("attrs"))
     target = _parse_target(args.get("target") or {})
     t0 = time.time()
     try:
-        src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+        if gluon_fn is not None:
+            from triton.experimental.gluon._runtime import GluonASTSource
+            names = list(fn.arg_names)
+            keyed = {(names.index(k),): v for k, v in constexprs.items() if k in names}
+            src = GluonASTSource(fn, signature, keyed, attrs)
+        else:
+            src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
         kernel = triton.compile(src, target=target, options=options)
     except Exception as exc:
         kind = classify_compile_error(exc)
@@ -165,6 +180,57 @@ def op_compile(args):
         raise
     seconds = time.time() - t0
     return describe_compiled(kernel, seconds, args.get("want") or [], target.arch, torch_stubbed=stubbed)
+
+
+def _gluon_function(module, name):
+    """The module's @gluon.jit function `name`, or None (no such function, or no Gluon)."""
+    try:
+        from triton.experimental.gluon._runtime import GluonJITFunction
+    except ImportError:
+        return None
+    obj = getattr(module, name, None)
+    return obj if isinstance(obj, GluonJITFunction) else None
+
+
+def _apply_config(module, config, constexprs, options):
+    """Sets the constexprs / num_warps a module function gives from the kernel's constexprs
+    (a companion's config, transform/pass.h); returns why it is not compiled, or None."""
+    fn = getattr(module, config["function"], None)
+    if not callable(fn):
+        raise LookupError(f"the module has no function {config['function']}")
+    values = []
+    for a in config.get("args") or []:
+        a = str(a)
+        values.append(int(a) if a.lstrip("-").isdigit() else constexprs[a])
+    got = fn(*values)
+    if got is None:
+        return f"{config['function']}{tuple(values)} is None: those tiles launch the kernel as written"
+    for name, value in zip(config.get("sets") or [], got):
+        if name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+            options[name] = int(value)
+        else:
+            constexprs[name] = int(value)
+    return None
+
+
+def _gluon_descriptor_type(ty, constexprs):
+    """"tensordesc<fp16[BLOCK_M, BLOCK_K]>" -> the same with its block resolved from the
+    constexprs and Gluon's default shared layout for it, as the launch builds it."""
+    m = re.fullmatch(r"tensordesc<(\w+)\[([^\]]*)\]>", ty) if isinstance(ty, str) else None
+    if not m:
+        return ty
+    from triton.experimental.gluon import language as gl
+    elem = m.group(1)
+    types = {"fp16": gl.float16, "bf16": gl.bfloat16, "fp8e4nv": gl.float8e4nv, "fp8e5": gl.float8e5,
+             "i8": gl.int8, "fp32": gl.float32}
+    if elem not in types:
+        raise ValueError(f"a tensor descriptor of {elem}: Gluon's wgmma takes {', '.join(types)}")
+    dims = []
+    for d in m.group(2).split(","):
+        d = d.strip()
+        dims.append(int(d) if d.isdigit() else int(constexprs[d]))
+    layout = gl.NVMMASharedLayout.get_default_for(dims, types[elem])
+    return f"tensordesc<{elem}[{', '.join(map(str, dims))}],{layout!r}>"
 
 
 def classify_compile_error(exc):

@@ -265,7 +265,11 @@ class GluonGemmPass : public Pass {
         "{} now routes each launch: the Gluon kernel _{}_gluon where the call fits it (a Hopper GPU, operands "
         "TMA and wgmma take), the kernel as written otherwise",
         k, k));
-    if (type) out.companions.push_back(e.companion());
+    if (type) {
+      out.companions.push_back(e.companion(true));
+      // 16-bit B may come N-major too: wgmma reads it transposed from shared memory.
+      if (type->bytes == 2) out.companions.push_back(e.companion(false));
+    }
     return out;
   }
 
@@ -398,15 +402,17 @@ class GluonGemmPass : public Pass {
     std::string k, gl_kernel, pid[3];
     std::vector<std::string> params, names;  // the kernel's parameters as written; their names
 
-    Companion companion() const {
+    // The Gluon kernel as the launch takes it for a K-major B (the layout fp8, int8 and tf32
+    // need) or an N-major one.
+    Companion companion(bool b_kmajor) const {
       Companion c;
       c.kernel = gl_kernel;
       c.types["GRID_0"] = c.types["GRID_1"] = c.types["GRID_2"] = "i32";
       c.types["a_desc"] = fmt::format("tensordesc<{}[{}, {}]>", type->desc, A.tile[0], A.tile[1]);
-      // B as the launch builds it for a K-major B (the layout fp8, int8 and tf32 need).
-      c.types["b_desc"] = fmt::format("tensordesc<{}[{}, {}]>", type->desc, B.tile[1], B.tile[0]);
+      c.types["b_desc"] = b_kmajor ? fmt::format("tensordesc<{}[{}, {}]>", type->desc, B.tile[1], B.tile[0])
+                                   : fmt::format("tensordesc<{}[{}, {}]>", type->desc, B.tile[0], B.tile[1]);
       c.constexprs["GROUP"] = group;
-      c.constexprs["B_KMAJOR"] = 1;
+      c.constexprs["B_KMAJOR"] = b_kmajor ? 1 : 0;
       c.config = "_" + k + "_gluon_config";
       c.config_args = {A.tile[0], B.tile[1], A.tile[1], std::to_string(type->bytes)};
       c.config_sets = {"STAGES", "num_warps"};
