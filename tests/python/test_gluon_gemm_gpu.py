@@ -107,3 +107,19 @@ def test_a_column_major_runs_the_kernel_as_written():
     torch.cuda.synchronize()
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)
     assert taken == [False], taken
+
+
+@pytest.mark.parametrize("shape", [(256, 256, 256), (300, 136, 520)])
+def test_batched_gemm_3d_descriptors(shape):
+    torch = hopper()
+    M, N, K = shape
+    mod = load("batched_3d_descriptors")
+    taken = counting(mod, "_bmm_kernel_gluon_launch")
+    g = torch.Generator(device="cuda").manual_seed(4)
+    a = torch.randn(3, M, K, device="cuda", dtype=torch.float16, generator=g)
+    for b in (torch.randn(3, K, N, device="cuda", dtype=torch.float16, generator=g),
+              torch.randn(3, N, K, device="cuda", dtype=torch.float16, generator=g).transpose(1, 2)):
+        c = mod.bmm(a, b)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)
+    assert taken == [True, True], taken

@@ -56,6 +56,16 @@ def matmul_both_layouts(mod, M, N, K):
     return ok
 
 
+def bmm(mod, M, N, K, batch=3):
+    """Batched: A (batch, M, K), B (batch, K, N) and (batch, N, K) transposed."""
+    a = torch.randn(batch, M, K, generator=gen).half()
+    ok = True
+    for b in (torch.randn(batch, K, N, generator=gen).half(), torch.randn(batch, N, K, generator=gen).half().transpose(1, 2)):
+        ref = a.float() @ b.float()
+        ok = ok and close(mod.bmm(a, b), ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
+    return ok
+
+
 def int8_gemm(mod, M, N, K):
     """Exact: integer products summed in int32, whatever the order."""
     a = torch.randint(-128, 128, (M, K), generator=gen, dtype=torch.int8)
@@ -547,6 +557,7 @@ CASES = {
     "gluon-gemm/tutorial_pointer_advance": (matmul, (100, 136, 72)),
     "gluon-gemm/int8_out_dtype": (int8_gemm, (100, 136, 200)),
     "gluon-gemm/linear_weight": (linear_either_layout, (100, 136, 72)),
+    "gluon-gemm/batched_3d_descriptors": (bmm, (100, 136, 72)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),
     "launcher-glue/per_row_scale_in_caller": (same_as_input("launcher-glue/per_row_scale_in_caller",

@@ -214,12 +214,13 @@ class GluonGemmPass : public Pass {
     // The launch builds the descriptors from the values it passes: the kernel must read them as
     // passed (a batched kernel's `a_ptr += batch * stride_ab` moves the base, for one).
     std::map<std::string, int> stores = storeCounts(ctx.body());
+    BatchMove batch[2];
+    for (int i = 0; i < 2; ++i) {
+      const TileAccess* t = i == 0 ? &A : &B;
+      if (!stores.count(t->base)) continue;
+      if (!matchBatchMove(ctx, loop, t->base, stores, &batch[i], &why)) return refuse(why);
+    }
     for (const TileAccess* t : {&A, &B}) {
-      if (stores.count(t->base)) {
-        return refuse(fmt::format("the kernel moves the pointer {} before its loads (a batch offset?): the launch's "
-                                  "descriptor starts where the tensor does",
-                                  t->base));
-      }
       for (int d = 0; d < 2; ++d) {
         for (const std::string& text : {t->stride[d], t->extent[d], t->tile[d]}) {
           for (const auto& id : identifiers(text)) {
@@ -253,7 +254,7 @@ class GluonGemmPass : public Pass {
       if (mentionsName(*kern.def, k)) return refuse(fmt::format("{} is used by the @triton.jit function {}", k, kern.name));
     }
 
-    Emit e{ctx, loop, A, B, acc, type, 8, 0, 0, "", "", "", {}, {}, {}};
+    Emit e{ctx, loop, A, B, acc, type, {batch[0], batch[1]}, 8, 0, 0, "", "", "", {}, {}, {}};
     e.group = static_cast<int>(args.integer("group"));
     e.stages = stages;
     e.warps = warps;
@@ -285,6 +286,56 @@ class GluonGemmPass : public Pass {
     std::string name;
     bool precision_ok = true;
   };
+
+  // A batched GEMM's `a_ptr += batch * stride_ab` (or `a_ptr = a_ptr + ...`) at the top of the
+  // body, `batch` a program id: the launch gives that operand a 3-D descriptor whose first
+  // dimension is the batch (its extent the grid's along that axis, its stride the one the
+  // kernel multiplies by), and the loader takes the batch coordinate from the program id.
+  struct BatchMove {
+    const Node* stmt = nullptr;
+    const Node* index_node = nullptr;
+    std::string index;   // the program id's name (or the tl.program_id call) as the kernel writes it
+    std::string stride;  // a kernel parameter
+    int axis = -1;
+  };
+
+  static bool matchBatchMove(const PassContext& ctx, const Node& loop, const std::string& base,
+                             const std::map<std::string, int>& stores, BatchMove* out, std::string* why) {
+    *why = fmt::format("the kernel moves the pointer {} other than once, before the K loop, by `program id * "
+                       "stride` (a batch offset the launch can give its descriptor)",
+                       base);
+    if (stores.at(base) != 1) return false;
+    const Node* offset = nullptr;
+    for (const auto& st : ctx.body()) {
+      if (ctx.range(st).begin >= ctx.range(loop).begin) break;
+      if (assignedName(st) != base) continue;
+      if (isType(st, "AugAssign") && isType(st["op"], "Add")) {
+        offset = &st["value"];
+      } else if (isType(st, "Assign") && isType(st["value"], "BinOp") && isType(st["value"]["op"], "Add") &&
+                 isType(st["value"]["left"], "Name") && st["value"]["left"]["id"] == base) {
+        offset = &st["value"]["right"];
+      }
+      out->stmt = &st;
+    }
+    if (!offset || !isType(*offset, "BinOp") || !isType((*offset)["op"], "Mult")) return false;
+    for (auto [idx, str] : {std::pair{"left", "right"}, std::pair{"right", "left"}}) {
+      const Node& i = (*offset)[idx];
+      const Node& st = (*offset)[str];
+      if (!isType(st, "Name") || !ctx.kernel->param(st["id"].get<std::string>()) || stores.count(st["id"])) continue;
+      const Node* call = &i;
+      if (isType(i, "Name")) call = boundOnce(ctx, i["id"].get<std::string>(), ctx.range(*out->stmt).begin);
+      if (!call || !ctx.isTlCall(*call, "program_id")) continue;
+      const Node* axis = (*call)["args"].empty() ? keywordArg(*call, "axis") : &(*call)["args"][0];
+      auto d = axis ? intLiteral(*axis) : std::nullopt;
+      if (!d || *d < 0 || *d > 2) continue;
+      out->index = ctx.slice(i);
+      out->index_node = &i;
+      out->stride = st["id"].get<std::string>();
+      out->axis = static_cast<int>(*d);
+      return true;
+    }
+    return false;
+  }
 
   static bool isSimpleName(const std::string& s) { return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z_0-9]*")); }
 
@@ -402,6 +453,7 @@ class GluonGemmPass : public Pass {
     const TileAccess& B;
     const Accumulation& acc;
     const OperandType* type;
+    BatchMove batch[2];  // A's and B's batch offsets (axis -1: none)
     int group = 8, stages = 0, warps = 0;
     std::string torch;
     std::string k, gl_kernel, pid[3];
@@ -413,9 +465,11 @@ class GluonGemmPass : public Pass {
       Companion c;
       c.kernel = gl_kernel;
       c.types["GRID_0"] = c.types["GRID_1"] = c.types["GRID_2"] = "i32";
-      c.types["a_desc"] = fmt::format("tensordesc<{}[{}, {}]>", type->desc, A.tile[0], A.tile[1]);
-      c.types["b_desc"] = b_kmajor ? fmt::format("tensordesc<{}[{}, {}]>", type->desc, B.tile[1], B.tile[0])
-                                   : fmt::format("tensordesc<{}[{}, {}]>", type->desc, B.tile[0], B.tile[1]);
+      auto desc = [&](int i, const std::string& d0, const std::string& d1) {
+        return fmt::format("tensordesc<{}[{}{}, {}]>", type->desc, batch[i].axis >= 0 ? "1, " : "", d0, d1);
+      };
+      c.types["a_desc"] = desc(0, A.tile[0], A.tile[1]);
+      c.types["b_desc"] = b_kmajor ? desc(1, B.tile[1], B.tile[0]) : desc(1, B.tile[0], B.tile[1]);
       c.constexprs["GROUP"] = group;
       c.constexprs["B_KMAJOR"] = b_kmajor ? 1 : 0;
       c.config = "_" + k + "_gluon_config";
@@ -423,6 +477,8 @@ class GluonGemmPass : public Pass {
       c.config_sets = {"STAGES", "num_warps"};
       return c;
     }
+
+    std::string batchIndex(int i, const TextEdits& edits) const { return sliceWith(ctx, *batch[i].index_node, edits); }
 
     // Text of the top-level statements in [from, to) (byte offsets of whole lines) with the
     // edits, re-indented to `indent`.
@@ -582,7 +638,7 @@ class GluonGemmPass : public Pass {
       // Offsets the loader issues its copies at.
       std::string a0 = A.offset[0], a1 = A.offset[1], b0 = B.offset[0], b1 = B.offset[1];
       std::set<std::string> seed;
-      for (const auto& t : {a0, a1, b0, b1}) {
+      for (const auto& t : {a0, a1, b0, b1, batch[0].index, batch[1].index}) {
         for (const auto& id : identifiers(t)) seed.insert(id);
       }
       for (const auto& arg : loop["iter"]["args"]) {
@@ -609,7 +665,12 @@ class GluonGemmPass : public Pass {
         body_epi = region(from, to, edits, i3);
       }
       std::string header = loopHeader(edits);
-      auto dims = [](const std::string& d0, const std::string& d1) { return fmt::format("[{}, {}]", d0, d1); };
+      // A copy's coordinates: the batch's first for a 3-D descriptor (its index as the loader
+      // computes it: a program id taken from the tile).
+      auto coords = [&](int i, const std::string& d0, const std::string& d1) {
+        if (batch[i].axis < 0) return fmt::format("[{}, {}]", d0, d1);
+        return fmt::format("[{}, {}, {}]", batchIndex(i, edits), d0, d1);
+      };
       std::string tiles = fmt::format("tile, GRID_0, GRID_1, GRID_2, GROUP");
       // A partition's or the kernel's definition: `def name(first..., GRID..., the kernel's parameters):`.
       auto def = [&](const std::string& name, std::vector<std::string> first) {
@@ -657,11 +718,11 @@ class GluonGemmPass : public Pass {
       s += i4 + "s = it % STAGES\n";
       s += i4 + "_mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)\n";
       s += i4 + "_mbarrier.expect(ready.index(s), NBYTES)\n";
-      s += i4 + fmt::format("_tma.async_copy_global_to_shared(a_desc, {}, ready.index(s), a_s.index(s))\n", dims(a0, a1));
+      s += i4 + fmt::format("_tma.async_copy_global_to_shared(a_desc, {}, ready.index(s), a_s.index(s))\n", coords(0, a0, a1));
       s += i4 + "if B_KMAJOR:\n";
-      s += i5 + fmt::format("_tma.async_copy_global_to_shared(b_desc, {}, ready.index(s), b_s.index(s))\n", dims(b1, b0));
+      s += i5 + fmt::format("_tma.async_copy_global_to_shared(b_desc, {}, ready.index(s), b_s.index(s))\n", coords(1, b1, b0));
       s += i4 + "else:\n";
-      s += i5 + fmt::format("_tma.async_copy_global_to_shared(b_desc, {}, ready.index(s), b_s.index(s))\n", dims(b0, b1));
+      s += i5 + fmt::format("_tma.async_copy_global_to_shared(b_desc, {}, ready.index(s), b_s.index(s))\n", coords(1, b0, b1));
       s += i4 + "it += 1\n\n";
       // the MMA partition
       s += def(gl_kernel + "_mma", {"a_s", "b_s", "ready", "empty"});
@@ -679,10 +740,16 @@ class GluonGemmPass : public Pass {
       s += i3 + header + "\n";
       s += i4 + "s = it % STAGES\n";
       s += i4 + "_mbarrier.wait(ready.index(s), (it // STAGES) & 1)\n";
+      // A batched operand's stage is [1, rows, cols]: the MMA reads it as [rows, cols].
+      auto stage = [&](int i) {
+        const char* x = i == 0 ? "a_s" : "b_s";
+        return batch[i].axis < 0 ? fmt::format("{}.index(s)", x)
+                                 : fmt::format("{0}.index(s).reshape([{0}.type.shape[2], {0}.type.shape[3]])", x);
+      };
       s += i4 + "if B_KMAJOR:\n";
-      s += i5 + fmt::format("{0} = _wgmma(a_s.index(s), b_s.index(s).permute((1, 0)), {0}, is_async=True)\n", acc.name);
+      s += i5 + fmt::format("{0} = _wgmma({1}, {2}.permute((1, 0)), {0}, is_async=True)\n", acc.name, stage(0), stage(1));
       s += i4 + "else:\n";
-      s += i5 + fmt::format("{0} = _wgmma(a_s.index(s), b_s.index(s), {0}, is_async=True)\n", acc.name);
+      s += i5 + fmt::format("{0} = _wgmma({1}, {2}, {0}, is_async=True)\n", acc.name, stage(0), stage(1));
       s += i4 + fmt::format("{0}, _, _ = _wgmma_wait(num_outstanding=1, deps=({0}, a_s.index(s), b_s.index(s)))\n",
                             acc.name);
       s += i4 + "# the stage the previous MMA read is free\n";
@@ -696,10 +763,12 @@ class GluonGemmPass : public Pass {
       s += "\n";
       // the kernel: shared memory, barriers, the fork
       s += def(gl_kernel, {"a_desc", "b_desc", "STAGES: _gl.constexpr"});
-      for (const char* x : {"a", "b"}) {
-        s += i2 + fmt::format("{0}_s = _gl.allocate_shared_memory({0}_desc.dtype, [STAGES, {0}_desc.block_type.shape[0], "
-                              "{0}_desc.block_type.shape[1]],\n",
-                              x);
+      for (int i = 0; i < 2; ++i) {
+        const char* x = i == 0 ? "a" : "b";
+        std::string block = batch[i].axis < 0
+                                ? fmt::format("{0}_desc.block_type.shape[0], {0}_desc.block_type.shape[1]", x)
+                                : fmt::format("1, {0}_desc.block_type.shape[1], {0}_desc.block_type.shape[2]", x);
+        s += i2 + fmt::format("{0}_s = _gl.allocate_shared_memory({0}_desc.dtype, [STAGES, {1}],\n", x, block);
         s += i2 + fmt::format("                                  {}_desc.layout)\n", x);
       }
       s += i2 + "ready = _gl.allocate_shared_memory(_gl.int64, [STAGES, 1], _mbarrier.MBarrierLayout())\n";
@@ -798,15 +867,29 @@ class GluonGemmPass : public Pass {
       s += i1 + "tiles = grid[0] * grid[1] * grid[2]\n";
       s += i1 + "if tiles <= 0:\n";
       s += i2 + "return False\n";
+      // The descriptors: 2-D over the extents the masks give, or 3-D for a batched operand (the
+      // batch first: its extent the grid's along the program id, its stride the kernel's).
+      auto descriptor = [&](int i, const std::string& x, const std::string& e0, const std::string& e1,
+                            const std::string& row, const std::string& block) {
+        const BatchMove& m = batch[i];
+        std::string shape = m.axis < 0 ? fmt::format("[{}, {}]", e0, e1) : fmt::format("[grid[{}], {}, {}]", m.axis, e0, e1);
+        std::string strides = m.axis < 0 ? fmt::format("[{}, 1]", row) : fmt::format("[{}, {}, 1]", m.stride, row);
+        std::string blk = m.axis < 0 ? block : "[1, " + block.substr(1);
+        return fmt::format("{0}_desc = _TensorDescriptor({0}, {1}, {2}, {3},\n{4}                           "
+                           "_gl.NVMMASharedLayout.get_default_for({3}, dt))\n",
+                           x, shape, strides, blk, i == 0 ? i1 : i2);
+      };
+      for (int i = 0; i < 2; ++i) {
+        if (batch[i].axis < 0) continue;
+        s += i1 + fmt::format("if {0} <= 0 or ({0} * es) % 16:  # TMA's strides: positive, multiples of 16 bytes\n", batch[i].stride);
+        s += i2 + "return False\n";
+      }
       s += i1 + "dt = types[a.dtype]\n";
-      s += i1 + fmt::format("a_desc = _TensorDescriptor(a, [{}, {}], [{}, 1], [bm, bk],\n", A.extent[0], A.extent[1], a_row);
-      s += i1 + "                           _gl.NVMMASharedLayout.get_default_for([bm, bk], dt))\n";
+      s += i1 + descriptor(0, "a", A.extent[0], A.extent[1], a_row, "[bm, bk]");
       s += i1 + "if b_kmajor:\n";
-      s += i2 + fmt::format("b_desc = _TensorDescriptor(b, [{}, {}], [{}, 1], [bn, bk],\n", B.extent[1], B.extent[0], b_n);
-      s += i2 + "                           _gl.NVMMASharedLayout.get_default_for([bn, bk], dt))\n";
+      s += i2 + descriptor(1, "b", B.extent[1], B.extent[0], b_n, "[bn, bk]");
       s += i1 + "else:\n";
-      s += i2 + fmt::format("b_desc = _TensorDescriptor(b, [{}, {}], [{}, 1], [bk, bn],\n", B.extent[0], B.extent[1], b_k);
-      s += i2 + "                           _gl.NVMMASharedLayout.get_default_for([bk, bn], dt))\n";
+      s += i2 + descriptor(1, "b", B.extent[0], B.extent[1], b_k, "[bk, bn]");
       s += i1 + fmt::format("sms = _{}_GLUON_SMS.get(a.device.index)\n", k);
       s += i1 + "if sms is None:\n";
       s += i2 + fmt::format("sms = _{}_GLUON_SMS[a.device.index] = {}.cuda.get_device_properties(a.device).multi_processor_count\n",

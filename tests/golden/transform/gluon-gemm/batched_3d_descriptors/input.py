@@ -37,10 +37,10 @@ def bmm(a, b):
     batch, M, K = a.shape
     N = b.shape[2]
     c = torch.empty((batch, M, N), device=a.device, dtype=torch.float16)
-    grid = (triton.cdiv(M, 32), triton.cdiv(N, 32), batch)
+    grid = (triton.cdiv(M, 128), triton.cdiv(N, 128), batch)
     bmm_kernel[grid](a, b, c, M, N, K,
                      a.stride(0), a.stride(1), a.stride(2),
                      b.stride(0), b.stride(1), b.stride(2),
                      c.stride(0), c.stride(1), c.stride(2),
-                     BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+                     BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
     return c
