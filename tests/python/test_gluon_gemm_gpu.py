@@ -93,7 +93,8 @@ def test_fp8_scaled_gemm(shape):
     torch.cuda.synchronize()
     ref = (a.float() @ b.float().T) * 0.5
     torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=1e-1)
-    assert taken == [True], taken
+    # fp8 rows of K bytes: TMA takes them 16-byte aligned only (K=520: the kernel as written).
+    assert taken == [K % 16 == 0], taken
 
 
 def test_a_column_major_runs_the_kernel_as_written():
@@ -109,16 +110,18 @@ def test_a_column_major_runs_the_kernel_as_written():
     assert taken == [False], taken
 
 
-@pytest.mark.parametrize("shape", [(256, 256, 256), (300, 136, 520)])
+# (8, 1024, 1024, 256): 512 tiles of 128x128, several per persistent program, each starting
+# from the pointers as passed (a batch offset carried into the next tile was wrong there).
+@pytest.mark.parametrize("shape", [(3, 256, 256, 256), (3, 300, 136, 520), (8, 1024, 1024, 256)])
 def test_batched_gemm_3d_descriptors(shape):
     torch = hopper()
-    M, N, K = shape
+    batch, M, N, K = shape
     mod = load("batched_3d_descriptors")
     taken = counting(mod, "_bmm_kernel_gluon_launch")
     g = torch.Generator(device="cuda").manual_seed(4)
-    a = torch.randn(3, M, K, device="cuda", dtype=torch.float16, generator=g)
-    for b in (torch.randn(3, K, N, device="cuda", dtype=torch.float16, generator=g),
-              torch.randn(3, N, K, device="cuda", dtype=torch.float16, generator=g).transpose(1, 2)):
+    a = torch.randn(batch, M, K, device="cuda", dtype=torch.float16, generator=g)
+    for b in (torch.randn(batch, K, N, device="cuda", dtype=torch.float16, generator=g),
+              torch.randn(batch, N, K, device="cuda", dtype=torch.float16, generator=g).transpose(1, 2)):
         c = mod.bmm(a, b)
         torch.cuda.synchronize()
         torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)

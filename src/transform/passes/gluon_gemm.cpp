@@ -665,6 +665,12 @@ class GluonGemmPass : public Pass {
         body_epi = region(from, to, edits, i3);
       }
       std::string header = loopHeader(edits);
+      // A name the carried statements rebind (a batched kernel's `c_ptr += batch * stride_cb`)
+      // starts every tile from the value it had on entry, not from the last tile's.
+      LoopEntryValues entry = loopEntryValues(ctx, 0);
+      std::string saved, reset;
+      for (const auto& l : entry.saved) saved += i2 + l + "\n";
+      for (const auto& l : entry.reset) reset += i3 + l + "\n";
       // A copy's coordinates: the batch's first for a 3-D descriptor (its index as the loader
       // computes it: a program id taken from the tile).
       auto coords = [&](int i, const std::string& d0, const std::string& d1) {
@@ -710,7 +716,9 @@ class GluonGemmPass : public Pass {
       s += i2 + "STAGES: _gl.constexpr = a_s.type.shape[0]\n";
       s += i2 + "NBYTES: _gl.constexpr = a_desc.block_type.nbytes + b_desc.block_type.nbytes\n";
       s += i2 + "it = 0\n";
+      s += saved;
       s += i2 + "for tile in range(_gl.program_id(0), GRID_0 * GRID_1 * GRID_2, _gl.num_programs(0)):\n";
+      s += reset;
       s += i3 + fmt::format("{} = {}_tile({})\n", pids, gl_kernel, tiles);
       s += statements(pro, edits, i3);
       s += i3 + header + "\n";
@@ -733,7 +741,9 @@ class GluonGemmPass : public Pass {
                             B.tile[1]);
       s += i2 + "EPILOGUE: _gl.constexpr = _gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])\n";
       s += i2 + "it = 0\n";
+      s += saved;
       s += i2 + "for tile in range(_gl.program_id(0), GRID_0 * GRID_1 * GRID_2, _gl.num_programs(0)):\n";
+      s += reset;
       s += i3 + fmt::format("{} = {}_tile({})\n", pids, gl_kernel, tiles);
       s += body_pro;
       s += i3 + "kt = 0\n";

@@ -66,7 +66,13 @@ if _gluon is not None:
         STAGES: _gl.constexpr = a_s.type.shape[0]
         NBYTES: _gl.constexpr = a_desc.block_type.nbytes + b_desc.block_type.nbytes
         it = 0
+        a_ptr_in = a_ptr
+        b_ptr_in = b_ptr
+        c_ptr_in = c_ptr
         for tile in range(_gl.program_id(0), GRID_0 * GRID_1 * GRID_2, _gl.num_programs(0)):
+            a_ptr = a_ptr_in
+            b_ptr = b_ptr_in
+            c_ptr = c_ptr_in
             pid_0, pid_1, pid_2 = _bmm_kernel_gluon_tile(tile, GRID_0, GRID_1, GRID_2, GROUP)
             pid_m = pid_0
             pid_n = pid_1
@@ -94,7 +100,13 @@ if _gluon is not None:
                                                      instr_shape=[16, BLOCK_N, 256 // a_s.dtype.primitive_bitwidth])
         EPILOGUE: _gl.constexpr = _gl.BlockedLayout([1, 8], [4, 8], [WARPS, 1], [1, 0])
         it = 0
+        a_ptr_in = a_ptr
+        b_ptr_in = b_ptr
+        c_ptr_in = c_ptr
         for tile in range(_gl.program_id(0), GRID_0 * GRID_1 * GRID_2, _gl.num_programs(0)):
+            a_ptr = a_ptr_in
+            b_ptr = b_ptr_in
+            c_ptr = c_ptr_in
             pid_0, pid_1, pid_2 = _bmm_kernel_gluon_tile(tile, GRID_0, GRID_1, GRID_2, GROUP)
             pid_m = pid_0
             pid_n = pid_1
