@@ -30,7 +30,12 @@
 // blocked layout first). The K loop is replaced: its body may hold only the two operand loads
 // (tile_access.h's forms: bounds masks, other=0, which TMA's zero padding reproduces), the
 // accumulation `acc += tl.dot(a, b)` (or `acc = tl.dot(a, b, acc)`) and index arithmetic
-// nothing after the loop reads.
+// nothing after the loop reads. Names the carried statements rebind start every tile from
+// their values on entry. A batched GEMM's `a_ptr += batch * stride_ab` (batch a program id)
+// gives that operand a 3-D descriptor, the batch first.
+//
+// Measured on an H100 (docs/measurements.md, 2026-12-07): fp8 1.00 and fp16 0.995 of cuBLAS
+// at 128x256 tiles, int8 1.22x torch._int_mm at 128x128x128.
 //
 // fp8 operands accumulate in the tensor cores' running sum (about 14 bits), as
 // tensor-cores:accumulate=dot: the task's tolerances must allow it. fp32 operands run as tf32,
@@ -243,7 +248,6 @@ class GluonGemmPass : public Pass {
       }
     }
     // Program ids, the launch, the kernel's name.
-    std::string why_sites;
     for (const LaunchSite* site : ctx.sites) {
       if (site->function.empty()) return refuse("the kernel is launched at module level");
       if (site->has_starred) return refuse("a launch passes *args or **kwargs");
@@ -806,7 +810,6 @@ class GluonGemmPass : public Pass {
     std::string launchHelper() const {
       const std::string i1 = kIndent, i2 = std::string(kIndent) + kIndent;
       const std::string a = A.base, b = B.base;
-      auto stride = [](const std::string& s) { return s; };
       std::string s;
       // dtypes wgmma takes
       std::string dtypes;
@@ -851,7 +854,7 @@ class GluonGemmPass : public Pass {
       s += i2 + "return False\n";
       s += i1 + "es = a.element_size()\n";
       // A: rows along K.
-      std::string a_row = stride(A.stride[0]), a_k = stride(A.stride[1]);
+      std::string a_row = A.stride[0], a_k = A.stride[1];
       s += i1 + fmt::format("if {} != 1 or ({} * es) % 16 or a.data_ptr() % 16 or b.data_ptr() % 16:\n", a_k, a_row);
       s += i2 + "return False\n";
       std::string b_k = B.stride[0], b_n = B.stride[1];
