@@ -576,7 +576,10 @@ void setTunable(SourceEditor& ed, const Tunable& t, int64_t value) {
 namespace tf {
 
 std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits) {
-  Range whole = ctx.range(n);
+  return sliceWith(ctx, ctx.range(n), edits);
+}
+
+std::string sliceWith(const PassContext& ctx, Range whole, const TextEdits& edits) {
   TextEdits sorted = edits;
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
   std::string out;

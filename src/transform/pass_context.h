@@ -200,6 +200,8 @@ using TextEdits = std::vector<std::pair<Range, std::string>>;
 
 // The source text of `n` with those of `edits` that lie inside it applied (they must not overlap).
 std::string sliceWith(const PassContext& ctx, const Node& n, const TextEdits& edits);
+// The same for the bytes `whole` (whole lines of the kernel, say).
+std::string sliceWith(const PassContext& ctx, Range whole, const TextEdits& edits);
 
 // Replacements that make grid literals repeating the value of `params` at `site` read
 // `meta['PARAM']` instead (the grid becomes a lambda, so retiling keeps it consistent).

@@ -421,9 +421,8 @@ class GluonGemmPass : public Pass {
       bool pure = !name.empty() && isType(st, "Assign");
       if (pure) {
         walk(st["value"], [&](const Node& n) {
-          if (isType(n, "Call") && !ctx.isTlCall(n, "arange") && !ctx.isTlCall(n, "multiple_of") &&
-              !ctx.isTlCall(n, "max_contiguous") && !ctx.isTlCall(n, "cdiv") && !ctx.isTlCall(n, "minimum") &&
-              !ctx.isTlCall(n, "maximum")) {
+          if (isType(n, "Call") && !indexArithmetic(ctx, n) && !ctx.isTlCall(n, "arange") &&
+              !ctx.isTlCall(n, "max_contiguous")) {
             pure = false;
           }
           return true;
@@ -444,12 +443,19 @@ class GluonGemmPass : public Pass {
     return true;
   }
 
+  // A call of integer index arithmetic (tl.cdiv, tl.minimum, tl.maximum, tl.multiple_of).
+  static bool indexArithmetic(const PassContext& ctx, const Node& call) {
+    std::string fn = ctx.tlFunction(call);
+    return fn == "cdiv" || fn == "minimum" || fn == "maximum" || fn == "multiple_of";
+  }
+
   static std::string firstLine(const PassContext& ctx, const Node& st) {
     std::string text = ctx.slice(st);
     return text.substr(0, text.find('\n'));
   }
 
-  // What the compile check compiles beside the kernel (transform/pass.h).
+  // The code the lowering adds: the Gluon partitions and kernel, the launch helper, the route,
+  // and the companion the compile check compiles (transform/pass.h).
   struct Emit {
     const PassContext& ctx;
     const Node& loop;
@@ -487,18 +493,7 @@ class GluonGemmPass : public Pass {
     // Text of the top-level statements in [from, to) (byte offsets of whole lines) with the
     // edits, re-indented to `indent`.
     std::string region(size_t from, size_t to, const TextEdits& edits, const std::string& indent) const {
-      TextEdits sorted = edits;
-      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
-      std::string out;
-      size_t at = from;
-      for (const auto& [r, text] : sorted) {
-        if (r.begin < from || r.end > to) continue;
-        out += ctx.text().slice(Range{at, r.begin});
-        out += text;
-        at = r.end;
-      }
-      out += ctx.text().slice(Range{at, to});
-      return reindent(out, ctx.bodyIndent(), indent);
+      return reindent(sliceWith(ctx, Range{from, to}, edits), ctx.bodyIndent(), indent);
     }
 
     // tl.program_id(d) -> the tile's program id, tl.num_programs(d) -> GRID_d, tl.arange ->
@@ -534,7 +529,7 @@ class GluonGemmPass : public Pass {
     // assignments of the body before the loop and of the loop's body, transitively.
     bool loaderStatements(const std::set<std::string>& seed, std::vector<const Node*>* pro,
                           std::vector<const Node*>* in_loop, std::string* why) const {
-      std::set<std::string> need = seed, done;
+      std::set<std::string> need = seed;
       std::set<const Node*> chosen;
       bool grew = true;
       while (grew) {
@@ -549,9 +544,7 @@ class GluonGemmPass : public Pass {
             walk(st["value"], [&](const Node& n) {
               if (isType(n, "Subscript")) scalar = false;
               if (isType(n, "Call")) {
-                std::string fn = ctx.tlFunction(n);
-                bool ok = fn == "program_id" || fn == "num_programs" || fn == "cdiv" || fn == "minimum" ||
-                          fn == "maximum" || fn == "multiple_of";
+                bool ok = indexArithmetic(ctx, n) || ctx.isTlCall(n, "program_id") || ctx.isTlCall(n, "num_programs");
                 if (!ok && isType(n["func"], "Name")) {
                   std::string f = n["func"]["id"];
                   ok = f == "min" || f == "max";
@@ -624,9 +617,9 @@ class GluonGemmPass : public Pass {
         params.push_back(text);
         names.push_back(p.name);
       }
-      for (const char* fixed : {"a_desc", "b_desc", "a_s", "b_s", "ready", "empty", "GRID_0", "GRID_1",
-                                       "GRID_2", "STAGES", "GROUP", "B_KMAJOR", "ACC", "EPILOGUE", "NBYTES", "WARPS",
-                                       "tile", "it", "kt", "s", "i"}) {
+      for (const char* fixed : {"a_desc", "b_desc", "a_s", "b_s", "ready", "empty", "GRID_0", "GRID_1", "GRID_2",
+                                "STAGES", "GROUP", "B_KMAJOR", "ACC", "EPILOGUE", "NBYTES", "WARPS", "tile", "it",
+                                "kt", "s", "i"}) {
         if (ctx.kernelNames().count(fixed)) {
           *why = fmt::format("the kernel uses the name '{}', which the Gluon kernel needs", fixed);
           return false;
