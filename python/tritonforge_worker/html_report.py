@@ -379,12 +379,17 @@ def optimize_html(result, diff=None):
         series = [("as written", PALETTE["written"], written), ("best", PALETTE["best"], opt)]
         if figs.plt:
             b.append(case_bars_figure(figs, labels, series, "Time per case (ms, lower is better)") or "")
+        # A Gluon lowering routes each call: say which kernel ran each case (none: no column).
+        routes = ["Gluon" if i < len(best) and best[i].get("route") == "gluon" else "as written"
+                  for i in range(len(base))]
+        routed = "Gluon" in routes
         rows = "".join(
             f"<tr><td>{esc(lab)}</td><td class=num>{fmt_ms(w)}</td><td class=num>{fmt_ms(o)}</td>"
-            f"<td class=num>{(w / o if _num(w) and _num(o) and o > 0 else 0):.2f}x</td></tr>"
-            for lab, w, o in zip(labels, written, opt))
-        b.append("<table><tr><th>case</th><th>as written (ms)</th><th>best (ms)</th><th>speed-up</th></tr>"
-                 f"{rows}</table>")
+            f"<td class=num>{(w / o if _num(w) and _num(o) and o > 0 else 0):.2f}x</td>"
+            + (f"<td>{route}</td>" if routed else "") + "</tr>"
+            for lab, w, o, route in zip(labels, written, opt, routes))
+        b.append("<table><tr><th>case</th><th>as written (ms)</th><th>best (ms)</th><th>speed-up</th>"
+                 + ("<th>route</th>" if routed else "") + f"</tr>{rows}</table>")
 
         b.append(dispatch_html(result))
 

@@ -121,6 +121,8 @@ def _kernel_info(fn, kernel):
         "registers": getattr(kernel, "n_regs", None),
         "spills": getattr(kernel, "n_spills", None),
     }
+    if type(fn).__module__.startswith("triton.experimental.gluon"):
+        info["dialect"] = "gluon"  # a Gluon kernel (a lowering's route), not a `tl` one
     if src is not None and hasattr(src, "signature"):
         info["signature"] = {k: str(v) for k, v in src.signature.items()}
         consts = {}

@@ -32,6 +32,15 @@ nlohmann::json environmentJson(const OptimizeResult& r) {
   return env;
 }
 
+// The name of the first Gluon kernel among a case's launched kernels, empty when none is.
+std::string gluonKernel(const nlohmann::json& kernels) {
+  if (!kernels.is_array()) return {};
+  for (const auto& k : kernels) {
+    if (k.is_object() && k.value("dialect", "") == "gluon") return k.value("name", "?");
+  }
+  return {};
+}
+
 nlohmann::json perCase(const Task& task, const std::vector<CaseMeasurement>& ms) {
   nlohmann::json arr = nlohmann::json::array();
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -44,9 +53,26 @@ nlohmann::json perCase(const Task& task, const std::vector<CaseMeasurement>& ms)
       j["reps"] = m.timing->reps;
     }
     j["verify"] = m.verify.toJson();
+    if (!gluonKernel(m.kernels).empty()) j["route"] = "gluon";
     arr.push_back(j);
   }
   return arr;
+}
+
+// The route each case of the best took, when any took a Gluon lowering (a kernel the worker
+// marked `"dialect": "gluon"`): which kernel ran it, or that the call fell back to the kernel as
+// written (the route's conditions did not hold for that case). Empty when no case took one.
+std::vector<std::string> routeLines(const Task& task, const std::vector<CaseMeasurement>& ms) {
+  std::vector<std::string> lines;
+  bool any = false;
+  for (const auto& m : ms) any = any || !gluonKernel(m.kernels).empty();
+  if (!any) return lines;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    std::string g = gluonKernel(ms[i].kernels);
+    lines.push_back(g.empty() ? fmt::format("{}: the kernel as written (the Gluon route does not fit this call)", task.caseLabel(i))
+                              : fmt::format("{}: the Gluon kernel {}", task.caseLabel(i), g));
+  }
+  return lines;
 }
 
 }  // namespace
@@ -296,6 +322,13 @@ std::string reportMarkdown(const Task& task, const TunableSet& tunables, const O
     double c = i < best.size() ? best[i].value("time_ms", b) : b;
     md << fmt::format("| {} | {:.4f} | {:.4f} | {:.2f}x |\n", base[i].value("label", ""), b, c, c > 0 ? b / c : 0);
   }
+  if (r.best >= 0) {
+    auto routes = routeLines(task, r.confirm_best);
+    if (!routes.empty()) {
+      md << "\nRoute taken by each case's launch:\n\n";
+      for (const auto& l : routes) md << "- " << l << "\n";
+    }
+  }
   md << dispatchMarkdown(result);
   md << timelineMarkdown(result);
   md << "\n## Tunables\n\n| parameter | found as | role | value | tuned |\n| --- | --- | --- | --- | --- |\n";
@@ -409,6 +442,7 @@ std::string optimizeSummary(const Task& task, const TunableSet& tunables, const 
   }
   if (r.best >= 0) {
     s << fmt::format("Best: {} -> {:.2f}x\n", r.candidates[static_cast<size_t>(r.best)].config_text, r.speedup);
+    for (const auto& l : routeLines(task, r.confirm_best)) s << "  route: " << l << "\n";
   } else {
     s << "No faster verified configuration: the kernel is handed back as written.\n";
   }

@@ -126,3 +126,26 @@ def test_batched_gemm_3d_descriptors(shape):
         torch.cuda.synchronize()
         torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)
     assert taken == [True, True], taken
+
+
+def test_the_worker_names_the_route_it_recorded():
+    """The worker's launch record marks the Gluon kernel (`dialect`), which the report turns
+    into the route each case took; the kernel as written carries no mark."""
+    torch = hopper()
+    from tritonforge_worker import runner
+
+    runner._install_launch_hook()
+    mod = load("tutorial_pointer_advance")
+    a = torch.randn(256, 256, device="cuda", dtype=torch.float16)
+    for b, dialect in ((torch.randn(256, 256, device="cuda", dtype=torch.float16), "gluon"),
+                       (torch.randn(256, 256, device="cuda", dtype=torch.float16).T, "gluon")):
+        with runner._recording() as rec:
+            mod.matmul(a, b)
+            torch.cuda.synchronize()
+        kernels = runner._summarize_launches(rec)
+        assert [k.get("dialect") for k in kernels] == [dialect], kernels
+    with runner._recording() as rec:
+        mod.matmul(a.T.contiguous().T, b)  # A M-contiguous: the kernel as written
+        torch.cuda.synchronize()
+    kernels = runner._summarize_launches(rec)
+    assert [k.get("dialect") for k in kernels] == [None], kernels

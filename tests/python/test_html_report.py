@@ -83,6 +83,16 @@ def test_a_per_shape_dispatch_gets_its_table():
     assert "<td class=num>257..8192</td><td>as written</td><td>M=4096</td><td class=num>-</td>" in text
 
 
+def test_a_gluon_route_gets_its_column():
+    result, diff = load_result("matmul_fp16")
+    assert "<th>route</th>" not in html_report.optimize_html(result, diff)
+    result = copy.deepcopy(result)
+    result["best"]["per_case"][0]["route"] = "gluon"
+    text = html_report.optimize_html(result, diff)
+    assert "<th>speed-up</th><th>route</th>" in text
+    assert "x</td><td>Gluon</td></tr>" in text
+
+
 def test_progress_points_and_best_so_far():
     result, _ = load_result("matmul_fp16")
     pts = html_report.progress_points(result)
