@@ -1,5 +1,5 @@
 """The gluon-gemm pass's outputs on a Hopper GPU: the Gluon route is taken (the route's launch
-says True) and computes what torch computes, on shapes the tiles do not divide, with B both
+returns the launched kernel, not False) and computes what torch computes, on shapes the tiles do not divide, with B both
 ways for 16-bit types (K-major and N-major), int8 exactly, fp8 within the tensor cores' running
 sum; and a call the route does not fit (A's M dimension contiguous) runs the kernel as written
 and is right too. Skipped visibly without a CUDA GPU, or on a GPU other than sm_90."""
@@ -36,9 +36,9 @@ def counting(mod, name):
     launch = getattr(mod, name)
 
     def wrapped(*args, **kwargs):
-        ok = launch(*args, **kwargs)
-        taken.append(ok)
-        return ok
+        launched = launch(*args, **kwargs)
+        taken.append(launched is not False)
+        return launched
 
     getattr(mod, name[1:-len("_gluon_launch")])._launch = wrapped
     return taken

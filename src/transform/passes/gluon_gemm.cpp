@@ -832,8 +832,8 @@ class GluonGemmPass : public Pass {
         args.push_back("**options");
         s += wrapCall(fmt::format("def _{}_gluon_launch", k), args, 0) + ":\n";
       }
-      s += i1 + fmt::format("\"\"\"Launches the Gluon lowering of {} and says True, or says False when this call does "
-                            "not fit it\n",
+      s += i1 + fmt::format("\"\"\"Launches the Gluon lowering of {} and returns the launched kernel, or says False when "
+                            "this call does not fit it\n",
                             k);
       s += i1 + "(no Gluon, not a Hopper GPU, operands TMA or wgmma cannot take): the caller then launches the "
                 "kernel as written.\"\"\"\n";
@@ -905,9 +905,8 @@ class GluonGemmPass : public Pass {
                                          std::to_string(group), "b_kmajor"};
         args.insert(args.end(), names.begin(), names.end());
         args.push_back("num_warps=warps");
-        s += i1 + wrapCall(gl_kernel + "[(min(sms, tiles),)]", args, i1.size()) + "\n";
+        s += i1 + "return " + wrapCall(gl_kernel + "[(min(sms, tiles),)]", args, i1.size() + 7) + "\n\n\n";
       }
-      s += i1 + "return True\n\n\n";
       s += fmt::format("class _{}_GluonRoute:\n", k);
       s += i1 + fmt::format("\"\"\"{} launched through its Gluon lowering where the call fits it, as written otherwise "
                             "(`.fn` is the kernel).\"\"\"\n\n",
@@ -917,8 +916,8 @@ class GluonGemmPass : public Pass {
       s += i2 + "self._launch = launch\n\n";
       s += i1 + "def __getitem__(self, grid):\n";
       s += i2 + "def run(*args, **kwargs):\n";
-      s += i2 + i1 + "if not self._launch(grid, *args, **kwargs):\n";
-      s += i2 + i2 + "return self.fn[grid](*args, **kwargs)\n";
+      s += i2 + i1 + "launched = self._launch(grid, *args, **kwargs)\n";
+      s += i2 + i1 + "return self.fn[grid](*args, **kwargs) if launched is False else launched\n";
       s += i2 + "return run\n\n";
       s += i1 + "def __getattr__(self, name):\n";
       s += i2 + "return getattr(self.fn, name)\n";

@@ -153,7 +153,7 @@ def _int8_gemm_kernel_gluon_config(bm, bn, bk, es, stages=0, warps=0):
 def _int8_gemm_kernel_gluon_launch(grid, a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
                                    stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                    BLOCK_K: tl.constexpr, **options):
-    """Launches the Gluon lowering of int8_gemm_kernel and says True, or says False when this call does not fit it
+    """Launches the Gluon lowering of int8_gemm_kernel and returns the launched kernel, or says False when this call does not fit it
     (no Gluon, not a Hopper GPU, operands TMA or wgmma cannot take): the caller then launches the kernel as written."""
     a, b = a_ptr, b_ptr
     types = _int8_gemm_kernel_gluon_types()
@@ -194,11 +194,10 @@ def _int8_gemm_kernel_gluon_launch(grid, a_ptr, b_ptr, c_ptr, M, N, K, stride_am
     sms = _int8_gemm_kernel_GLUON_SMS.get(a.device.index)
     if sms is None:
         sms = _int8_gemm_kernel_GLUON_SMS[a.device.index] = torch.cuda.get_device_properties(a.device).multi_processor_count
-    _int8_gemm_kernel_gluon[(min(sms, tiles),)](a_desc, b_desc, stages, grid[0], grid[1], grid[2],
-                                                8, b_kmajor, a_ptr, b_ptr, c_ptr, M, N, K,
-                                                stride_am, stride_bk, stride_cm, BLOCK_M, BLOCK_N,
-                                                BLOCK_K, num_warps=warps)
-    return True
+    return _int8_gemm_kernel_gluon[(min(sms, tiles),)](a_desc, b_desc, stages, grid[0], grid[1],
+                                                       grid[2], 8, b_kmajor, a_ptr, b_ptr, c_ptr, M,
+                                                       N, K, stride_am, stride_bk, stride_cm,
+                                                       BLOCK_M, BLOCK_N, BLOCK_K, num_warps=warps)
 
 
 class _int8_gemm_kernel_GluonRoute:
@@ -210,8 +209,8 @@ class _int8_gemm_kernel_GluonRoute:
 
     def __getitem__(self, grid):
         def run(*args, **kwargs):
-            if not self._launch(grid, *args, **kwargs):
-                return self.fn[grid](*args, **kwargs)
+            launched = self._launch(grid, *args, **kwargs)
+            return self.fn[grid](*args, **kwargs) if launched is False else launched
         return run
 
     def __getattr__(self, name):

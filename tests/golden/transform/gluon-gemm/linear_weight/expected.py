@@ -162,7 +162,7 @@ def _linear_kernel_gluon_config(bm, bn, bk, es, stages=0, warps=4):
 def _linear_kernel_gluon_launch(grid, x_ptr, w_ptr, y_ptr, M, N, K, stride_xm, stride_xk, stride_wn,
                                 stride_wk, stride_ym, stride_yn, BLOCK_M: tl.constexpr,
                                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, **options):
-    """Launches the Gluon lowering of linear_kernel and says True, or says False when this call does not fit it
+    """Launches the Gluon lowering of linear_kernel and returns the launched kernel, or says False when this call does not fit it
     (no Gluon, not a Hopper GPU, operands TMA or wgmma cannot take): the caller then launches the kernel as written."""
     a, b = x_ptr, w_ptr
     types = _linear_kernel_gluon_types()
@@ -204,11 +204,11 @@ def _linear_kernel_gluon_launch(grid, x_ptr, w_ptr, y_ptr, M, N, K, stride_xm, s
     sms = _linear_kernel_GLUON_SMS.get(a.device.index)
     if sms is None:
         sms = _linear_kernel_GLUON_SMS[a.device.index] = torch.cuda.get_device_properties(a.device).multi_processor_count
-    _linear_kernel_gluon[(min(sms, tiles),)](a_desc, b_desc, stages, grid[0], grid[1], grid[2], 4,
-                                             b_kmajor, x_ptr, w_ptr, y_ptr, M, N, K, stride_xm,
-                                             stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
-                                             BLOCK_M, BLOCK_N, BLOCK_K, num_warps=warps)
-    return True
+    return _linear_kernel_gluon[(min(sms, tiles),)](a_desc, b_desc, stages, grid[0], grid[1],
+                                                    grid[2], 4, b_kmajor, x_ptr, w_ptr, y_ptr, M, N,
+                                                    K, stride_xm, stride_xk, stride_wn, stride_wk,
+                                                    stride_ym, stride_yn, BLOCK_M, BLOCK_N, BLOCK_K,
+                                                    num_warps=warps)
 
 
 class _linear_kernel_GluonRoute:
@@ -220,8 +220,8 @@ class _linear_kernel_GluonRoute:
 
     def __getitem__(self, grid):
         def run(*args, **kwargs):
-            if not self._launch(grid, *args, **kwargs):
-                return self.fn[grid](*args, **kwargs)
+            launched = self._launch(grid, *args, **kwargs)
+            return self.fn[grid](*args, **kwargs) if launched is False else launched
         return run
 
     def __getattr__(self, name):
