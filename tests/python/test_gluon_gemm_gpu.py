@@ -149,3 +149,19 @@ def test_the_worker_names_the_route_it_recorded():
         torch.cuda.synchronize()
     kernels = runner._summarize_launches(rec)
     assert [k.get("dialect") for k in kernels] == [None], kernels
+
+
+def test_batched_base_alias():
+    """A batch's base made once as a name (`q_base = q_ptr + bh * stride_qb`), B K-major, several
+    tiles per program and rows the tiles do not divide: each batch reads its own operands."""
+    torch = hopper()
+    mod = load("batched_base_alias")
+    taken = counting(mod, "_scores_kernel_gluon_launch")
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q = torch.randn(8, 1000, 128, device="cuda", dtype=torch.float16, generator=g)
+    k = torch.randn(8, 700, 128, device="cuda", dtype=torch.float16, generator=g)
+    s = mod.scores(q, k)
+    torch.cuda.synchronize()
+    ref = (q.float() @ k.float().transpose(1, 2)).half()
+    torch.testing.assert_close(s, ref, rtol=2e-2, atol=5e-2)
+    assert taken == [True], taken

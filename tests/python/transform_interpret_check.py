@@ -66,6 +66,14 @@ def bmm(mod, M, N, K, batch=3):
     return ok
 
 
+def scores(mod, M, N, D, batch=3):
+    """Batched Q K^T: Q (batch, M, D), K (batch, N, D)."""
+    q = torch.randn(batch, M, D, generator=gen).half()
+    k = torch.randn(batch, N, D, generator=gen).half()
+    ref = q.float() @ k.float().transpose(1, 2)
+    return close(mod.scores(q, k), ref, 2e-3, 2e-3 * math.sqrt(D) + 2e-3 * ref.abs().max().item())
+
+
 def int8_gemm(mod, M, N, K):
     """Exact: integer products summed in int32, whatever the order."""
     a = torch.randint(-128, 128, (M, K), generator=gen, dtype=torch.int8)
@@ -558,6 +566,7 @@ CASES = {
     "gluon-gemm/int8_out_dtype": (int8_gemm, (100, 136, 200)),
     "gluon-gemm/linear_weight": (linear_either_layout, (100, 136, 72)),
     "gluon-gemm/batched_3d_descriptors": (bmm, (100, 136, 72)),
+    "gluon-gemm/batched_base_alias": (scores, (100, 136, 72)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),
     "launcher-glue/per_row_scale_in_caller": (same_as_input("launcher-glue/per_row_scale_in_caller",

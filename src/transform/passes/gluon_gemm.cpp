@@ -222,6 +222,11 @@ class GluonGemmPass : public Pass {
     BatchMove batch[2];
     for (int i = 0; i < 2; ++i) {
       const TileAccess* t = i == 0 ? &A : &B;
+      if (!t->base_alias.empty()) {
+        if (stores.count(t->base)) return refuse(fmt::format("the kernel moves both {} and {}", t->base, t->base_alias));
+        if (!matchBatchAlias(ctx, *t, stores, &batch[i], &why)) return refuse(why);
+        continue;
+      }
       if (!stores.count(t->base)) continue;
       if (!matchBatchMove(ctx, loop, t->base, stores, &batch[i], &why)) return refuse(why);
     }
@@ -321,13 +326,30 @@ class GluonGemmPass : public Pass {
       }
       out->stmt = &st;
     }
-    if (!offset || !isType(*offset, "BinOp") || !isType((*offset)["op"], "Mult")) return false;
+    return offset && matchBatchOffset(ctx, *offset, ctx.range(*out->stmt).begin, stores, out);
+  }
+
+  // A base bound once to a parameter plus a batch offset (`a_base = a_ptr + pid_b * stride_ab`):
+  // the same offset, the parameter left as passed.
+  static bool matchBatchAlias(const PassContext& ctx, const TileAccess& t, const std::map<std::string, int>& stores,
+                              BatchMove* out, std::string* why) {
+    *why = fmt::format("'{}' is {} moved by `{}`, not by `program id * stride` (a batch offset the launch can give "
+                       "its descriptor)",
+                       t.base_alias, t.base, ctx.slice(*t.base_offset));
+    return matchBatchOffset(ctx, *t.base_offset, ctx.range(*t.base_offset).begin, stores, out);
+  }
+
+  // `program id * stride` (either way round; the program id may be a name bound to it), the
+  // stride a kernel parameter the kernel does not rebind.
+  static bool matchBatchOffset(const PassContext& ctx, const Node& offset, size_t at,
+                               const std::map<std::string, int>& stores, BatchMove* out) {
+    if (!isType(offset, "BinOp") || !isType(offset["op"], "Mult")) return false;
     for (auto [idx, str] : {std::pair{"left", "right"}, std::pair{"right", "left"}}) {
-      const Node& i = (*offset)[idx];
-      const Node& st = (*offset)[str];
+      const Node& i = offset[idx];
+      const Node& st = offset[str];
       if (!isType(st, "Name") || !ctx.kernel->param(st["id"].get<std::string>()) || stores.count(st["id"])) continue;
       const Node* call = &i;
-      if (isType(i, "Name")) call = boundOnce(ctx, i["id"].get<std::string>(), ctx.range(*out->stmt).begin);
+      if (isType(i, "Name")) call = boundOnce(ctx, i["id"].get<std::string>(), at);
       if (!call || !ctx.isTlCall(*call, "program_id")) continue;
       const Node* axis = (*call)["args"].empty() ? keywordArg(*call, "axis") : &(*call)["args"][0];
       auto d = axis ? intLiteral(*axis) : std::nullopt;

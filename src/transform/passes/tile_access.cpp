@@ -245,6 +245,21 @@ static bool matchTilePointer(const PassContext& ctx, const Node& pointer, size_t
       t->base = (*term)["id"].get<std::string>();
       continue;
     }
+    // A base moved once from a parameter: `a_base = a_ptr + offset` (a batch's offset).
+    if (isType(*term, "Name") && t->base.empty()) {
+      const Node* v = boundOnce(ctx, (*term)["id"].get<std::string>(), before);
+      if (v && isType(*v, "BinOp") && isType((*v)["op"], "Add")) {
+        for (auto [p, o] : {std::pair{"left", "right"}, std::pair{"right", "left"}}) {
+          const Node& param = (*v)[p];
+          if (!isType(param, "Name") || !ctx.kernel->param(param["id"].get<std::string>())) continue;
+          t->base = param["id"].get<std::string>();
+          t->base_alias = (*term)["id"].get<std::string>();
+          t->base_offset = &(*v)[o];
+          break;
+        }
+        if (!t->base_alias.empty()) continue;
+      }
+    }
     const Node* idx = term;
     std::string stride = "1";
     if (isType(*term, "BinOp") && isType((*term)["op"], "Mult")) {
@@ -427,6 +442,11 @@ bool parseTileStore(const PassContext& ctx, const Node& stmt, TileAccess* t, std
   size_t before = ctx.range(stmt).begin;
   if (!matchTilePointer(ctx, call["args"][0], before, "store", line, nullptr, t, why) ||
       !matchBoundsMask(ctx, keywordArg(call, "mask"), before, "store", line, t, why)) {
+    return false;
+  }
+  if (!t->base_alias.empty()) {
+    *why = fmt::format("line {}: '{}' is {} moved by an offset (a descriptor starts at the parameter)", line,
+                       t->base_alias, t->base);
     return false;
   }
   // tl.store broadcasts its value to the pointer's shape; a descriptor stores exactly its block.

@@ -25,6 +25,10 @@ struct TileAccess {
                              // K loop for loads)
   const Node *value = nullptr; // stores: the value stored
   std::string base;            // the pointer parameter
+  // The base as a name bound once to `base + offset` (`a_base = a_ptr + pid_b * stride_ab`):
+  // that name and the offset's node; empty / null when the pointer adds the parameter itself.
+  std::string base_alias;
+  const Node *base_offset = nullptr;
   std::string stride[2];       // "1" when implicit
   std::string index[2];        // the index vectors' names
   std::string offset[2];       // the tile's start along each dimension
