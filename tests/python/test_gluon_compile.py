@@ -47,3 +47,32 @@ def test_an_element_type_wgmma_does_not_take_is_refused():
     assert _gluon_descriptor_type("*fp16", {}) == "*fp16"
     t = _gluon_descriptor_type("tensordesc<fp16[BM, 64]>", {"BM": 128})
     assert t.startswith("tensordesc<fp16[128, 64],NVMMASharedLayout(")
+
+
+def _load(case):
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(GOLDEN), "..", case, "expected.py")
+    spec = importlib.util.spec_from_file_location(f"tf_gluon_{case}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("case,chain", [("autotuned", ["Autotuner"]), ("heuristics", ["Autotuner", "Heuristics"])])
+def test_the_route_goes_under_autotune_and_heuristics(case, chain):
+    """The decorators stay (the autotuner still chooses among its configurations) and the
+    innermost kernel is the route, which they launch through `run`."""
+    mod = _load(case)
+    obj = mod.matmul_kernel
+    for name in chain:
+        assert type(obj).__name__ == name
+        obj = obj.fn
+    assert type(obj).__name__ == "_matmul_kernel_GluonRoute"
+    assert type(obj.fn).__name__ in ("JITFunction", "InterpretedFunction")
+    # A call the route does not fit (CPU tensors) says False and leaves it to the kernel.
+    import torch
+
+    a = torch.zeros(64, 64, dtype=torch.float16)
+    assert mod._matmul_kernel_gluon_launch((1, 1), a, a, a, 64, 64, 64, 64, 64, 64,
+                                           BLOCK_M=128, BLOCK_N=128, BLOCK_K=64) is False

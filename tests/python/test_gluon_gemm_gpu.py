@@ -40,7 +40,10 @@ def counting(mod, name):
         taken.append(launched is not False)
         return launched
 
-    getattr(mod, name[1:-len("_gluon_launch")])._launch = wrapped
+    route = getattr(mod, name[1:-len("_gluon_launch")])
+    while not hasattr(route, "_launch"):  # under @triton.autotune / @triton.heuristics
+        route = route.fn
+    route._launch = wrapped
     return taken
 
 
@@ -165,3 +168,19 @@ def test_batched_base_alias():
     ref = (q.float() @ k.float().transpose(1, 2)).half()
     torch.testing.assert_close(s, ref, rtol=2e-2, atol=5e-2)
     assert taken == [True], taken
+
+
+@pytest.mark.parametrize("case", ["autotuned", "heuristics"])
+def test_autotuned_configurations_launch_through_the_route(case):
+    """Under @triton.autotune (and @triton.heuristics) every configuration the autotuner
+    benchmarks, and the one it picks, runs the Gluon kernel, and the result is right."""
+    torch = hopper()
+    mod = load(case)
+    taken = counting(mod, "_matmul_kernel_gluon_launch")
+    g = torch.Generator(device="cuda").manual_seed(7)
+    a = torch.randn(1000, 520, device="cuda", dtype=torch.float16, generator=g)
+    b = torch.randn(520, 700, device="cuda", dtype=torch.float16, generator=g)
+    c = mod.matmul(a, b)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)
+    assert taken and all(taken), taken

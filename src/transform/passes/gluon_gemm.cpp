@@ -109,7 +109,8 @@ class GluonGemmPass : public Pass {
         "calls that do not fit it run the kernel as written.";
     info_.preconditions = {
         "one tl.dot, in a loop at the top of the kernel body (the K loop) over range(...) or tl.range(...); no "
-        "return; not autotuned (bake a config first) and no heuristics",
+        "return; @triton.autotune and @triton.heuristics stay (the route goes under them: every configuration "
+        "launches through it); another autotuner is refused",
         "the K loop holds the two operand loads in tensor-cores' forms (masked by the tile's bounds, other=0), the "
         "accumulation `acc += tl.dot(a, b)` or `acc = tl.dot(a, b, acc)` of an accumulator made by tl.zeros before "
         "the loop, and index arithmetic that nothing after the loop reads",
@@ -141,10 +142,13 @@ class GluonGemmPass : public Pass {
     if (warps != 0 && warps != 4 && warps != 8) return refuse("warps must be 0, 4 or 8");
     int stages = static_cast<int>(args.integer("stages"));
     if (stages == 1) return refuse("stages must be 0 (as many as fit) or 2 to 8");
-    if (ctx.kernel->autotune) {
-      return refuse(fmt::format("{} is autotuned: bake one configuration in first (autotune:mode=bake)", k));
+    // An autotuned kernel (or one with heuristics) keeps its decorators: the route goes under
+    // them, so each configuration the autotuner tries and picks launches through it.
+    if (ctx.kernel->autotune && !ctx.kernel->autotune->tuner.empty()) {
+      return refuse(fmt::format("{} is tuned by {}, not triton.autotune: the route goes under triton's own "
+                                "autotuner only",
+                                k, ctx.kernel->autotune->tuner));
     }
-    if (!ctx.kernel->heuristics.empty()) return refuse(fmt::format("{} has @triton.heuristics", k));
     if (ctx.kernel->home) return refuse(fmt::format("{} is imported: the lowering rewrites this file's kernels", k));
     if (ctx.ir->functions.count("_" + k + "_gluon_launch") || ctx.ir->module_assignments.count(k)) {
       return refuse(fmt::format("{} is lowered already (or rebound at module level)", k));
@@ -816,7 +820,11 @@ class GluonGemmPass : public Pass {
       s += partition(gl_kernel + "_load", {"a_desc", "b_desc", "a_s", "b_s", "ready", "empty"});
       s += i2 + "], [1], [24])\n\n\n";
       s += launchHelper();
-      s += fmt::format("\n\n{0} = _{0}_GluonRoute({0}, _{0}_gluon_launch)\n", k);
+      if (ctx.kernel->autotune || !ctx.kernel->heuristics.empty()) {
+        s += fmt::format("\n\n_{0}_GluonRoute.under({0}, _{0}_gluon_launch)\n", k);
+      } else {
+        s += fmt::format("\n\n{0} = _{0}_GluonRoute({0}, _{0}_gluon_launch)\n", k);
+      }
       *out = s;
       return true;
     }
@@ -941,6 +949,19 @@ class GluonGemmPass : public Pass {
       s += i2 + i1 + "launched = self._launch(grid, *args, **kwargs)\n";
       s += i2 + i1 + "return self.fn[grid](*args, **kwargs) if launched is False else launched\n";
       s += i2 + "return run\n\n";
+      // Triton's Autotuner and Heuristics launch their `fn` through `run`.
+      s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
+      s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
+      s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
+      if (ctx.kernel->autotune || !ctx.kernel->heuristics.empty()) {
+        s += i1 + "@classmethod\n";
+        s += i1 + "def under(cls, tuner, launch):\n";
+        s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";
+        s += i2 + "from triton.runtime.autotuner import Autotuner, Heuristics\n\n";
+        s += i2 + "while isinstance(tuner.fn, (Autotuner, Heuristics)):\n";
+        s += i2 + kIndent + "tuner = tuner.fn\n";
+        s += i2 + "tuner.fn = cls(tuner.fn, launch)\n\n";
+      }
       s += i1 + "def __getattr__(self, name):\n";
       s += i2 + "return getattr(self.fn, name)\n";
       return s;

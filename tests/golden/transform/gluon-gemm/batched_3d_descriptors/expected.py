@@ -257,6 +257,10 @@ class _bmm_kernel_GluonRoute:
             return self.fn[grid](*args, **kwargs) if launched is False else launched
         return run
 
+    def run(self, *args, grid, warmup=False, **kwargs):
+        launched = False if warmup else self._launch(grid, *args, **kwargs)
+        return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched
+
     def __getattr__(self, name):
         return getattr(self.fn, name)
 
