@@ -151,7 +151,7 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpS
     EXPECT_EQ(p.kernel, "mm");
   }
   EXPECT_EQ(order, (std::vector<std::string>{"grouped-order", "tensor-cores", "tensor-cores", "persistent",
-                                             "warp-specialize", "gluon-gemm", "causal-split", "relayout"}));
+                                             "warp-specialize", "causal-split", "relayout", "gluon-gemm"}));
   EXPECT_EQ(passes.at("warp-specialize"), nlohmann::json::object());
   EXPECT_EQ(passes.at("gluon-gemm"), nlohmann::json::object());
   EXPECT_EQ(passes.at("causal-split"), nlohmann::json::object());
@@ -163,6 +163,23 @@ TEST_F(RuleEngineTest, ComputeBoundDotsTryGroupedOrderTmaLoadsPersistentAndWarpS
   in.passes = {"grouped-order", "tensor-cores"};
   out = rules_->propose(in);
   for (const auto& p : out.proposals) EXPECT_NE(p.pass, "persistent");
+}
+
+// The Gluon lowering is proposed wherever a loop dot's time goes to the dot or to waiting on
+// its loads (the H100's fp8 GEMM was diagnosed latency-bound), not for other findings.
+TEST_F(RuleEngineTest, GluonGemmIsProposedForLatencyAndMemoryBoundDotsToo) {
+  auto proposes = [&](FindingKind k) {
+    EngineOutput out = rules_->propose(input({finding(k)}));
+    for (const auto& p : out.proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "gluon-gemm") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  EXPECT_TRUE(proposes(FindingKind::kLongStalls));
+  EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
+  EXPECT_TRUE(proposes(FindingKind::kComputeBound));
+  EXPECT_FALSE(proposes(FindingKind::kRegisterSpills));
 }
 
 // A persistent proposal for a kernel without a dot searches programs per SM, as before
