@@ -944,12 +944,9 @@ class GluonGemmPass : public Pass {
       s += i1 + "def __init__(self, fn, launch):\n";
       s += i2 + "self.fn = fn\n";
       s += i2 + "self._launch = launch\n\n";
+      // `K[grid](...)` as a JITFunction's; Triton's Autotuner and Heuristics call `run`.
       s += i1 + "def __getitem__(self, grid):\n";
-      s += i2 + "def run(*args, **kwargs):\n";
-      s += i2 + i1 + "launched = self._launch(grid, *args, **kwargs)\n";
-      s += i2 + i1 + "return self.fn[grid](*args, **kwargs) if launched is False else launched\n";
-      s += i2 + "return run\n\n";
-      // Triton's Autotuner and Heuristics launch their `fn` through `run`.
+      s += i2 + "return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)\n\n";
       s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
       s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
       s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";

@@ -211,10 +211,7 @@ class _fp8_gemm_kernel_GluonRoute:
         self._launch = launch
 
     def __getitem__(self, grid):
-        def run(*args, **kwargs):
-            launched = self._launch(grid, *args, **kwargs)
-            return self.fn[grid](*args, **kwargs) if launched is False else launched
-        return run
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
         launched = False if warmup else self._launch(grid, *args, **kwargs)
