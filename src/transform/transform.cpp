@@ -40,6 +40,21 @@ std::vector<std::string> launchers(const ModuleIR& ir, const std::string& kernel
   return out;
 }
 
+// Is the launch's argument an integer the launcher reads off a tensor (`b.stride(1)`,
+// `x.shape[0]`, `t.numel()`), an integer literal, or a choice between such (`1 if b_t is b else
+// b_t.stride(1)`)? Such a parameter compiles as i32 when the signature does not name it: one an
+// earlier rewrite added (relayout's `b_stride1`) is typed so in a later `transform` call.
+bool integerArgument(const Node& e) {
+  if (intLiteral(e)) return true;
+  if (isType(e, "IfExp")) return integerArgument(e["body"]) && integerArgument(e["orelse"]);
+  if (isType(e, "Subscript")) return isType(e["value"], "Attribute") && e["value"]["attr"] == "shape";
+  if (isType(e, "Call") && isType(e["func"], "Attribute")) {
+    const std::string& m = e["func"]["attr"].get_ref<const std::string&>();
+    return m == "stride" || m == "size" || m == "numel" || m == "dim";
+  }
+  return false;
+}
+
 // Compiles `kernel` of the rewritten source for sm_90 with the worker's `compile` op.
 nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, const std::string& text,
                             const ModuleIR& ir, const std::string& kernel,
@@ -80,6 +95,7 @@ nlohmann::json compileCheck(WorkerProcess& worker, const fs::path& original, con
       // launched with several values (split-rows' stages) is compiled with each.
       for (const auto& a : site.args) {
         const Param* p = k->param(a.param);
+        if (p && !p->is_constexpr && !sig.contains(a.param) && integerArgument(*a.expr)) sig[a.param] = "i32";
         if (!p || !p->is_constexpr) continue;
         if (auto v = intLiteral(*a.expr)) {
           auto& alt = alternatives[a.param];

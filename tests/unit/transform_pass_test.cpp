@@ -249,6 +249,23 @@ TEST_F(TransformCommand, CompileCheckCompilesEachValueOfAConstexpr) {
   EXPECT_NE(out2.find("does not compile"), std::string::npos) << out2;
 }
 
+// A parameter the signature does not name, which the launch passes as an integer it reads off a
+// tensor (an earlier rewrite's, as relayout's `b_stride1`), is compiled as i32, not skipped.
+TEST_F(TransformCommand, CompileCheckTypesAStrideTheLaunchPasses) {
+  // The suite's tf32 GEMM takes B's column stride as 1; relayout makes it a parameter.
+  const fs::path kernel = test::sourceDir() / "bench" / "kernels" / "matmul_tf32";
+  fs::path relaid = dir_ / "relaid.py";
+  auto [rc, out] = tf((kernel / "matmul_tf32.py").string() + " --pass relayout --task " +
+                      (kernel / "task.toml").string() + " -o " + relaid.string());
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_NE(test::readFile(relaid).find("b_stride1"), std::string::npos) << test::readFile(relaid);
+  auto [rc2, out2] = tf(relaid.string() + " --pass launch:num_warps=8 --task " + (kernel / "task.toml").string() +
+                        " -o " + (dir_ / "o.py").string());
+  EXPECT_EQ(rc2, 0) << out2;
+  EXPECT_NE(out2.find("compiled for sm_90"), std::string::npos) << out2;
+  EXPECT_EQ(out2.find("compile check skipped"), std::string::npos) << out2;
+}
+
 }  // namespace
 TEST(PassVariants, APassesOwnParametersAreSearchedDefaultFirst) {
   TransformPassApplier applier(test::workerOptions(false), TransformSettings{}, {});
