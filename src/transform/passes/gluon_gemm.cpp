@@ -182,7 +182,7 @@ class GluonGemmPass : public Pass {
     }
     std::vector<TileAccess> loads;
     std::string why;
-    if (!matchLoads(ctx, dots, &loads, &why)) return refuse(why);
+    if (!matchLoads(ctx, dots, &loads, &why, /*moved_bases=*/true)) return refuse(why);
     if (loads.size() != 2 || loads[0].operand != 0 || loads[1].operand != 1) {
       return refuse("the dot's operands are not two tile loads");
     }
@@ -514,6 +514,9 @@ class GluonGemmPass : public Pass {
       return c;
     }
 
+    // @triton.autotune or @triton.heuristics wrap the kernel: the route goes under them.
+    bool underTuner() const { return ctx.kernel->autotune || !ctx.kernel->heuristics.empty(); }
+
     std::string batchIndex(int i, const TextEdits& edits) const { return sliceWith(ctx, *batch[i].index_node, edits); }
 
     // Text of the top-level statements in [from, to) (byte offsets of whole lines) with the
@@ -820,7 +823,7 @@ class GluonGemmPass : public Pass {
       s += partition(gl_kernel + "_load", {"a_desc", "b_desc", "a_s", "b_s", "ready", "empty"});
       s += i2 + "], [1], [24])\n\n\n";
       s += launchHelper();
-      if (ctx.kernel->autotune || !ctx.kernel->heuristics.empty()) {
+      if (underTuner()) {
         s += fmt::format("\n\n_{0}_GluonRoute.under({0}, _{0}_gluon_launch)\n", k);
       } else {
         s += fmt::format("\n\n{0} = _{0}_GluonRoute({0}, _{0}_gluon_launch)\n", k);
@@ -950,7 +953,7 @@ class GluonGemmPass : public Pass {
       s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
       s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
       s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
-      if (ctx.kernel->autotune || !ctx.kernel->heuristics.empty()) {
+      if (underTuner()) {
         s += i1 + "@classmethod\n";
         s += i1 + "def under(cls, tuner, launch):\n";
         s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";

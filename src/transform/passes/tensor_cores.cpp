@@ -173,13 +173,6 @@ class TensorCoresPass : public Pass {
     if (args.has("loads")) {
       std::string why;
       if (!matchLoads(ctx, dots, &loads, &why)) return refuse(why);
-      for (const auto& t : loads) {
-        if (!t.base_alias.empty()) {
-          return refuse(fmt::format("'{}' is {} moved by an offset: a descriptor made in the kernel starts at the "
-                                    "parameter",
-                                    t.base_alias, t.base));
-        }
-      }
     }
     if (descriptor_stores) {
       std::vector<std::string> kept;

@@ -492,7 +492,7 @@ DotLoop findDotLoop(const PassContext& ctx) {
 }
 
 bool matchLoads(const PassContext& ctx, const std::vector<const Node*>& dots, std::vector<TileAccess>* loads,
-                std::string* why) {
+                std::string* why, bool moved_bases) {
   DotLoop dl = findDotLoop(ctx);
   if (!dl.loop) {
     *why = "no loop at the top of the kernel body holds the tl.dot";
@@ -520,6 +520,11 @@ bool matchLoads(const PassContext& ctx, const std::vector<const Node*>& dots, st
       t.use = dl.loop;
       t.operand = static_cast<int>(i);
       if (!parseTileLoad(ctx, *def, &t, why)) return false;
+      if (!moved_bases && !t.base_alias.empty()) {
+        *why = fmt::format("'{}' is {} moved by an offset: a descriptor made in the kernel starts at the parameter",
+                           t.base_alias, t.base);
+        return false;
+      }
       loads->push_back(t);
     }
   }

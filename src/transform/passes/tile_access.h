@@ -81,9 +81,12 @@ bool holdsDot(const PassContext &ctx, const Node &s);
 DotLoop findDotLoop(const PassContext &ctx);
 
 // Each dot operand as a tile load in the K loop (`a = tl.load(...)` just before
-// the dot); false with the reason when one is not.
+// the dot); false with the reason when one is not. A base bound once to a
+// parameter plus an offset (`base_alias`) is taken only with `moved_bases` (a
+// descriptor made in the kernel would start at the parameter).
 bool matchLoads(const PassContext &ctx, const std::vector<const Node *> &dots,
-                std::vector<TileAccess> *loads, std::string *why);
+                std::vector<TileAccess> *loads, std::string *why,
+                bool moved_bases = false);
 
 // `tl.store(pointer, value, mask=...)` as one statement whose value has the
 // tile's shape.
