@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Times the Gluon attention template against each SDPA backend (cuDNN attention,
+FlashAttention-2, memory-efficient), timed like bench/run (CUDA events, L2 flushed, medians),
+each output checked against SDPA with the suite's attention tolerance.
+
+    python3 scripts/gpu/gluon_attention_bench.py [CASE_INDEX ...]
+
+Prints one line per case and route. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
+"""
+
+import importlib.util
+import os
+import sys
+import time
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib.measure import time_fn  # noqa: E402
+from benchlib.vendors import SDPA_BACKENDS  # noqa: E402
+
+CASES = [  # B, HQ, HKV, S, D, causal
+    (4, 32, 32, 2048, 128, False), (4, 32, 32, 2048, 128, True), (4, 32, 8, 2048, 128, False),
+    (4, 32, 8, 2048, 128, True), (4, 32, 32, 2048, 64, False), (4, 32, 32, 4096, 128, True),
+    (2, 16, 16, 1000, 128, True),
+]
+
+
+def main():
+    spec = importlib.util.spec_from_file_location(
+        "gluon_attention", os.path.join(ROOT, "src", "transform", "passes", "templates", "gluon_attention.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    import triton
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", triton.__version__,
+          time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), flush=True)
+    picked = [CASES[int(i)] for i in sys.argv[1:]] or CASES
+    for (B, HQ, HKV, S, D, causal) in picked:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        q = torch.randn(B, HQ, S, D, device="cuda", dtype=torch.float16, generator=g)
+        k = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
+        v = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
+        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,  # noqa: E731
+                                                                        enable_gqa=HQ != HKV)
+        ref = sdpa()
+        flops = 4 * B * HQ * S * S * D * (0.5 if causal else 1.0)
+        line, fastest = f"B={B} HQ={HQ} HKV={HKV} S={S} D={D} causal={causal}:", None
+        for name, member in SDPA_BACKENDS:
+            try:
+                with sdpa_kernel([getattr(SDPBackend, member)]):
+                    sdpa()
+                    t = time_fn(sdpa)["median_ms"]
+                fastest = t if fastest is None else min(fastest, t)
+                line += f" {name}={t:.4f}"
+            except Exception:  # a backend that cannot run the case (GQA, this GPU) is skipped
+                line += f" {name}=n/a"
+        o = torch.empty_like(q)
+        scale = D ** -0.5
+        launched = mod.launch(q, k, v, o, scale, causal)
+        torch.cuda.synchronize()
+        ok = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
+        t = time_fn(lambda: mod.launch(q, k, v, o, scale, causal))["median_ms"]
+        print(line, flush=True)
+        print(f"  gluon route={'gluon' if launched is not False else 'refused'} {t:.4f} ms "
+              f"{flops / t / 1e9:.0f} TFLOP/s = {fastest / t:.3f} of the fastest SDPA backend; matches: {ok}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
