@@ -23,7 +23,7 @@ from benchlib.vendors import SDPA_BACKENDS  # noqa: E402
 CASES = [  # B, HQ, HKV, S, D, causal
     (4, 32, 32, 2048, 128, False), (4, 32, 32, 2048, 128, True), (4, 32, 8, 2048, 128, False),
     (4, 32, 8, 2048, 128, True), (4, 32, 32, 2048, 64, False), (4, 32, 32, 4096, 128, True),
-    (2, 16, 16, 1000, 128, True),
+    (2, 16, 16, 1000, 128, True), (4, 16, 16, 2048, 256, False), (4, 16, 16, 2048, 256, True),
 ]
 
 

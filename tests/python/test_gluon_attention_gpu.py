@@ -1,8 +1,8 @@
 """The Gluon attention template (src/transform/passes/templates/gluon_attention.py) on a Hopper
 GPU: the Gluon route is taken (launch returns the launched kernel, not False) and computes what
-SDPA computes, causal and not, grouped-query, fp16 and bf16, head sizes 32 to 128, sequences
+SDPA computes, causal and not, grouped-query, fp16 and bf16, head sizes 16 to 256, sequences
 its tiles do not divide, query and key lengths that differ, strided (B, S, H, D) views; a call
-it does not fit (head size 256) says False. Skipped visibly without a CUDA GPU or off sm_90."""
+it does not fit (head size 96, fp32) says False. Skipped visibly without a CUDA GPU or off sm_90."""
 
 import importlib.util
 import os
@@ -38,6 +38,8 @@ CASES = [  # B, HQ, HKV, SQ, SK, D, causal, dtype, layout
     (1, 2, 2, 130, 515, 64, False, "float16", "bhsd"),
     (1, 3, 3, 64, 64, 32, True, "bfloat16", "bhsd"),
     (1, 2, 1, 1, 129, 128, False, "float16", "bhsd"),
+    (1, 4, 2, 333, 333, 256, True, "bfloat16", "bhsd"),
+    (1, 2, 2, 200, 200, 16, False, "float16", "bhsd"),
 ]
 
 
@@ -69,7 +71,7 @@ def test_gluon_attention_matches_sdpa(B, HQ, HKV, SQ, SK, D, causal, dtype, layo
 def test_a_call_it_does_not_fit_says_false():
     torch = hopper()
     mod = load()
-    q = torch.randn(1, 2, 64, 256, device="cuda", dtype=torch.float16)
+    q = torch.randn(1, 2, 64, 96, device="cuda", dtype=torch.float16)
     o = torch.empty_like(q)
     assert "head size" in mod.fits(q, q, q, o, False)
     assert mod.launch(q, q, q, o, 1.0, False) is False

@@ -2,12 +2,13 @@
 
     o = softmax(sm_scale * q @ k^T  [+ causal mask]) @ v        per (batch, head)
 
-q, o: (B, HQ, SQ, D); k, v: (B, HKV, SK, D), HQ a multiple of HKV (grouped-query attention);
+q, o: (B, HQ, SQ, D); k, v: (B, HKV, SK, D), HQ a multiple of HKV (grouped-query attention),
+D a power of two from 16 to 256;
 fp16 or bf16, the head dimension contiguous; fp32 accumulation, P rounded to the input type
 before the second matmul (as FlashAttention and the usual Triton kernels do).
 
 Each program takes 128 query rows of one (batch, head): a loader warp (24 registers) brings Q
-once and K, V tiles of 128 keys through TMA into a ring of shared-memory stages (ready/empty
+once and K, V tiles of 128 keys (64 above a head size of 128) through TMA into a ring of shared-memory stages (ready/empty
 mbarriers per stage, K and V separately), and two consumer warp groups of 64 rows each run
 FlashAttention-3's order: S_j = Q K_j^T and O += P_{j-1} V_{j-1} are issued back to back as
 asynchronous wgmma, then the softmax of S_j runs while the tensor cores compute (P stays in
@@ -37,7 +38,6 @@ except ImportError:  # a Triton without Gluon's Hopper support: the caller's ker
     _gluon = None
 
 BLOCK_M = 128  # query rows per program (two consumer groups of 64)
-BLOCK_N = 128  # keys per tile
 LOG2E = 1.4426950408889634
 
 if _gluon is not None:
@@ -185,9 +185,15 @@ if _gluon is not None:
         ], [4, 1], [240, 24])
 
 
+def block_n_for(head_dim):
+    """Keys per tile: 128, or 64 above a head size of 128 (the output accumulator then takes
+    head_dim / 2 registers of each consumer thread, and the scores must take fewer)."""
+    return 128 if head_dim <= 128 else 64
+
+
 def stages_for(head_dim):
-    """Stages of the K/V ring that fit shared memory (Q and two 128-key tiles per stage), or 0."""
-    per_stage = 2 * BLOCK_N * head_dim * 2
+    """Stages of the K/V ring that fit shared memory (Q and a K and a V tile per stage), or 0."""
+    per_stage = 2 * block_n_for(head_dim) * head_dim * 2
     q_bytes = BLOCK_M * head_dim * 2
     stages = min(3, (200 * 1024 - q_bytes) // per_stage)
     return stages if stages >= 2 else 0
@@ -209,8 +215,8 @@ def fits(q, k, v, o, causal):
         return "shapes do not match"
     if k.shape[1] == 0 or HQ % k.shape[1]:
         return "query heads are not a multiple of the key/value heads"
-    if D % 16 or D < 16 or D > 128 or not stages_for(D):
-        return f"head size {D} (16 to 128, a multiple of 16)"
+    if D not in (16, 32, 64, 128, 256):
+        return f"head size {D} (a power of two from 16 to 256)"
     if causal and SQ != k.shape[2]:
         return "a causal mask over query and key sequences of different lengths"
     for t in tensors:
@@ -235,7 +241,8 @@ def launch(q, k, v, o, sm_scale, causal):
         return _TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, block_rows, D],
                                  _gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, D], dt))
 
+    bn = block_n_for(D)
     grid = ((SQ + BLOCK_M - 1) // BLOCK_M, B * HQ)
-    return attention_fwd[grid](desc(q, rows), desc(k, BLOCK_N), desc(v, BLOCK_N), desc(o, rows), SQ, SK,
-                               float(sm_scale) * LOG2E, HQ, HQ // HKV, BLOCK_M, BLOCK_N, stages_for(D),
-                               bool(causal), SK % BLOCK_N == 0, num_warps=4)
+    return attention_fwd[grid](desc(q, rows), desc(k, bn), desc(v, bn), desc(o, rows), SQ, SK,
+                               float(sm_scale) * LOG2E, HQ, HQ // HKV, BLOCK_M, bn, stages_for(D),
+                               bool(causal), SK % bn == 0, num_warps=4)
