@@ -77,3 +77,44 @@ def test_a_call_it_does_not_fit_says_false():
     assert mod.launch(q, q, q, o, 1.0, False) is False
     q32 = q.float()
     assert "dtype" in mod.fits(q32, q32, q32, q32.clone(), False)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_launch_view_reads_a_kernels_own_addressing(causal):
+    """launch_view() over flat (batch * heads, rows, head) buffers with padded rows, as a kernel
+    addressing `base + bh * stride_bh + row * stride_seq + d` sees them; grouped-query heads."""
+    torch = hopper()
+    mod = load()
+    B, HQ, HKV, S, D, pad = 2, 4, 2, 333, 64, 16
+    g = torch.Generator(device="cuda").manual_seed(7)
+
+    def flat(heads):  # rows of D + pad elements, the pad never read
+        return torch.randn(B * heads, S, D + pad, device="cuda", dtype=torch.float16, generator=g)
+
+    q, k, v = flat(HQ), flat(HKV), flat(HKV)
+    o = torch.full((B * HQ, S, D + pad), float("nan"), device="cuda", dtype=torch.float16)
+    row = D + pad
+    q_st = (HQ * S * row, S * row, row)
+    kv_st = (HKV * S * row, S * row, row)
+    launched = mod.launch_view(q, k, v, o, B, HQ, HKV, S, S, D, [q_st, kv_st, kv_st, q_st], 0.125, causal)
+    assert launched is not False
+    torch.cuda.synchronize()
+    view = lambda t, h: t[..., :D].reshape(B, h, S, D).float()  # noqa: E731
+    kr = view(k, HKV).repeat_interleave(HQ // HKV, dim=1)
+    vr = view(v, HKV).repeat_interleave(HQ // HKV, dim=1)
+    ref = torch.nn.functional.scaled_dot_product_attention(view(q, HQ), kr, vr, is_causal=causal, scale=0.125)
+    torch.testing.assert_close(view(o, HQ), ref, rtol=2e-2, atol=4e-3)
+    assert torch.isnan(o[..., D:]).all()  # the padding is not written
+
+
+def test_launch_view_refuses_a_stride_tma_cannot_take():
+    torch = hopper()
+    mod = load()
+    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16)
+    st = (2 * 64 * 64, 64 * 64, 64)
+    bad = (2 * 64 * 64, 64 * 64, 60)  # rows of 120 bytes: not 16-byte aligned
+    views = [(q, bad), (q, st), (q, st), (q, st)]
+    assert "stride" in mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 64, False, views)
+    assert mod.launch_view(q, q, q, q.clone(), 1, 2, 2, 64, 64, 64, [bad, st, st, st], 1.0, False) is False
+    zero_heads = (2 * 64 * 64, 0, 64)  # a broadcast over two heads
+    assert mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 64, False, [(q, st), (q, zero_heads), (q, st), (q, st)])

@@ -19,9 +19,12 @@ Measured on an H100 80GB HBM3 (Triton 3.6.0, torch 2.11, 2026-12-07, docs/measur
 B=4 H=32 S=2048 D=128 fp16 0.46 ms = 0.94 of cuDNN attention (SDPA's fastest backend), causal
 0.93-0.95, GQA (32 query heads, 8 KV heads) 0.94, D=64 0.89-0.90.
 
-`launch(...)` returns the launched kernel, or False when the call does not fit (no Gluon, not
-sm_90, a dtype, head size or stride TMA and wgmma do not take): the caller then runs its own
-kernel. This file is the template of the emitted code; tests import it directly.
+`launch(q, k, v, o, ...)` takes (B, H, S, D) tensors; `launch_view(...)` takes base tensors and
+explicit (batch, head, row) strides, the form a kernel's own addressing gives (a lowering binds
+a kernel's pointers, strides and extents to it). Both return the launched kernel, or False when
+the call does not fit (no Gluon, not sm_90, a dtype, head size or stride TMA and wgmma do not
+take): the caller then runs its own kernel. This file is the template of the emitted code;
+tests import it directly.
 """
 
 import torch
@@ -199,50 +202,89 @@ def stages_for(head_dim):
     return stages if stages >= 2 else 0
 
 
-def fits(q, k, v, o, causal):
-    """Why this call cannot take the Gluon kernel, or None when it can."""
+def refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal, views):
+    """Why the Gluon kernel cannot take these operands, or None. `views`: (tensor, (stride_b,
+    stride_h, stride_s)) for q, k, v, o, in elements, the head dimension contiguous."""
     if _gluon is None:
         return "this Triton has no Gluon Hopper support"
-    tensors = (q, k, v, o)
-    if not all(isinstance(t, torch.Tensor) and t.is_cuda and t.dim() == 4 for t in tensors):
-        return "operands are not 4-D CUDA tensors"
-    if torch.cuda.get_device_capability(q.device)[0] != 9:
+    if not all(isinstance(t, torch.Tensor) and t.is_cuda for t, _ in views):
+        return "operands are not CUDA tensors"
+    if torch.cuda.get_device_capability(views[0][0].device)[0] != 9:
         return "not an sm_90 GPU"
-    if q.dtype not in (torch.float16, torch.bfloat16) or any(t.dtype != q.dtype for t in tensors):
-        return f"dtype {q.dtype} (fp16 or bf16 only)"
-    B, HQ, SQ, D = q.shape
-    if k.shape != v.shape or k.shape[0] != B or k.shape[3] != D or o.shape != q.shape:
-        return "shapes do not match"
-    if k.shape[1] == 0 or HQ % k.shape[1]:
+    if dtype not in (torch.float16, torch.bfloat16) or any(t.dtype != dtype for t, _ in views):
+        return f"dtype {dtype} (fp16 or bf16 only)"
+    if kv_heads <= 0 or q_heads % kv_heads:
         return "query heads are not a multiple of the key/value heads"
-    if D not in (16, 32, 64, 128, 256):
-        return f"head size {D} (a power of two from 16 to 256)"
-    if causal and SQ != k.shape[2]:
+    if head_dim not in (16, 32, 64, 128, 256):
+        return f"head size {head_dim} (a power of two from 16 to 256)"
+    if causal and seq_q != seq_k:
         return "a causal mask over query and key sequences of different lengths"
-    for t in tensors:
-        if t.stride(3) != 1 or any((t.stride(i) * t.element_size()) % 16 for i in range(3)) or t.data_ptr() % 16:
-            return "a stride or base TMA cannot take (the head dimension must be contiguous, rows 16-byte aligned)"
+    if min(batch, q_heads, seq_q, seq_k) <= 0:
+        return "an empty operand"
+    for i, (t, strides) in enumerate(views):
+        es = t.element_size()
+        extents = (batch, kv_heads if i in (1, 2) else q_heads, seq_k if i in (1, 2) else seq_q)
+        if any((int(st) <= 0 and n > 1) or (int(st) * es) % 16 for st, n in zip(strides, extents)) or t.data_ptr() % 16:
+            return "a stride or base TMA cannot take (rows and heads 16-byte aligned, the head dimension contiguous)"
     return None
 
 
-def launch(q, k, v, o, sm_scale, causal):
-    """o = attention(q, k, v) through the Gluon kernel; returns the launched kernel, or False when
-    the call does not fit (fits() says why)."""
-    if fits(q, k, v, o, causal) is not None:
-        return False
-    B, HQ, SQ, D = q.shape
-    HKV, SK = k.shape[1], k.shape[2]
-    if SQ == 0 or SK == 0 or B * HQ == 0:
+def _tma_strides(st, seq, head_dim):
+    """(stride_b, stride_h, stride_s) with a dimension of extent 1's stride (any value, 0 for a
+    broadcast) replaced by one TMA takes: it is never stepped."""
+    b, h, s = (int(x) for x in st)
+    s = s if s > 0 else head_dim
+    h = h if h > 0 else s * seq
+    b = b if b > 0 else h
+    return b, h, s
+
+
+def launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal):
+    """Attention over operands seen through explicit strides: q, o (batch, q_heads, seq_q,
+    head_dim), k, v (batch, kv_heads, seq_k, head_dim) starting at each tensor's data pointer,
+    `strides` four (stride_b, stride_h, stride_s) in elements, the head dimension contiguous (a
+    kernel's own addressing, as a lowering reads it off the kernel). Returns the launched kernel,
+    or False when the view does not fit (refuse_view() says why)."""
+    views = list(zip((q, k, v, o), strides))
+    if refuse_view(q.dtype if isinstance(q, torch.Tensor) else None, batch, q_heads, kv_heads, seq_q, seq_k,
+                   head_dim, causal, views) is not None:
         return False
     dt = _gl.float16 if q.dtype == torch.float16 else _gl.bfloat16
     rows = BLOCK_M // 2
+    bn = block_n_for(head_dim)
 
-    def desc(t, block_rows):
-        return _TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, block_rows, D],
-                                 _gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, D], dt))
+    def desc(t, heads, seq, st, block_rows):
+        sb, sh, ss = _tma_strides(st, seq, head_dim)
+        return _TensorDescriptor(t, [batch, heads, seq, head_dim], [sb, sh, ss, 1],
+                                 [1, 1, block_rows, head_dim],
+                                 _gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], dt))
 
-    bn = block_n_for(D)
-    grid = ((SQ + BLOCK_M - 1) // BLOCK_M, B * HQ)
-    return attention_fwd[grid](desc(q, rows), desc(k, bn), desc(v, bn), desc(o, rows), SQ, SK,
-                               float(sm_scale) * LOG2E, HQ, HQ // HKV, BLOCK_M, bn, stages_for(D),
-                               bool(causal), SK % bn == 0, num_warps=4)
+    grid = ((seq_q + BLOCK_M - 1) // BLOCK_M, batch * q_heads)
+    return attention_fwd[grid](desc(q, q_heads, seq_q, strides[0], rows), desc(k, kv_heads, seq_k, strides[1], bn),
+                               desc(v, kv_heads, seq_k, strides[2], bn), desc(o, q_heads, seq_q, strides[3], rows),
+                               seq_q, seq_k, float(sm_scale) * LOG2E, q_heads, q_heads // kv_heads, BLOCK_M, bn,
+                               stages_for(head_dim), bool(causal), seq_k % bn == 0, num_warps=4)
+
+
+def fits(q, k, v, o, causal):
+    """Why this call of launch() cannot take the Gluon kernel, or None when it can."""
+    tensors = (q, k, v, o)
+    if not all(isinstance(t, torch.Tensor) and t.dim() == 4 for t in tensors):
+        return "operands are not 4-D tensors"
+    B, HQ, SQ, D = q.shape
+    if k.shape != v.shape or k.shape[0] != B or k.shape[3] != D or o.shape != q.shape:
+        return "shapes do not match"
+    if any(t.stride(3) != 1 for t in tensors):
+        return "the head dimension is not contiguous"
+    views = [(t, (t.stride(0), t.stride(1), t.stride(2))) for t in tensors]
+    return refuse_view(q.dtype, B, HQ, k.shape[1], SQ, k.shape[2], D, causal, views)
+
+
+def launch(q, k, v, o, sm_scale, causal):
+    """o = attention(q, k, v) for (B, H, S, D) tensors through the Gluon kernel; returns the
+    launched kernel, or False when the call does not fit (fits() says why)."""
+    if fits(q, k, v, o, causal) is not None:
+        return False
+    B, HQ, SQ, D = q.shape
+    strides = [(t.stride(0), t.stride(1), t.stride(2)) for t in (q, k, v, o)]
+    return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, strides, sm_scale, causal)
