@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times the Gluon attention template against each SDPA backend (cuDNN attention,
-FlashAttention-2, memory-efficient), timed like bench/run (CUDA events, L2 flushed, medians),
+FlashAttention-2, memory-efficient), with and without its log-sum-exp output, timed like bench/run (CUDA events, L2 flushed, medians),
 each output checked against SDPA with the suite's attention tolerance.
 
     python3 scripts/gpu/gluon_attention_bench.py [CASE_INDEX ...]
@@ -62,9 +62,12 @@ def main():
         torch.cuda.synchronize()
         ok = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
         t = time_fn(lambda: mod.launch(q, k, v, o, scale, causal))["median_ms"]
+        lse = torch.empty(B, HQ, S, device="cuda", dtype=torch.float32)
+        t_lse = time_fn(lambda: mod.launch(q, k, v, o, scale, causal, lse=lse))["median_ms"]
         print(line, flush=True)
         print(f"  gluon route={'gluon' if launched is not False else 'refused'} {t:.4f} ms "
-              f"{flops / t / 1e9:.0f} TFLOP/s = {fastest / t:.3f} of the fastest SDPA backend; matches: {ok}",
+              f"{flops / t / 1e9:.0f} TFLOP/s = {fastest / t:.3f} of the fastest SDPA backend; matches: {ok}; "
+              f"with the log-sum-exp output {t_lse:.4f} ms",
               flush=True)
 
 

@@ -118,3 +118,30 @@ def test_launch_view_refuses_a_stride_tma_cannot_take():
     assert mod.launch_view(q, q, q, q.clone(), 1, 2, 2, 64, 64, 64, [bad, st, st, st], 1.0, False) is False
     zero_heads = (2 * 64 * 64, 0, 64)  # a broadcast over two heads
     assert mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 64, False, [(q, st), (q, zero_heads), (q, st), (q, st)])
+
+
+@pytest.mark.parametrize("causal,base", [(False, "e"), (True, 2)])
+def test_log_sum_exp_output(causal, base):
+    """lse[b, h, i] = log-sum-exp over the keys row i sees of sm_scale * q_i . k_j (base e or 2),
+    beside the output, on a sequence the tiles do not divide."""
+    import math
+
+    torch = hopper()
+    mod = load()
+    B, H, S, D, scale = 2, 3, 333, 128, 0.1
+    g = torch.Generator(device="cuda").manual_seed(11)
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.full((B, H, S), float("nan"), device="cuda", dtype=torch.float32)
+    assert mod.launch(q, k, v, o, scale, causal, lse=lse, lse_base=base) is not False
+    torch.cuda.synchronize()
+    scores = (q.float() @ k.float().transpose(-1, -2)) * scale
+    if causal:
+        scores = scores.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    ref = torch.logsumexp(scores, dim=-1)
+    if base == 2:
+        ref = ref / math.log(2)
+    torch.testing.assert_close(lse, ref, rtol=1e-4, atol=1e-3)
+    ref_o = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                             scale=scale)
+    torch.testing.assert_close(o.float(), ref_o, rtol=2e-2, atol=4e-3)

@@ -1,6 +1,7 @@
 """Attention forward in Gluon for Hopper (sm_90): the kernel an attention lowering routes to.
 
     o = softmax(sm_scale * q @ k^T  [+ causal mask]) @ v        per (batch, head)
+    [lse = log-sum-exp of each row of sm_scale * q @ k^T (masked), base 2 or e]
 
 q, o: (B, HQ, SQ, D); k, v: (B, HKV, SK, D), HQ a multiple of HKV (grouped-query attention),
 D a power of two from 16 to 256;
@@ -81,8 +82,8 @@ if _gluon is not None:
 
     @_gluon.jit
     def _attn_compute(c: _gl.constexpr, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
-                      b, h, m0, n_tiles, seq_k, qk_scale, BLOCK_N: _gl.constexpr, CAUSAL: _gl.constexpr,
-                      EVEN_K: _gl.constexpr):
+                      b, h, m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                      BLOCK_N: _gl.constexpr, CAUSAL: _gl.constexpr, EVEN_K: _gl.constexpr, LSE: _gl.constexpr):
         ROWS: _gl.constexpr = q_s.type.shape[3]
         HEAD_DIM: _gl.constexpr = q_s.type.shape[4]
         STAGES: _gl.constexpr = k_s.type.shape[0]
@@ -143,11 +144,19 @@ if _gluon is not None:
         _fence_async_shared()
         _tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], o_s)  # rows past the sequence clipped
         _tma.store_wait(0)
+        if LSE != 0:
+            # each row's log-sum-exp of its scaled scores: base 2 (LSE == 2) or natural (LSE == 1)
+            rows = row0 + _gl.arange(0, ROWS, layout=_gl.SliceLayout(1, S_L))
+            lse = m_i + _gl.log2(l_i)
+            if LSE == 1:
+                lse = lse * 0.6931471805599453
+            _gl.store(lse_ptr + b * lse_sb + h * lse_sh + rows * lse_ss, lse, mask=rows < seq_q)
 
     @_gluon.jit
     def attention_fwd(q_desc, k_desc, v_desc, o_desc, seq_q, seq_k, qk_scale, HQ, GROUP,
+                      lse_ptr, lse_sb, lse_sh, lse_ss,
                       BLOCK_M: _gl.constexpr, BLOCK_N: _gl.constexpr, STAGES: _gl.constexpr,
-                      CAUSAL: _gl.constexpr, EVEN_K: _gl.constexpr):
+                      CAUSAL: _gl.constexpr, EVEN_K: _gl.constexpr, LSE: _gl.constexpr):
         pid_m = _gl.program_id(0)
         bh = _gl.program_id(1)
         b = bh // HQ
@@ -180,9 +189,11 @@ if _gluon is not None:
         n_tiles = _gl.cdiv(hi, BLOCK_N)
         _gl.warp_specialize([
             (_attn_compute, (0, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, b, h, m0,
-                             n_tiles, seq_k, qk_scale, BLOCK_N, CAUSAL, EVEN_K)),
+                             n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
+                             EVEN_K, LSE)),
             (_attn_compute, (1, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, b, h, m0,
-                             n_tiles, seq_k, qk_scale, BLOCK_N, CAUSAL, EVEN_K)),
+                             n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
+                             EVEN_K, LSE)),
             (_attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
                           b, h, kvh, m0, n_tiles, BLOCK_N)),
         ], [4, 1], [240, 24])
@@ -239,16 +250,25 @@ def _tma_strides(st, seq, head_dim):
     return b, h, s
 
 
-def launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal):
+def launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal,
+                lse=None):
     """Attention over operands seen through explicit strides: q, o (batch, q_heads, seq_q,
     head_dim), k, v (batch, kv_heads, seq_k, head_dim) starting at each tensor's data pointer,
     `strides` four (stride_b, stride_h, stride_s) in elements, the head dimension contiguous (a
-    kernel's own addressing, as a lowering reads it off the kernel). Returns the launched kernel,
-    or False when the view does not fit (refuse_view() says why)."""
+    kernel's own addressing, as a lowering reads it off the kernel). `lse`: None, or (tensor,
+    (stride_b, stride_h, stride_s), base) to store each query row's log-sum-exp of its scaled
+    scores there too, fp32, base 2 or e. Returns the launched kernel, or False when the view does
+    not fit (refuse_view() says why)."""
     views = list(zip((q, k, v, o), strides))
     if refuse_view(q.dtype if isinstance(q, torch.Tensor) else None, batch, q_heads, kv_heads, seq_q, seq_k,
                    head_dim, causal, views) is not None:
         return False
+    lse_args, lse_mode = (o, 0, 0, 0), 0
+    if lse is not None:
+        t, st, base = lse
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.float32 or t.device != q.device or base not in (2, "e"):
+            return False
+        lse_args, lse_mode = (t, int(st[0]), int(st[1]), int(st[2])), 2 if base == 2 else 1
     dt = _gl.float16 if q.dtype == torch.float16 else _gl.bfloat16
     rows = BLOCK_M // 2
     bn = block_n_for(head_dim)
@@ -262,8 +282,9 @@ def launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, st
     grid = ((seq_q + BLOCK_M - 1) // BLOCK_M, batch * q_heads)
     return attention_fwd[grid](desc(q, q_heads, seq_q, strides[0], rows), desc(k, kv_heads, seq_k, strides[1], bn),
                                desc(v, kv_heads, seq_k, strides[2], bn), desc(o, q_heads, seq_q, strides[3], rows),
-                               seq_q, seq_k, float(sm_scale) * LOG2E, q_heads, q_heads // kv_heads, BLOCK_M, bn,
-                               stages_for(head_dim), bool(causal), seq_k % bn == 0, num_warps=4)
+                               seq_q, seq_k, float(sm_scale) * LOG2E, q_heads, q_heads // kv_heads, *lse_args,
+                               BLOCK_M, bn, stages_for(head_dim), bool(causal), seq_k % bn == 0, lse_mode,
+                               num_warps=4)
 
 
 def fits(q, k, v, o, causal):
@@ -280,11 +301,17 @@ def fits(q, k, v, o, causal):
     return refuse_view(q.dtype, B, HQ, k.shape[1], SQ, k.shape[2], D, causal, views)
 
 
-def launch(q, k, v, o, sm_scale, causal):
-    """o = attention(q, k, v) for (B, H, S, D) tensors through the Gluon kernel; returns the
+def launch(q, k, v, o, sm_scale, causal, lse=None, lse_base="e"):
+    """o = attention(q, k, v) for (B, H, S, D) tensors through the Gluon kernel, and each query
+    row's log-sum-exp into `lse` (B, H, S) fp32 when given (`lse_base` 2 or "e"); returns the
     launched kernel, or False when the call does not fit (fits() says why)."""
     if fits(q, k, v, o, causal) is not None:
         return False
     B, HQ, SQ, D = q.shape
     strides = [(t.stride(0), t.stride(1), t.stride(2)) for t in (q, k, v, o)]
-    return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, strides, sm_scale, causal)
+    view = None
+    if lse is not None:
+        if tuple(lse.shape) != (B, HQ, SQ):
+            return False
+        view = (lse, (lse.stride(0), lse.stride(1), lse.stride(2)), lse_base)
+    return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, strides, sm_scale, causal, view)
