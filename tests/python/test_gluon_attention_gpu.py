@@ -4,22 +4,11 @@ SDPA computes, causal and not, grouped-query, fp16 and bf16, head sizes 16 to 25
 its tiles do not divide, query and key lengths that differ, strided (B, S, H, D) views; a call
 it does not fit (head size 96, fp32) says False. Skipped visibly without a CUDA GPU or off sm_90."""
 
-import importlib.util
-import os
-
 import pytest
 
+from test_gluon_attention_template import load
+
 pytestmark = pytest.mark.gpu
-
-TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "src", "transform", "passes", "templates",
-                        "gluon_attention.py")
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("tf_gluon_attention_template_gpu", TEMPLATE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def hopper():
