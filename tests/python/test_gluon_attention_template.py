@@ -120,6 +120,35 @@ def test_stages_fit_shared_memory():
 
 
 def test_fit_check_refuses_what_tma_and_wgmma_cannot_take():
+    """Each refusal, judged on CPU tensors (the machine is judged last)."""
+    import torch
+
     mod = load()
-    assert mod.fits(None, None, None, None, False) is not None  # not tensors (or no GPU here)
     assert mod.launch(None, None, None, None, 1.0, False) is False
+
+    def q(*shape, dtype=torch.float16):
+        return torch.zeros(*shape, dtype=dtype)
+
+    a = q(2, 4, 64, 64)
+    kv = q(2, 2, 64, 64)
+    assert mod.fits(a, kv, kv, a.clone(), False) == "operands are not CUDA tensors on one device"
+    assert "dtype" in mod.fits(a.float(), kv.float(), kv.float(), a.float(), False)
+    assert "dtype" in mod.fits(a, kv.bfloat16(), kv.bfloat16(), a, False)
+    assert "head size" in mod.fits(q(1, 2, 64, 96), q(1, 2, 64, 96), q(1, 2, 64, 96), q(1, 2, 64, 96), False)
+    assert "multiple" in mod.fits(q(1, 3, 64, 64), q(1, 2, 64, 64), q(1, 2, 64, 64), q(1, 3, 64, 64), False)
+    longer = q(1, 2, 80, 64)
+    assert "different lengths" in mod.fits(q(1, 2, 64, 64), longer, longer, q(1, 2, 64, 64), True)
+    assert mod.fits(q(1, 2, 64, 64), longer, longer, q(1, 2, 64, 64), False) == "operands are not CUDA tensors on one device"
+    assert "shapes" in mod.fits(a, q(2, 2, 64, 32), q(2, 2, 64, 32), a, False)
+    assert "contiguous" in mod.fits(a.transpose(2, 3), kv, kv, a, False)
+    # rows of 60 halves (120 bytes): TMA's strides are multiples of 16 bytes
+    odd = q(1, 2, 64, 60)[..., :32].contiguous()
+    odd_view = [(odd, (2 * 64 * 60, 64 * 60, 60))] + [(odd, (2 * 64 * 32, 64 * 32, 32))] * 3
+    assert "stride" in mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 32, False, odd_view)
+    broadcast = [(odd, (2 * 64 * 32, 64 * 32, 32)), (odd, (64 * 32, 0, 32))] + [(odd, (2 * 64 * 32, 64 * 32, 32))] * 2
+    assert "stride" in mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 32, False, broadcast)
+    single = [(odd, (0, 64 * 32, 32))] * 4  # batch 1: its stride is never stepped
+    assert mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 32, False, single) == \
+        "operands are not CUDA tensors on one device"
+    assert "empty" in mod.refuse_view(torch.float16, 1, 2, 2, 0, 0, 32, False, single)
+    assert mod._tma_strides((0, 0, 0), 7, 64) == (64 * 7, 64 * 7, 64)

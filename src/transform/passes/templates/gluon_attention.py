@@ -215,13 +215,10 @@ def stages_for(head_dim):
 
 def refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal, views):
     """Why the Gluon kernel cannot take these operands, or None. `views`: (tensor, (stride_b,
-    stride_h, stride_s)) for q, k, v, o, in elements, the head dimension contiguous."""
-    if _gluon is None:
-        return "this Triton has no Gluon Hopper support"
-    if not all(isinstance(t, torch.Tensor) and t.is_cuda for t, _ in views):
-        return "operands are not CUDA tensors"
-    if torch.cuda.get_device_capability(views[0][0].device)[0] != 9:
-        return "not an sm_90 GPU"
+    stride_h, stride_s)) for q, k, v, o, in elements, the head dimension contiguous. The
+    operands' own properties are judged first, the machine last (so a CPU test sees them)."""
+    if not all(isinstance(t, torch.Tensor) for t, _ in views):
+        return "operands are not tensors"
     if dtype not in (torch.float16, torch.bfloat16) or any(t.dtype != dtype for t, _ in views):
         return f"dtype {dtype} (fp16 or bf16 only)"
     if kv_heads <= 0 or q_heads % kv_heads:
@@ -237,6 +234,12 @@ def refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal,
         extents = (batch, kv_heads if i in (1, 2) else q_heads, seq_k if i in (1, 2) else seq_q)
         if any((int(st) <= 0 and n > 1) or (int(st) * es) % 16 for st, n in zip(strides, extents)) or t.data_ptr() % 16:
             return "a stride or base TMA cannot take (rows and heads 16-byte aligned, the head dimension contiguous)"
+    if _gluon is None:
+        return "this Triton has no Gluon Hopper support"
+    if not all(t.is_cuda and t.device == views[0][0].device for t, _ in views):
+        return "operands are not CUDA tensors on one device"
+    if torch.cuda.get_device_capability(views[0][0].device)[0] != 9:
+        return "not an sm_90 GPU"
     return None
 
 
