@@ -151,4 +151,5 @@ def test_fit_check_refuses_what_tma_and_wgmma_cannot_take():
     assert mod.refuse_view(torch.float16, 1, 2, 2, 64, 64, 32, False, single) == \
         "operands are not CUDA tensors on one device"
     assert "empty" in mod.refuse_view(torch.float16, 1, 2, 2, 0, 0, 32, False, single)
+    assert "65535" in mod.refuse_view(torch.float16, 1024, 64, 64, 64, 64, 32, False, single)
     assert mod._tma_strides((0, 0, 0), 7, 64) == (64 * 7, 64 * 7, 64)

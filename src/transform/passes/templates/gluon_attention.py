@@ -229,6 +229,8 @@ def refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal,
         return "a causal mask over query and key sequences of different lengths"
     if min(batch, q_heads, seq_q, seq_k) <= 0:
         return "an empty operand"
+    if batch * q_heads > 65535:
+        return f"{batch * q_heads} (batch, head) pairs: more than a grid's second axis takes (65535)"
     for i, (t, strides) in enumerate(views):
         es = t.element_size()
         extents = (batch, kv_heads if i in (1, 2) else q_heads, seq_k if i in (1, 2) else seq_q)
