@@ -214,12 +214,18 @@ def test_written_poisoning_covers_exactly_what_the_launch_changed(captured, monk
     case = {"launch": 0}
     before = harness.make_inputs(case, 0, poisoned=False)[out_index]
     after = harness.expected(case, 0)[0]
-    spans_before = harness.make_inputs(case, 0, poisoned=False)
-    assert not bool(torch.isnan(spans_before[out_index]).any())
+    # Unpoisoned, the output holds the bytes captured before the launch (whatever torch.empty_like
+    # left there, NaN patterns included: bits are compared), even where the plan asks for poison.
+    plan["cases"][0]["poison"] = "outputs"
+    (folder / "replay.json").write_text(json.dumps(plan))
+    saved = harness._arguments(harness._case_plan(0), "before")[out_index]
+    unpoisoned = harness.make_inputs(case, 0, poisoned=False)[out_index]
+    assert torch.equal(unpoisoned.view(torch.int32), saved.view(torch.int32))
+    assert bool(torch.isnan(harness.make_inputs(case, 0)[out_index]).all())
     changed = harness._changed(before, after)
     written = harness.make_poisoned_inputs(case, "written")[out_index]
     assert torch.equal(torch.isnan(written), changed)
-    assert torch.equal(written[~changed], before[~changed])
+    assert torch.equal(written[~changed].view(torch.int32), before[~changed].view(torch.int32))
     everything = harness.make_poisoned_inputs(case, "outputs")[out_index]
     assert bool(torch.isnan(everything).all())
     # Bits, not values: -0.0 against 0.0 is a change, NaN against the same NaN is none.
