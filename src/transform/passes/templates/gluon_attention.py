@@ -292,8 +292,9 @@ def launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, st
                                num_warps=4)
 
 
-def fits(q, k, v, o, causal):
-    """Why this call of launch() cannot take the Gluon kernel, or None when it can."""
+def _shape_refusal(q, k, v, o):
+    """Why four tensors are not (B, H, S, D) attention operands with a contiguous head
+    dimension, or None."""
     tensors = (q, k, v, o)
     if not all(isinstance(t, torch.Tensor) and t.dim() == 4 for t in tensors):
         return "operands are not 4-D tensors"
@@ -302,21 +303,35 @@ def fits(q, k, v, o, causal):
         return "shapes do not match"
     if any(t.stride(3) != 1 for t in tensors):
         return "the head dimension is not contiguous"
-    views = [(t, (t.stride(0), t.stride(1), t.stride(2))) for t in tensors]
-    return refuse_view(q.dtype, B, HQ, k.shape[1], SQ, k.shape[2], D, causal, views)
+    return None
+
+
+def _strides(tensors):
+    return [(t.stride(0), t.stride(1), t.stride(2)) for t in tensors]
+
+
+def fits(q, k, v, o, causal):
+    """Why this call of launch() cannot take the Gluon kernel, or None when it can."""
+    why = _shape_refusal(q, k, v, o)
+    if why is not None:
+        return why
+    B, HQ, SQ, D = q.shape
+    tensors = (q, k, v, o)
+    return refuse_view(q.dtype, B, HQ, k.shape[1], SQ, k.shape[2], D, causal, list(zip(tensors, _strides(tensors))))
 
 
 def launch(q, k, v, o, sm_scale, causal, lse=None, lse_base="e"):
     """o = attention(q, k, v) for (B, H, S, D) tensors through the Gluon kernel, and each query
     row's log-sum-exp into `lse` (B, H, S) fp32 when given (`lse_base` 2 or "e"); returns the
-    launched kernel, or False when the call does not fit (fits() says why)."""
-    if fits(q, k, v, o, causal) is not None:
+    launched kernel, or False when the call does not fit (fits() says why). The view's checks
+    run once, in launch_view()."""
+    if _shape_refusal(q, k, v, o) is not None:
         return False
     B, HQ, SQ, D = q.shape
-    strides = [(t.stride(0), t.stride(1), t.stride(2)) for t in (q, k, v, o)]
     view = None
     if lse is not None:
         if tuple(lse.shape) != (B, HQ, SQ):
             return False
-        view = (lse, (lse.stride(0), lse.stride(1), lse.stride(2)), lse_base)
-    return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, strides, sm_scale, causal, view)
+        view = (lse, _strides((lse,))[0], lse_base)
+    return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, _strides((q, k, v, o)), sm_scale, causal,
+                       view)
