@@ -75,7 +75,8 @@ enum class Limiter { kRegisters, kSharedMemory, kBlockSize, kNone, kUnknown };
   X(Prefetch, "prefetch", kStructural)              \
   X(FusedSum, "fused-sum", kStructural)              \
   X(FusedCast, "fused-cast", kStructural)            \
-  X(GluonGemm, "gluon-gemm", kStructural)
+  X(GluonGemm, "gluon-gemm", kStructural)           \
+  X(GluonAttention, "gluon-attention", kStructural)
 
 // kRetile, kLaunch, ...: one per row of TF_PASS_TABLE, in its order.
 enum class PassName {

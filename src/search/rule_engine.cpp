@@ -325,6 +325,14 @@ class RuleEngine final : public ReasoningEngine {
     if (dots && callsExp(in, f.kernel)) {
       addPass(in, out, f, PassName::kExp2, "exp2 with log2(e) folded into the score scale: a multiplication less per score");
     }
+    // Two dots in a loop with an exp between them: attention's online softmax, which the Gluon
+    // attention template (a loader warp, two consumer warp groups in FlashAttention-3's order)
+    // ran at 0.89-1.02 of cuDNN attention on an H100 (docs/measurements.md, 2026-12-07). The pass
+    // proves the softmax from the source and refuses anything else.
+    if (dots_in_loops == 2 && callsExp(in, f.kernel)) {
+      addPass(in, out, f, PassName::kGluonAttention, "attention's online softmax between two dots: the Gluon "
+              "attention for Hopper (a TMA loader warp, two consumer warp groups overlapping softmax and wgmma)");
+    }
     // A max loop then a sum-of-exp loop over one row (cross-entropy, softmax): one read of
     // the row instead of two.
     if (!dots && callsExp(in, f.kernel) && loopsOf(in, f.kernel) >= 2) {

@@ -38,9 +38,9 @@ TEST(CensusCli, CountsEveryPassOnEveryKernel) {
   const auto& c = j["counts"];
   EXPECT_EQ(c["files"], 2);
   EXPECT_EQ(c["kernels"], 2);
-  EXPECT_EQ(c["trials"], 52);  // 26 passes, each once per kernel
+  EXPECT_EQ(c["trials"], 54);  // 27 passes, each once per kernel
   EXPECT_EQ(c["applied"], 12);
-  EXPECT_EQ(c["refused"], 40);
+  EXPECT_EQ(c["refused"], 42);
   EXPECT_EQ(c["broken"], 0);
   EXPECT_EQ(c["crashed"], 0);
   int applied = 0, refused = 0;
@@ -49,7 +49,7 @@ TEST(CensusCli, CountsEveryPassOnEveryKernel) {
     refused += p["refused"].get<int>();
   }
   EXPECT_EQ(applied, 12);
-  EXPECT_EQ(refused, 40);
+  EXPECT_EQ(refused, 42);
 
   // retile doubles the launch's BLOCK of the add; launch sets 4 warps where 8 are written.
   const auto* retile = trial(j, "add_kernel", "retile");

@@ -82,7 +82,7 @@ TEST(PassRegistry, TheCatalogue) {
                                              "vectorize", "exp2", "online-softmax", "causal-split",
                                              "flatten-loops", "relayout", "eviction-hints", "tail-split", "implicit-gemm",
                                              "split-rows", "warp-specialize", "launcher-glue", "prefetch", "fused-sum", "fused-cast",
-                                             "gluon-gemm"}));
+                                             "gluon-gemm", "gluon-attention"}));
   EXPECT_EQ(findPass("unroll"), nullptr);
 }
 

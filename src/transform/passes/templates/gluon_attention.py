@@ -335,3 +335,122 @@ def launch(q, k, v, o, sm_scale, causal, lse=None, lse_base="e"):
         view = (lse, _strides((lse,))[0], lse_base)
     return launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, _strides((q, k, v, o)), sm_scale, causal,
                        view)
+
+
+def _fit_heads(bases, heads, group):
+    """(first, stride_b, stride_h) with bases[t] == first + (t // heads) * stride_b +
+    ((t % heads) // group) * stride_h for every t, or None."""
+    n = len(bases)
+    sb = bases[heads] - bases[0] if heads < n else 0
+    sh = bases[group] - bases[0] if group < heads else 0
+    first = bases[0]
+    for t, x in enumerate(bases):
+        if x != first + (t // heads) * sb + ((t % heads) // group) * sh:
+            return None
+    return first, sb, sh
+
+
+def plan_view(where, grid, block_m, block_n, row_strides, causal):
+    """Reads a kernel's own addressing, evaluated for every program of its grid, as the
+    (batch, head, row) view launch_view takes: a dict (batch, q_heads, kv_heads, seq_q, seq_k,
+    strides, offsets), or a string saying why the kernel's programs are something else.
+
+    `where(p, j)`, p a program id triple and j a value of the key loop's variable, returns
+    (row_starts, q, o, k, v, hi, q_bound, o_bound, k_bound, v_bound, where_key_bound,
+    where_row_bound): the ways the kernel says its first query row (all must agree), the
+    element offsets of its Q and output tiles' first row and of its K and V tiles at j, the
+    key loop's end, and the bounds of its masks (None when it has none). `row_strides`: the
+    rows' strides of Q, K, V and the output. The kernel computes, for each of its programs,
+    rows [r, r + block_m) of one (batch, head) pair over keys [0, ceil(hi / block_n) *
+    block_n) masked as the bounds say; the view is exact only when that is attention over
+    one seq_q x seq_k problem per pair, every stored row computed by one program."""
+    sq, sk, sv, so = row_strides
+    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    inf = float("inf")
+    programs = []
+    for p2 in range(grid[2]):
+        for p1 in range(grid[1]):
+            for p0 in range(grid[0]):
+                p = (p0, p1, p2)
+                at0, at1 = where(p, 0), where(p, block_n)
+                if len(set(at0[0])) != 1:
+                    return "the kernel's masks disagree on a program's first query row"
+                if at1[3] - at0[3] != block_n * sk or at1[4] - at0[4] != block_n * sv:
+                    return "K or V do not advance by the key tile's rows along the loop"
+                programs.append(at0)
+    if not programs:
+        return "an empty grid"
+    bounds = lambda i: {x[i] for x in programs}
+    for i in range(6, 12):
+        if len(bounds(i)) != 1:
+            return "a mask's bound differs between programs"
+    _, _, _, _, _, _, q_bound, o_bound, k_bound, v_bound, wk, wr = programs[0]
+    if q_bound is not None and o_bound is not None and q_bound != o_bound:
+        return "Q and the output are masked to different rows"
+    seq_q = q_bound if q_bound is not None else o_bound
+    if seq_q is None:
+        seq_q = max(x[0][0] for x in programs) + block_m
+    if wk is not None:
+        seq_k = wk
+    elif k_bound is not None:
+        seq_k = k_bound
+    elif causal:
+        seq_k = seq_q
+    else:
+        his = bounds(5)
+        if len(his) != 1:
+            return "the key loop's end differs between programs"
+        seq_k = (his.pop() + block_n - 1) // block_n * block_n
+    for b in (k_bound, v_bound):
+        if b is not None and b < seq_k:
+            return "K or V is masked below the keys the scores keep"
+    if wr is not None and wr < seq_q:
+        return "the scores mask stored rows"
+    pairs = {}
+    for rows, q, o, k, v, hi, *_ in programs:
+        r = rows[0]
+        if r >= seq_q and o_bound is not None:
+            continue  # stores nothing
+        if r < 0 or r % block_m or r + block_m > seq_q and o_bound is None:
+            return "a program's rows are not a block of the sequence"
+        last = min(r + block_m, seq_q)
+        x = min((hi + block_n - 1) // block_n * block_n, wk if wk is not None else inf)
+        if causal:
+            if x != seq_k and x < last:
+                return "the key loop ends before a row's last visible key"
+        elif x != seq_k:
+            return "the key loop covers other keys than the sequence's"
+        pairs.setdefault((q - r * sq, k, v, o - r * so), []).append(r)
+    expected = list(range(0, seq_q, block_m))
+    for rows in pairs.values():
+        if sorted(rows) != expected:
+            return "the programs do not compute every row of a pair once"
+    keys = sorted(pairs)
+    n = len(keys)
+    qb = [x[0] for x in keys]
+    heads = n
+    for t in range(1, n):
+        if qb[t] != qb[0] + t * (qb[1] - qb[0]):
+            heads = t
+            break
+    if n % heads:
+        return "the (batch, head) pairs are not a batch of heads"
+    kb = [x[1] for x in keys]
+    group = next((t for t in range(1, heads) if kb[t] != kb[0]), heads)
+    if heads % group:
+        return "key/value heads are not shared by equal groups of query heads"
+    fitted = [_fit_heads([x[i] for x in keys], heads, 1 if i in (0, 3) else group) for i in range(4)]
+    if any(f is None for f in fitted):
+        return "an operand's (batch, head) offsets are not strided"
+    rows = (sq, sk, sv, so)
+    return dict(batch=n // heads, q_heads=heads, kv_heads=heads // group, seq_q=seq_q, seq_k=seq_k,
+                strides=[(f[1], f[2], rows[i]) for i, f in enumerate(fitted)], offsets=[f[0] for f in fitted])
+
+
+def at_offset(t, offset):
+    """`t` seen from `offset` elements further (a 1-D view to the end of its storage), or t."""
+    if offset == 0:
+        return t
+    if offset < 0 or t.storage_offset() + offset >= t.untyped_storage().nbytes() // t.element_size():
+        return None
+    return t.as_strided((1,), (1,), t.storage_offset() + offset)

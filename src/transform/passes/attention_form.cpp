@@ -1,0 +1,971 @@
+// The attention recognition (attention_form.h): an abstract evaluation of the kernel body.
+//
+// Domain. Every value the body computes is one of: a uniform scalar (its multiplicative
+// factors as Python text, and its integer form where it has one); an index vector u +
+// tl.arange(0, n), possibly broadcast as a column ([:, None]) or a row ([None, :]); a mask
+// (conjuncts: causal rows >= keys, keys < bound, rows < bound); the Q, K or V tile (Q
+// possibly scaled); the scores c * Q K^T with their masks; a row max of scores; the running
+// max m (on entry to the loop) and m_new = max(m, rowmax); the difference s - m_new scaled
+// by k; p = base^that; alpha = base^(k (m - m_new)); row sums; l on entry, l * alpha,
+// l_new; the accumulator on entry, scaled by alpha, acc_new; after the loop, the output
+// acc / l. Every other operation gives "unknown" with its line, which refuses the kernel
+// when the output depends on it.
+#include "transform/passes/attention_form.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace tf {
+namespace {
+
+enum class VK {
+  kUnknown, kScalar, kIndex, kMask, kNegInf, kInit, kQ, kK, kV,
+  kScore, kRowMax, kMCarry, kMNew, kDiff, kMDiff, kProb, kAlpha, kRowSum,
+  kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut,
+};
+
+struct Conj {
+  std::string kind;   // "causal", "key_bound", "row_bound"
+  std::string expr;   // causal: the rows' first index; bounds: the bound (Python text)
+  sym::Expr e;        // the same expression
+  bool operator<(const Conj& o) const { return std::tie(kind, expr) < std::tie(o.kind, o.expr); }
+  bool operator==(const Conj& o) const { return kind == o.kind && expr == o.expr; }
+};
+
+struct Val {
+  VK k = VK::kUnknown;
+  std::string why;                  // unknown: what was not understood, with its line
+  std::vector<std::string> factors; // scalar; Q's scale; scores' c; diff / alpha / p: k
+  std::vector<std::string> mfactors;// the running max's c (row max, m_new, diff, p)
+  sym::Expr isym;                   // scalar: integer form; index: uniform part
+  bool is_loop_var = false;         // index: u is the key loop's variable
+  int bcast = -1;                   // index: 0 column, 1 row
+  int rank = 0;                     // init: 1 for [BLOCK_M], 2 for [BLOCK_M, HEAD_DIM]
+  double fill = 0;                  // init: the value (finite)
+  std::vector<Conj> conds;          // mask; scores' masks
+  int base = -1;                    // diff is not exponentiated yet; p, alpha: 0 e, 2 two
+  bool cast = false;                // a tile rounded to a dtype
+  std::string dtype;                // that dtype ("float16", "bfloat16", "input")
+  bool transposed = false;          // K
+};
+
+Val valOf(VK k) {
+  Val v;
+  v.k = k;
+  return v;
+}
+
+Val unknown(const std::string& why) {
+  Val v;
+  v.why = why;
+  return v;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> xs) {
+  xs.erase(std::remove(xs.begin(), xs.end(), "1"), xs.end());
+  std::sort(xs.begin(), xs.end());
+  return xs;
+}
+
+bool sameFactors(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return sorted(a) == sorted(b);
+}
+
+std::vector<Conj> mergeConds(std::vector<Conj> a, const std::vector<Conj>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+bool isPosInfNode(const Node& n) {
+  if (!isType(n, "Call") || dottedName(n["func"]) != "float" || n["args"].size() != 1) return dottedName(n) == "math.inf";
+  auto s = strLiteral(n["args"][0]);
+  return s && (*s == "inf" || *s == "+inf" || *s == "infinity");
+}
+
+bool isNegInfNode(const Node& n) {
+  auto infCall = [](const Node& c, bool negative) {
+    if (!isType(c, "Call") || dottedName(c["func"]) != "float" || c["args"].size() != 1) return false;
+    auto s = strLiteral(c["args"][0]);
+    if (!s) return false;
+    std::string t = *s;
+    std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+    return negative ? t == "-inf" || t == "-infinity" : t == "inf" || t == "infinity" || t == "+inf";
+  };
+  if (infCall(n, true)) return true;
+  if (isType(n, "UnaryOp") && nodeType(n["op"]) == "USub") {
+    const Node& x = n["operand"];
+    if (infCall(x, false)) return true;
+    std::string d = dottedName(x);
+    if (d == "math.inf" || d == "float.inf") return true;
+  }
+  return false;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const PassContext& ctx, const KernelIR& kir, const AttentionForm& form)
+      : ctx_(ctx), kir_(kir), form_(form) {}
+
+  std::map<std::string, Val> env;
+  bool after_loop = false;
+
+  Val eval(const Node& n) {
+    Val v = evalInner(n);
+    if (v.k == VK::kUnknown && v.why.empty()) v.why = fmt::format("line {}: '{}'", line(n), short_(ctx_.slice(n)));
+    return v;
+  }
+
+  int line(const Node& n) const {
+    auto p = nodePos(n);
+    return p ? p->line : 0;
+  }
+
+ private:
+  const PassContext& ctx_;
+  const KernelIR& kir_;
+  const AttentionForm& form_;
+
+  static std::string short_(std::string s) {
+    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    return s;
+  }
+
+  std::string tlFn(const Node& call) const {
+    std::string f = ctx_.tlFunction(call);
+    if (f.rfind("math.", 0) == 0) f = f.substr(5);
+    return f;
+  }
+
+  const Node* arg(const Node& call, size_t i, const char* kw) const {
+    if (call["args"].size() > i) return &call["args"][i];
+    return keywordArg(call, kw);
+  }
+
+  // The access of the Kernel IR at a call's position.
+  int accessAt(const Node& call) const {
+    auto p = nodePos(call);
+    if (!p) return -1;
+    for (const auto& a : kir_.accesses) {
+      if (a.loc.line == p->line && a.loc.col == p->col && a.via.empty()) return a.id;
+    }
+    return -1;
+  }
+
+  Val scalarOf(const Node& n) {
+    Val v;
+    v.k = VK::kScalar;
+    v.factors = {"(" + ctx_.slice(n) + ")"};
+    return v;
+  }
+
+  sym::Expr symOf(const Node& n) const {
+    if (isType(n, "Name")) {
+      auto it = env.find(n["id"]);
+      if (it != env.end() && it->second.k == VK::kScalar && it->second.isym) return it->second.isym;
+      return sym::var(n["id"].get<std::string>());
+    }
+    if (auto i = intLiteral(n)) return sym::num(*i);
+    if (isType(n, "BinOp")) {
+      sym::Expr a = symOf(n["left"]), b = symOf(n["right"]);
+      const std::string& op = nodeType(n["op"]);
+      if (op == "Add") return sym::add(a, b);
+      if (op == "Sub") return sym::sub(a, b);
+      if (op == "Mult") return sym::mul(a, b);
+      if (op == "FloorDiv") return sym::floorDiv(a, b);
+      if (op == "Mod") return sym::mod(a, b);
+      return nullptr;
+    }
+    if (isType(n, "Call")) {
+      std::string f = tlFn(n);
+      if (f == "program_id") {
+        const Node* a = arg(n, 0, "axis");
+        auto ax = a ? intLiteral(*a) : std::optional<int64_t>(0);
+        return ax ? sym::var(pidVar(static_cast<int>(*ax))) : nullptr;
+      }
+      std::string d = dottedName(n["func"]);
+      if ((f == "minimum" || f == "maximum" || d == "min" || d == "max") && n["args"].size() == 2) {
+        sym::Expr a = symOf(n["args"][0]), b = symOf(n["args"][1]);
+        return (f == "minimum" || d == "min") ? sym::min(a, b) : sym::max(a, b);
+      }
+    }
+    return nullptr;
+  }
+
+  // A scalar name or expression: parameters, module names, numbers and scalar locals.
+  bool scalarNode(const Node& n) const {
+    bool ok = true;
+    walk(n, [&](const Node& x) {
+      if (isType(x, "Name")) {
+        std::string id = x["id"];
+        auto it = env.find(id);
+        if (it != env.end()) {
+          if (it->second.k != VK::kScalar) ok = false;
+        } else if (!ctx_.kernel->param(id) && !ctx_.ir->module_assignments.count(id) && id != ctx_.tl() &&
+                   id != "math") {
+          ok = false;
+        }
+      } else if (isType(x, "Call")) {
+        std::string f = tlFn(x);
+        if (f != "program_id" && f != "num_programs" && f != "minimum" && f != "maximum" && f != "cdiv") ok = false;
+      } else if (isType(x, "Subscript") || isType(x, "Compare") || isType(x, "List") || isType(x, "Tuple")) {
+        ok = false;
+      }
+      return ok;
+    });
+    return ok;
+  }
+
+  Val scalarValue(const Node& n) {
+    if (isType(n, "Name")) {
+      auto it = env.find(n["id"]);
+      if (it != env.end()) return it->second;
+    }
+    if (isType(n, "BinOp")) {
+      const std::string& op = nodeType(n["op"]);
+      if (op == "Mult" || op == "Div") {
+        Val a = scalarValue(n["left"]), b = scalarValue(n["right"]);
+        Val v;
+        v.k = VK::kScalar;
+        v.isym = symOf(n);
+        v.factors = a.factors;
+        if (op == "Mult") {
+          v.factors.insert(v.factors.end(), b.factors.begin(), b.factors.end());
+        } else {
+          v.isym = nullptr;
+          v.factors.push_back("1.0 / (" + fmt::format("{}", fmt::join(b.factors.empty() ? std::vector<std::string>{"1"} : b.factors, " * ")) + ")");
+        }
+        return v;
+      }
+    }
+    Val v;
+    v.k = VK::kScalar;
+    v.isym = symOf(n);
+    bool local = false;
+    walk(n, [&](const Node& x) {
+      if (isType(x, "Name") && env.count(x["id"])) local = true;
+      return true;
+    });
+    if (auto c = intLiteral(n); c && *c == 1) return v;  // factor 1
+    if (!local) {
+      v.factors = {"(" + ctx_.slice(n) + ")"};
+    } else if (v.isym) {
+      v.factors = {"(" + pythonInt(kir_, v.isym) + ")"};
+    } else {
+      v.factors = {"<unknown>"};
+    }
+    return v;
+  }
+
+  Val evalInner(const Node& n) {
+    if (isNegInfNode(n)) return valOf(VK::kNegInf);
+    if (isType(n, "Name")) {
+      auto it = env.find(n["id"]);
+      if (it != env.end()) return it->second;
+      if (scalarNode(n)) return scalarValue(n);
+      return unknown(fmt::format("line {}: '{}' is not a value of the kernel's attention", line(n),
+                                 n["id"].get<std::string>()));
+    }
+    if (isType(n, "Constant")) return scalarValue(n);
+    if (isType(n, "Subscript")) {
+      int ax = broadcastAxis(n);
+      Val x = eval(n["value"]);
+      if (ax < 0) return unknown("");
+      if (x.k == VK::kIndex && x.bcast < 0) {
+        x.bcast = ax;
+        return x;
+      }
+      // a row vector ([BLOCK_M]) broadcast along the head dimension: m, l, alpha
+      if (ax == 0 && (x.k == VK::kAlpha || x.k == VK::kMNew || x.k == VK::kLFinal) && x.bcast < 0) {
+        x.bcast = 0;
+        return x;
+      }
+      return unknown("");
+    }
+    if (isType(n, "Call")) return call(n);
+    if (isType(n, "BinOp")) return binop(n);
+    if (isType(n, "Compare")) return compare(n);
+    if (isType(n, "Attribute") && n["attr"] == "T") {
+      Val x = eval(n["value"]);
+      if (x.k == VK::kK) {
+        x.transposed = !x.transposed;
+        return x;
+      }
+      return unknown("");
+    }
+    if (scalarNode(n)) return scalarValue(n);
+    return unknown("");
+  }
+
+  Val call(const Node& n) {
+    std::string f = tlFn(n);
+    // x.to(dtype)
+    if (isType(n["func"], "Attribute") && n["func"]["attr"] == "to" && f.empty()) {
+      Val x = eval(n["func"]["value"]);
+      const Node* d = arg(n, 0, "dtype");
+      if (!d) return unknown("");
+      std::string dt;
+      std::string q = tlNameIn(ctx_.kernel && ctx_.kernel->home ? *ctx_.kernel->home : *ctx_.ir, *d);
+      if (q == "float16" || q == "bfloat16" || q == "float32") dt = q;
+      if (isType(*d, "Attribute") && (*d)["attr"] == "dtype" && isType((*d)["value"], "Name")) {
+        auto it = env.find((*d)["value"]["id"]);
+        if (it != env.end() && (it->second.k == VK::kQ || it->second.k == VK::kK || it->second.k == VK::kV)) dt = "input";
+        if (kir_.param((*d)["value"]["id"].get<std::string>())) {
+          const IrParam* p = kir_.param((*d)["value"]["id"].get<std::string>());
+          if (p->kind == ParamKind::kPointer && ((*d)["value"]["id"] == paramOf(form_.v) || (*d)["value"]["id"] == paramOf(form_.q) || (*d)["value"]["id"] == paramOf(form_.k))) dt = "input";
+          if (p->kind == ParamKind::kPointer && (*d)["value"]["id"] == paramOf(form_.o)) dt = "output";
+        }
+      }
+      // Out.type.element_ty, Out.dtype.element_ty: the element type of a pointer parameter
+      if (dt.empty() && isType(*d, "Attribute") && (*d)["attr"] == "element_ty" && isType((*d)["value"], "Attribute") &&
+          ((*d)["value"]["attr"] == "type" || (*d)["value"]["attr"] == "dtype") &&
+          isType((*d)["value"]["value"], "Name")) {
+        std::string p = (*d)["value"]["value"]["id"];
+        if (p == paramOf(form_.o)) dt = "output";
+        if (p == paramOf(form_.q) || p == paramOf(form_.k) || p == paramOf(form_.v)) dt = "input";
+      }
+      if (dt.empty()) return unknown(fmt::format("line {}: a cast to '{}'", line(n), ctx_.slice(*d)));
+      if (dt == "float32") {
+        if (x.k == VK::kScore || x.k == VK::kProb || x.k == VK::kOut || x.k == VK::kAccFinal) return x;
+        return unknown("");
+      }
+      if (x.k == VK::kProb || x.k == VK::kOut || x.k == VK::kQ) {
+        if (x.cast) return unknown(fmt::format("line {}: a second cast", line(n)));
+        x.cast = true;
+        x.dtype = dt;
+        return x;
+      }
+      return unknown("");
+    }
+    if (f == "load") {
+      int a = accessAt(n);
+      Val v;
+      if (a == form_.q) v.k = VK::kQ;
+      else if (a == form_.k) v.k = VK::kK;
+      else if (a == form_.v) v.k = VK::kV;
+      else return unknown(fmt::format("line {}: a load other than Q, K and V", line(n)));
+      return v;
+    }
+    if (f == "arange") {
+      Val v;
+      v.k = VK::kIndex;
+      const Node* s = arg(n, 0, "start");
+      auto s0 = s ? intLiteral(*s) : std::nullopt;
+      if (!s0 || *s0 != 0) return unknown("");
+      v.isym = sym::num(0);
+      return v;
+    }
+    if (f == "program_id") {
+      Val v;
+      v.k = VK::kScalar;
+      v.isym = symOf(n);
+      v.factors = {"<program id>"};
+      return v;
+    }
+    if (f == "zeros" || f == "full") {
+      const Node* shape = arg(n, 0, "shape");
+      if (!shape || !(isType(*shape, "List") || isType(*shape, "Tuple"))) return unknown("");
+      Val v;
+      v.rank = static_cast<int>((*shape)["elts"].size());
+      if (f == "full") {
+        const Node* val = arg(n, 1, "value");
+        if (!val) return unknown("");
+        if (isNegInfNode(*val)) {
+          if (v.rank != 1) return unknown("");
+          v.k = VK::kNegInf;
+          v.rank = 1;
+          return v;
+        }
+        if (isType(*val, "Constant") && ((*val)["vt"] == "float" || (*val)["vt"] == "int")) {
+          v.fill = (*val)["value"].get<double>();
+        } else {
+          return unknown("");
+        }
+      }
+      v.k = VK::kInit;
+      return v;
+    }
+    if (f == "trans" || f == "permute") {
+      Val x = eval(n["args"][0]);
+      if (x.k != VK::kK) return unknown("");
+      x.transposed = !x.transposed;
+      return x;
+    }
+    if (f == "dot") return dot(n);
+    if (f == "max" || f == "sum") {
+      const Node* ax = arg(n, 1, "axis");
+      auto a = ax ? intLiteral(*ax) : std::nullopt;
+      if (!a || (*a != 1 && *a != -1) || keywordArg(n, "keep_dims")) return unknown("");
+      Val x = eval(n["args"][0]);
+      if (f == "max" && x.k == VK::kScore) {
+        x.k = VK::kRowMax;
+        x.mfactors = x.factors;
+        x.factors.clear();
+        return x;
+      }
+      if (f == "sum" && x.k == VK::kProb && !x.cast) {
+        x.k = VK::kRowSum;
+        return x;
+      }
+      return unknown("");
+    }
+    if (f == "maximum") {
+      if (n["args"].size() != 2) return unknown("");
+      Val a = eval(n["args"][0]), b = eval(n["args"][1]);
+      if (a.k == VK::kRowMax) std::swap(a, b);
+      if (a.k == VK::kMCarry && b.k == VK::kRowMax) {
+        b.k = VK::kMNew;
+        return b;
+      }
+      return unknown("");
+    }
+    if (f == "exp" || f == "exp2") {
+      Val x = eval(n["args"][0]);
+      if ((x.k == VK::kDiff || x.k == VK::kMDiff) && x.bcast < 0) {
+        x.k = x.k == VK::kDiff ? VK::kProb : VK::kAlpha;
+        x.base = f == "exp2" ? 2 : 0;
+        return x;
+      }
+      return unknown("");
+    }
+    if (f == "where") {
+      if (n["args"].size() != 3) return unknown("");
+      Val c = eval(n["args"][0]), x = eval(n["args"][1]), y = eval(n["args"][2]);
+      if (c.k == VK::kMask && x.k == VK::kScore && y.k == VK::kNegInf) {
+        x.conds = mergeConds(x.conds, c.conds);
+        return x;
+      }
+      return unknown(fmt::format("line {}: a select other than tl.where(mask, scores, -inf)", line(n)));
+    }
+    if (scalarNode(n)) return scalarValue(n);
+    return unknown("");
+  }
+
+  std::string paramOf(int access) const {
+    if (access < 0) return "";
+    return kir_.accesses[static_cast<size_t>(access)].ptr.base;
+  }
+
+  Val dot(const Node& n) {
+    if (n["args"].size() < 2) return unknown("");
+    const Node* acc = arg(n, 2, "acc");
+    if (const Node* od = keywordArg(n, "out_dtype")) {
+      if (tlNameIn(*ctx_.ir, *od) != "float32") return unknown(fmt::format("line {}: a dot with out_dtype", line(n)));
+    }
+    Val a = eval(n["args"][0]), b = eval(n["args"][1]);
+    if (a.k == VK::kQ && b.k == VK::kK && !acc) {
+      if (b.transposed != form_.k_rows) return unknown(fmt::format("line {}: K is not transposed for Q K^T", line(n)));
+      Val s;
+      s.k = VK::kScore;
+      s.factors = a.factors;
+      return s;
+    }
+    if (a.k == VK::kProb && a.cast && b.k == VK::kV) {
+      if (!acc) {
+        Val pv = a;
+        pv.k = VK::kPV;
+        return pv;
+      }
+      Val c = eval(*acc);
+      if (c.k == VK::kAccScaled && c.base == a.base && sameFactors(c.factors, a.factors)) {
+        Val out = a;
+        out.k = VK::kAccNew;
+        return out;
+      }
+    }
+    return unknown(fmt::format("line {}: a dot other than Q K^T and P V", line(n)));
+  }
+
+  Val compare(const Node& n) {
+    if (n["ops"].size() != 1) return unknown("");
+    std::string op = nodeType(n["ops"][0]);
+    Val a = eval(n["left"]), b = eval(n["comparators"][0]);
+    auto flip = [](const std::string& o) {
+      if (o == "Lt") return std::string("Gt");
+      if (o == "Gt") return std::string("Lt");
+      if (o == "LtE") return std::string("GtE");
+      if (o == "GtE") return std::string("LtE");
+      return o;
+    };
+    if (a.k != VK::kIndex) {
+      std::swap(a, b);
+      op = flip(op);
+    }
+    if (a.k != VK::kIndex) return unknown("");
+    Val m;
+    m.k = VK::kMask;
+    // rows[:, None] >= keys[None, :]
+    if (b.k == VK::kIndex) {
+      if (a.bcast == 1) {
+        std::swap(a, b);
+        op = flip(op);
+      }
+      if (a.bcast == 0 && b.bcast == 1 && op == "GtE" && b.is_loop_var && !a.is_loop_var && a.isym) {
+        m.conds = {{"causal", pythonInt(kir_, a.isym), a.isym}};
+        return m;
+      }
+      return unknown(fmt::format("line {}: a comparison of query and key indices other than rows >= keys",
+                                 line(n)));
+    }
+    if (b.k == VK::kScalar && b.isym && op == "Lt") {
+      if (a.bcast == 1 && a.is_loop_var) {
+        m.conds = {{"key_bound", pythonInt(kir_, b.isym), b.isym}};
+        return m;
+      }
+      if (a.bcast == 0 && !a.is_loop_var) {
+        m.conds = {{"row_bound", pythonInt(kir_, b.isym), b.isym}};
+        return m;
+      }
+    }
+    return unknown(fmt::format("line {}: a mask other than keys < bound, rows < bound, rows >= keys", line(n)));
+  }
+
+  Val binop(const Node& n) {
+    const std::string op = nodeType(n["op"]);
+    Val a = eval(n["left"]), b = eval(n["right"]);
+    // tl.zeros([BLOCK_M], ...) - float("inf") (the running max), + 1.0 (a running sum)
+    if (a.k == VK::kInit && a.rank == 1 && (op == "Add" || op == "Sub")) {
+      const Node& r = n["right"];
+      if (op == "Sub" && isPosInfNode(r)) {
+        Val v;
+        v.k = VK::kNegInf;
+        v.rank = 1;
+        return v;
+      }
+      if (isType(r, "Constant") && (r["vt"] == "float" || r["vt"] == "int")) {
+        double x = r["value"].get<double>();
+        a.fill += op == "Add" ? x : -x;
+        return a;
+      }
+    }
+    if (op == "BitAnd" && a.k == VK::kMask && b.k == VK::kMask) {
+      a.conds = mergeConds(a.conds, b.conds);
+      return a;
+    }
+    if (a.k == VK::kScalar && b.k == VK::kScalar) {
+      if (scalarNode(n)) return scalarValue(n);
+      return unknown("");
+    }
+    // index vectors: u + arange
+    if (op == "Add" && (a.k == VK::kIndex || b.k == VK::kIndex)) {
+      if (a.k != VK::kIndex) std::swap(a, b);
+      if (b.k == VK::kScalar && b.isym) {
+        a.isym = sym::add(a.isym, b.isym);
+        a.is_loop_var = form_.loop && sym::same(kir_.expand(a.isym), sym::var(form_.loop->var));
+        return a;
+      }
+      return unknown("");
+    }
+    if (op == "Mult" || op == "Div") {
+      if (b.k == VK::kScalar && op == "Div") {
+        b.factors = {"1.0 / (" + fmt::format("{}", fmt::join(b.factors.empty() ? std::vector<std::string>{"1"} : b.factors, " * ")) + ")"};
+      }
+      if (a.k == VK::kScalar && op == "Mult") std::swap(a, b);
+      if (b.k == VK::kScalar) {
+        switch (a.k) {
+          case VK::kQ:
+            if (after_loop || a.cast) return unknown("");
+            a.factors.insert(a.factors.end(), b.factors.begin(), b.factors.end());
+            return a;
+          case VK::kScore:
+          case VK::kDiff:
+          case VK::kMDiff:
+            a.factors.insert(a.factors.end(), b.factors.begin(), b.factors.end());
+            if (a.k == VK::kDiff || a.k == VK::kMDiff) {
+              a.mfactors.insert(a.mfactors.end(), b.factors.begin(), b.factors.end());
+            }
+            return a;
+          case VK::kRowMax:
+            a.mfactors.insert(a.mfactors.end(), b.factors.begin(), b.factors.end());
+            return a;
+          default:
+            return unknown("");
+        }
+      }
+      // l * alpha, acc * alpha[:, None]
+      if (op == "Mult") {
+        if (b.k == VK::kLCarry || b.k == VK::kAccCarry) std::swap(a, b);
+        if (a.k == VK::kLCarry && b.k == VK::kAlpha && b.bcast < 0) {
+          b.k = VK::kLScaled;
+          return b;
+        }
+        if (a.k == VK::kAccCarry && b.k == VK::kAlpha && b.bcast == 0) {
+          b.k = VK::kAccScaled;
+          b.bcast = -1;
+          return b;
+        }
+      }
+      // acc / l[:, None]
+      if (op == "Div" && a.k == VK::kAccFinal && b.k == VK::kLFinal && b.bcast == 0) {
+        Val o;
+        o.k = VK::kOut;
+        return o;
+      }
+      return unknown("");
+    }
+    if (op == "Sub") {
+      // scores - m_new[:, None]
+      if (a.k == VK::kScore && b.k == VK::kMNew && b.bcast == 0) {
+        if (!sameFactors(a.factors, b.mfactors) || a.conds != b.conds) {
+          return unknown(fmt::format("line {}: scores and their running max are scaled or masked differently",
+                                     line(n)));
+        }
+        Val d;
+        d.k = VK::kDiff;
+        d.mfactors = a.factors;  // the scores' scale c
+        d.conds = a.conds;
+        return d;
+      }
+      // m - m_new
+      if (a.k == VK::kMCarry && b.k == VK::kMNew && b.bcast < 0) {
+        Val d;
+        d.k = VK::kMDiff;
+        d.mfactors = b.mfactors;
+        d.conds = b.conds;
+        return d;
+      }
+      return unknown("");
+    }
+    if (op == "Add") {
+      if (b.k == VK::kLScaled || b.k == VK::kAccScaled) std::swap(a, b);
+      // l * alpha + rowsum(p)
+      if (a.k == VK::kLScaled && b.k == VK::kRowSum && a.base == b.base && sameFactors(a.factors, b.factors) &&
+          sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds) {
+        a.k = VK::kLNew;
+        return a;
+      }
+      if (a.k == VK::kAccScaled && b.k == VK::kPV && a.base == b.base && sameFactors(a.factors, b.factors) &&
+          sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds) {
+        a.k = VK::kAccNew;
+        a.dtype = b.dtype;
+        return a;
+      }
+      return unknown("");
+    }
+    return unknown("");
+  }
+};
+
+}  // namespace
+
+std::string pythonInt(const KernelIR& kir, const sym::Expr& e) {
+  return e ? sym::str(kir.expand(e)) : "";
+}
+
+namespace {
+
+// The four accesses: Q and K from the first dot, V from the second, O the one store.
+bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
+  if (kir.dots.size() != 2) {
+    *why = fmt::format("{} dots (attention has two: Q K^T and P V)", kir.dots.size());
+    return false;
+  }
+  const IrDot& qk = kir.dots[0];
+  const IrDot& pv = kir.dots[1];
+  if (qk.loop < 0 || qk.loop != pv.loop || !qk.via.empty() || !pv.via.empty()) {
+    *why = "the two dots are not in one loop of the kernel's own body";
+    return false;
+  }
+  const IrLoop& loop = kir.loops[static_cast<size_t>(qk.loop)];
+  if (loop.depth != 1 || !(loop.kind == "range" || loop.kind == "tl.range")) {
+    *why = fmt::format("line {}: the key loop is not a range loop at the top of the body", loop.loc.line);
+    return false;
+  }
+  f->loop = &loop;
+  f->q = qk.a_access;
+  f->k = qk.b_access;
+  f->v = pv.b_access;
+  if (f->q < 0 || f->k < 0 || f->v < 0 || pv.a_access >= 0) {
+    *why = "the dots' operands are not Q, K (loaded) and P (computed), V (loaded)";
+    return false;
+  }
+  for (const auto& a : kir.accesses) {
+    if (a.kind == AccessKind::kStore && f->o < 0) {
+      f->o = a.id;
+    } else if (a.id != f->q && a.id != f->k && a.id != f->v) {
+      *why = fmt::format("line {}: an access besides Q, K, V and the output ({})", a.loc.line, a.text);
+      return false;
+    }
+  }
+  if (f->o < 0) {
+    *why = "no store";
+    return false;
+  }
+  const IrAccess& q = kir.accesses[static_cast<size_t>(f->q)];
+  const IrAccess& o = kir.accesses[static_cast<size_t>(f->o)];
+  if (q.loop >= 0 || o.loop >= 0 || kir.accesses[static_cast<size_t>(f->k)].loop != qk.loop ||
+      kir.accesses[static_cast<size_t>(f->v)].loop != qk.loop) {
+    *why = "Q is not loaded and the output not stored outside the key loop, or K and V not loaded in it";
+    return false;
+  }
+  for (int id : {f->q, f->k, f->v, f->o}) {
+    const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
+    if (!a.via.empty() || !a.guards.empty()) {
+      *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
+      return false;
+    }
+    if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2 || a.block_ptr >= 0 || a.descriptor >= 0) {
+      *why = fmt::format("line {}: an address that is not a pointer parameter plus an offset and two index terms "
+                         "(block pointers and descriptors are not taken yet)",
+                         a.loc.line);
+      return false;
+    }
+    if (!a.other.empty() && a.other != "0.0" && a.other != "0" && a.other != "0." ) {
+      *why = fmt::format("line {}: masked lanes load {}, not 0", a.loc.line, a.other);
+      return false;
+    }
+  }
+  // K: which term is the head dimension (unit stride) says how the tile is loaded.
+  const IrAccess& k = kir.accesses[static_cast<size_t>(f->k)];
+  int kd = -1;
+  for (const auto& t : k.ptr.terms) {
+    if (sym::constant(t.stride) == 1) kd = t.axis;
+  }
+  f->k_rows = kd == 1;
+  // The loop visits key tiles from 0 by the K tile's keys.
+  sym::Expr keys;
+  for (const auto& t : k.ptr.terms) {
+    if (t.axis != kd) keys = t.extent;
+  }
+  if (kd < 0 || !keys) {
+    *why = fmt::format("line {}: K's head dimension is not contiguous", k.loc.line);
+    return false;
+  }
+  if (sym::constant(loop.start) != 0 || !loop.step || !sym::same(kir.expand(loop.step), kir.expand(keys))) {
+    *why = fmt::format("line {}: the key loop does not step from 0 by the K tile's keys", loop.loc.line);
+    return false;
+  }
+  // Masks: bounds of the row (Q, output) or key (K, V) axis only, each part understood.
+  for (int id : {f->q, f->k, f->v, f->o}) {
+    const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
+    if (a.mask.empty()) continue;
+    size_t comparisons = 0;
+    for (size_t at = 0; at < a.mask.size(); ++at) {
+      char c = a.mask[at];
+      if (c == '<' || c == '>' || ((c == '=' || c == '!') && at + 1 < a.mask.size() && a.mask[at + 1] == '=')) {
+        ++comparisons;
+        if (at + 1 < a.mask.size() && a.mask[at + 1] == '=') ++at;
+      }
+    }
+    int dim = -1;
+    for (const auto& t : a.ptr.terms) {
+      if (sym::constant(t.stride) == 1) dim = t.axis;
+    }
+    bool ok = comparisons == a.mask_bounds.size() && a.mask.find('|') == std::string::npos;
+    for (const auto& b : a.mask_bounds) ok = ok && b.axis >= 0 && b.axis != dim && b.bound && b.index_offset;
+    if (!ok) {
+      *why = fmt::format("line {}: a mask other than bounds of the rows or keys ({})", a.loc.line, a.mask);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why) {
+  AttentionForm& f = *form;
+  if (!findAccesses(kir, &f, why)) return false;
+  Evaluator ev(ctx, kir, f);
+  const Node* loop = nullptr;
+  for (const auto& st : ctx.body()) {
+    auto p = nodePos(st);
+    if (isType(st, "For") && p && p->line == f.loop->loc.line) loop = &st;
+  }
+  if (!loop) {
+    *why = "the key loop is not a statement of the kernel's body";
+    return false;
+  }
+  auto target = [](const Node& st) -> std::string {
+    if (isType(st, "Assign") && st["targets"].size() == 1 && isType(st["targets"][0], "Name")) {
+      return st["targets"][0]["id"];
+    }
+    if ((isType(st, "AugAssign") || isType(st, "AnnAssign")) && isType(st["target"], "Name")) return st["target"]["id"];
+    return "";
+  };
+  auto value = [&](const Node& st) -> Val {
+    if (isType(st, "AugAssign")) {
+      std::string name = target(st);
+      const std::string op = nodeType(st["op"]);
+      Val a = ev.env.count(name) ? ev.env[name] : Val{};
+      Val b = ev.eval(st["value"]);
+      // acc += tl.dot(p, v) after acc *= alpha, l += ...; pointer increments stay unknown (unused)
+      if (op == "Add" && a.k == VK::kAccScaled && b.k == VK::kPV && a.base == b.base &&
+          sameFactors(a.factors, b.factors) && sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds) {
+        a.k = VK::kAccNew;
+        a.dtype = b.dtype;
+        return a;
+      }
+      if (op == "Mult" && a.k == VK::kAccCarry && b.k == VK::kAlpha && b.bcast == 0) {
+        b.k = VK::kAccScaled;
+        b.bcast = -1;
+        return b;
+      }
+      if (op == "Mult" && a.k == VK::kScore && b.k == VK::kScalar) {
+        a.factors.insert(a.factors.end(), b.factors.begin(), b.factors.end());
+        return a;
+      }
+      return unknown(fmt::format("line {}: '{}'", ev.line(st), ctx.slice(st).substr(0, 60)));
+    }
+    if (st["value"].is_null()) return unknown("");
+    return ev.eval(st["value"]);
+  };
+  auto isDoc = [](const Node& st) {
+    return isType(st, "Expr") && isType(st["value"], "Constant") && st["value"]["vt"] == "str";
+  };
+  auto statement = [&](const Node& st) -> bool {
+    if (isDoc(st) || isType(st, "Pass")) return true;
+    std::string name = target(st);
+    if (name.empty()) {
+      *why = fmt::format("line {}: a statement the attention reading does not take ({})", ev.line(st),
+                         nodeType(st));
+      return false;
+    }
+    ev.env[name] = value(st);
+    return true;
+  };
+  // Before the loop.
+  size_t i = 0;
+  const Node& body = ctx.body();
+  for (; i < body.size() && &body[i] != loop; ++i) {
+    if (!statement(body[i])) return false;
+  }
+  // The carried values.
+  std::map<std::string, int> in_loop = storeCounts((*loop)["body"]);
+  std::string m, l, acc;
+  for (const auto& [name, n] : in_loop) {
+    auto it = ev.env.find(name);
+    if (it == ev.env.end()) continue;
+    Val& v = it->second;
+    if (v.k == VK::kNegInf && v.rank == 1) {
+      if (!m.empty()) return *why = "two running maxima", false;
+      m = name;
+      v = valOf(VK::kMCarry);
+    } else if (v.k == VK::kInit && v.rank == 1) {
+      if (!l.empty()) return *why = "two running sums", false;
+      l = name;
+      v = valOf(VK::kLCarry);
+    } else if (v.k == VK::kInit && v.rank == 2 && v.fill == 0) {
+      if (!acc.empty()) return *why = "two accumulators", false;
+      acc = name;
+      v = valOf(VK::kAccCarry);
+    } else if (v.k != VK::kScalar && v.k != VK::kIndex && v.k != VK::kUnknown) {
+      *why = fmt::format("the loop updates '{}', which is neither the running max, the running sum nor the accumulator", name);
+      return false;
+    }
+  }
+  if (m.empty() || l.empty() || acc.empty()) {
+    *why = "the loop does not carry a running max (from -inf), a running sum and an accumulator (from zeros)";
+    return false;
+  }
+  if (ev.env.count((*loop)["target"].value("id", ""))) {
+    *why = "the loop variable shadows a name of the kernel";
+    return false;
+  }
+  {
+    Val lv;
+    lv.k = VK::kScalar;
+    lv.isym = sym::var(f.loop->var);
+    lv.factors = {"<loop variable>"};
+    ev.env[f.loop->var] = lv;
+  }
+  if (!(*loop)["orelse"].empty()) return *why = "the key loop has an else branch", false;
+  for (const auto& st : (*loop)["body"]) {
+    if (!statement(st)) return false;
+  }
+  auto expect = [&](const std::string& name, VK kind, const char* what) {
+    const Val& v = ev.env[name];
+    if (v.k == kind) return true;
+    *why = v.k == VK::kUnknown && !v.why.empty()
+               ? fmt::format("the {} '{}' is not the online softmax's: {}", what, name, v.why)
+               : fmt::format("the {} '{}' is not the online softmax's at the end of the loop", what, name);
+    return false;
+  };
+  if (!expect(m, VK::kMNew, "running max") || !expect(l, VK::kLNew, "running sum") ||
+      !expect(acc, VK::kAccNew, "accumulator")) {
+    return false;
+  }
+  const Val& pv = ev.env[acc];
+  const Val& lv = ev.env[l];
+  const Val& mv = ev.env[m];
+  if (pv.base != lv.base || !sameFactors(pv.factors, lv.factors) || pv.conds != lv.conds ||
+      !sameFactors(pv.mfactors, mv.mfactors) || pv.conds != mv.conds) {
+    *why = "the accumulator, the running sum and the running max are not one softmax's";
+    return false;
+  }
+  f.base = pv.base;
+  f.scale = sorted(pv.mfactors);
+  std::vector<std::string> k = sorted(pv.factors);
+  f.scale.insert(f.scale.end(), k.begin(), k.end());
+  for (const auto& s : f.scale) {
+    if (s.find('<') != std::string::npos) {
+      *why = "the scores' scale is not a product of parameters and constants";
+      return false;
+    }
+  }
+  f.p_cast = pv.dtype;
+  for (const auto& c : pv.conds) {
+    if (c.kind == "causal") {
+      f.causal = true;
+      f.row_starts.push_back(c.e);
+    } else if (c.kind == "key_bound") {
+      if (f.where_key_bound) return *why = "two key bounds", false;
+      f.where_key_bound = c.e;
+    } else {
+      if (f.where_row_bound) return *why = "two row bounds", false;
+      f.where_row_bound = c.e;
+    }
+  }
+  // After the loop: the carried values are final.
+  ev.after_loop = true;
+  ev.env[m] = valOf(VK::kMFinal);
+  ev.env[l] = valOf(VK::kLFinal);
+  ev.env[acc] = valOf(VK::kAccFinal);
+  ev.env.erase(f.loop->var);
+  const Node* store = nullptr;
+  for (++i; i < body.size(); ++i) {
+    const Node& st = body[i];
+    if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
+      store = &st["value"];
+      continue;
+    }
+    if (isType(st, "Return") && i + 1 == body.size() && st["value"].is_null()) continue;
+    if (!statement(st)) return false;
+  }
+  if (!store || store->at("args").size() < 2) {
+    *why = "the output is not stored by a tl.store statement after the loop";
+    return false;
+  }
+  Val out = ev.eval(store->at("args")[1]);
+  if (out.k != VK::kOut) {
+    *why = out.why.empty() ? "the stored value is not the accumulator divided by the running sum"
+                           : "the stored value is not the accumulator divided by the running sum: " + out.why;
+    return false;
+  }
+  f.out_cast = out.cast ? out.dtype : "";
+  for (int id : {f.k, f.v}) {
+    for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
+      if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {
+        *why = fmt::format("line {}: the keys a mask bounds do not start at the loop variable",
+                           kir.accesses[static_cast<size_t>(id)].loc.line);
+        return false;
+      }
+    }
+  }
+  // The first query row: from the masks of Q and the output, and the causal comparison.
+  for (int id : {f.q, f.o}) {
+    for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
+      if (b.axis == 0 && b.index_offset) f.row_starts.push_back(b.index_offset);
+    }
+  }
+  if (f.row_starts.empty()) {
+    *why = "neither a mask nor a causal comparison says which query rows a program takes";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tf

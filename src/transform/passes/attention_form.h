@@ -1,0 +1,58 @@
+// What an attention forward kernel computes, read from its source: the recognition behind
+// gluon-attention (which routes such a kernel's launches to the Gluon attention template).
+//
+// Two facts are established, each where it can be proven:
+// 1. What the kernel computes per query row (statically, from the body's values): an
+//    abstract evaluation of the kernel body over a small domain of attention values (the Q,
+//    K, V tiles, scores c * Q K^T and their masks, the running max, exponentials of their
+//    differences, row sums, the scaled accumulator) proves that the key loop carries the
+//    online softmax (m_new = max(m, rowmax(s)), p = base^(k * (s - m_new)), alpha =
+//    base^(k * (m - m_new)), l = l * alpha + rowsum(p), acc = acc * alpha + p V) and that
+//    the kernel stores acc / l; names, statement order, where the scale is applied (to Q
+//    before the loop, to the scores, folded with log2(e) into an exp2), tl.exp or tl.exp2,
+//    the causal and bounds masks as tl.where(cond, s, -inf) and the accumulation as `+=` or
+//    tl.dot's acc do not matter. Anything the domain does not know becomes unknown and the
+//    kernel is refused, naming the line.
+// 2. Where each program reads and writes (per launch, by the emitted route): the Kernel IR's
+//    affine address forms of the four accesses, the mask bounds, the first query row and the
+//    loop's bounds as integer expressions of program ids, the loop variable and the
+//    parameters. The route evaluates them for every program of the launch's grid and launches
+//    the template only when they describe exactly the (batch, head, row) layout it takes.
+//
+// Entry point: readAttention(ctx, kir, &form, &why).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernel/kernel_ir.h"
+#include "transform/pass_context.h"
+
+namespace tf {
+
+struct AttentionForm {
+  int q = -1, k = -1, v = -1, o = -1;   // Kernel IR access ids
+  const IrLoop* loop = nullptr;         // the key loop
+  bool k_rows = false;                  // K's tile is loaded [keys, head] (then transposed for the dot)
+  bool causal = false;
+  // Integer expressions of the Kernel IR (parameters, program ids, the loop variable, locals):
+  std::vector<sym::Expr> row_starts;    // the program's first query row, each way the kernel says it
+  sym::Expr where_key_bound, where_row_bound;     // null when the masks have none
+  // Scale of the scores in the exponent, as factors (Python text over parameters and module
+  // names) and the exponent's base (2 for exp2, 0 for e).
+  std::vector<std::string> scale;
+  int base = 0;
+  std::string p_cast;                   // what P is cast to before P V: "float16", "bfloat16", "input"
+  std::string out_cast;                 // what the output is cast to, "" when stored as computed
+  std::vector<std::string> notes;
+};
+
+// Reads the kernel as an attention forward; false with `why` (one line, naming a line of the
+// kernel where it can) when it is not one the template computes.
+bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why);
+
+// An integer expression of the Kernel IR as Python text: locals expanded, program ids as
+// program_id(a), helpers cdiv / min / max as the emitted route defines them.
+std::string pythonInt(const KernelIR& kir, const sym::Expr& e);
+
+}  // namespace tf

@@ -1,0 +1,342 @@
+// gluon-attention: an attention forward kernel's launches routed to the Gluon attention
+// template for Hopper (templates/gluon_attention.py: a TMA loader warp and two consumer warp
+// groups in FlashAttention-3's order; 0.89-1.02 of cuDNN attention on an H100).
+//
+//   @triton.jit                                       @triton.jit
+//   def attn(q_ptr, k_ptr, v_ptr, o_ptr, ...):        def attn(...): ...            (unchanged)
+//       <Q tile of a program's rows>              ->  <the template, its names prefixed>
+//       for start_n in range(0, end, BLOCK_N):        def _attn_attention_launch(grid, ...): ...
+//           <online softmax, P V>                     attn = _attn_AttentionRoute(attn, ...)
+//       tl.store(o_ptr + ..., acc / l[:, None])
+//
+// What the kernel computes is read from its source (attention_form.h: an abstract evaluation
+// proves the online softmax, the scale, the exponent's base and the masks); where each
+// program reads and writes is read per launch: the route evaluates the kernel's own address
+// expressions for every program of the grid (once per set of integer arguments) and launches
+// the template only when they are exactly one (batch, head) attention problem per pair of
+// Q/output and K/V offsets, every stored row computed once (plan_view in the template).
+// Otherwise, and wherever the template refuses (no Gluon, not sm_90, a dtype, head size or
+// stride it does not take), the kernel as written runs. So the result stays drop-in for
+// every call.
+//
+// Not taken yet: block pointers and tensor descriptors, loops inside @triton.jit helpers or
+// split in two (the Triton tutorial's form), a log-sum-exp or other second store, additive
+// or finite masks, sliding windows, soft-capping, packed variable-length sequences.
+#include <fmt/format.h>
+
+#include <regex>
+#include <set>
+
+#include "kernel/kernel_ir.h"
+#include "transform/pass_context.h"
+#include "transform/passes/attention_form.h"
+#include "transform/passes/passes.h"
+
+namespace tf {
+
+extern const char* const kGluonAttentionTemplate;
+
+namespace {
+
+constexpr const char* kI1 = "    ";
+
+// The template with its module-level names (and torch) prefixed, so that it can sit in any
+// module beside the kernel it serves.
+std::string prefixedTemplate(const std::string& prefix, std::set<std::string>* names) {
+  std::string text = kGluonAttentionTemplate;
+  static const std::regex top(R"((?:^|\n)(?:    )?(?:def|class) ([A-Za-z_][A-Za-z_0-9]*)|(?:^|\n)([A-Za-z_][A-Za-z_0-9]*) *[=:] )");
+  static const std::regex alias(R"(\bas (_[A-Za-z_0-9]+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), top); it != std::sregex_iterator(); ++it) {
+    names->insert((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+  }
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), alias); it != std::sregex_iterator(); ++it) {
+    names->insert((*it)[1].str());
+  }
+  names->insert("torch");
+  text = std::regex_replace(text, std::regex(R"((^|\n)import torch\n)"), "$1import torch as torch\n");
+  std::string out;
+  static const std::regex word(R"([A-Za-z_][A-Za-z_0-9]*)");
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it) {
+    size_t at = static_cast<size_t>(it->position());
+    out += text.substr(last, at - last);
+    std::string w = it->str();
+    bool attr = at > 0 && text[at - 1] == '.';
+    // `import torch as torch`: the module name stays, its alias is prefixed
+    bool module = w == "torch" && at >= 7 && text.compare(at - 7, 7, "import ") == 0;
+    bool from = w == "torch" && at >= 5 && text.compare(at - 5, 5, "from ") == 0;
+    out += (names->count(w) && !attr && !module && !from) ? prefix + w : w;
+    last = at + w.size();
+  }
+  out += text.substr(last);
+  return out;
+}
+
+class GluonAttentionPass : public Pass {
+ public:
+  GluonAttentionPass() {
+    info_.name = "gluon-attention";
+    info_.summary =
+        "Route an attention forward kernel's launches to a Gluon attention for Hopper (a TMA loader warp, two "
+        "consumer warp groups in FlashAttention-3's order); calls that do not fit it run the kernel as written.";
+    info_.preconditions = {
+        "two tl.dot calls in one range loop at the top of the body: Q K^T (Q loaded before the loop, K in it, "
+        "loaded [keys, head] and transposed or [head, keys]) and P V (V loaded in the loop)",
+        "the loop carries the online softmax: a running max from -inf, a running sum, an accumulator from zeros; "
+        "m_new = max(m, rowmax(s)), p = exp or exp2 of the scaled s - m_new, alpha likewise of m - m_new, "
+        "l = l * alpha + rowsum(p), acc = acc * alpha + dot(p cast to fp16/bf16, v); the kernel stores acc / l",
+        "scores scaled by products of parameters and constants, masked only by tl.where(mask, s, -inf) with "
+        "mask a conjunction of rows >= keys (causal), keys < bound, rows < bound",
+        "Q, K, V and the output addressed as pointer parameter + offset + row index * stride + head index (unit "
+        "stride); masks only on rows or keys; no other load or store",
+        "@triton.autotune and @triton.heuristics stay (the route goes under them); another tuner is refused",
+    };
+  }
+  const PassInfo& info() const override { return info_; }
+
+  PassOutcome run(const PassContext& ctx, const PassArgs&) const override {
+    const std::string& k = ctx.kernel->name;
+    if (ctx.kernel->autotune && !ctx.kernel->autotune->tuner.empty()) {
+      return refuse(fmt::format("{} is tuned by {}, not triton.autotune", k, ctx.kernel->autotune->tuner));
+    }
+    if (ctx.kernel->home) return refuse(fmt::format("{} is imported: the lowering rewrites this file's kernels", k));
+    if (ctx.ir->functions.count("_" + k + "_attention_launch") || ctx.ir->module_assignments.count(k)) {
+      return refuse(fmt::format("{} is lowered already (or rebound at module level)", k));
+    }
+    KernelIR kir = buildKernelIR(*ctx.ir, *ctx.kernel);
+    AttentionForm f;
+    std::string why;
+    if (!readAttention(ctx, kir, &f, &why)) return refuse(fmt::format("{} is not an attention forward the template takes: {}", k, why));
+    std::string block;
+    if (!emit(ctx, kir, f, &block, &why)) return refuse(why);
+    SourceEditor ed(ctx.text().text());
+    const Pos end = *nodePos(*ctx.kernel->def);
+    ed.insert(ctx.text().offset(end.end_line + 1, 0), block);
+    PassOutcome out = appliedEdits(ed, k);
+    if (!out.applied) return out;
+    out.notes.push_back(fmt::format(
+        "{} now routes each launch: the Gluon attention where the call fits it (a Hopper GPU, fp16/bf16, head "
+        "size 16-256, its programs one (batch, head) problem per pair of offsets), the kernel as written otherwise; "
+        "read as {} attention, scores scaled by {}{}",
+        k, f.causal ? "causal" : "non-causal", fmt::join(f.scale, " * "), f.base == 2 ? " in base 2" : ""));
+    return out;
+  }
+
+ private:
+  PassInfo info_;
+
+  // The row (or key) term and the head term of an access: {row stride, row extent, head extent}.
+  struct Terms {
+    sym::Expr stride, rows, head;
+  };
+  static bool termsOf(const KernelIR& kir, const IrAccess& a, Terms* t, std::string* why) {
+    for (const auto& term : a.ptr.terms) {
+      if (!term.wrap.empty()) {
+        *why = fmt::format("line {}: an index that wraps ({})", a.loc.line, term.wrap);
+        return false;
+      }
+      if (sym::constant(term.stride) == 1) {
+        t->head = term.extent;
+      } else {
+        t->stride = term.stride;
+        t->rows = term.extent;
+      }
+    }
+    if (!t->head || !t->stride || !t->rows) {
+      *why = fmt::format("line {}: no unit-stride head dimension and strided rows", a.loc.line);
+      return false;
+    }
+    return true;
+  }
+
+  static bool emit(const PassContext& ctx, const KernelIR& kir, const AttentionForm& f, std::string* out,
+                   std::string* why) {
+    const std::string& k = ctx.kernel->name;
+    auto acc = [&](int id) -> const IrAccess& { return kir.accesses[static_cast<size_t>(id)]; };
+    Terms tq, tk, tv, to;
+    if (!termsOf(kir, acc(f.q), &tq, why) || !termsOf(kir, acc(f.k), &tk, why) || !termsOf(kir, acc(f.v), &tv, why) ||
+        !termsOf(kir, acc(f.o), &to, why)) {
+      return false;
+    }
+    auto same = [&](const sym::Expr& a, const sym::Expr& b) { return sym::same(kir.expand(a), kir.expand(b)); };
+    if (!same(tq.head, tk.head) || !same(tq.head, tv.head) || !same(tq.head, to.head) || !same(tq.rows, to.rows) ||
+        !same(tk.rows, tv.rows)) {
+      *why = "Q, K, V and the output tiles do not share the head size, or Q and the output the rows, or K and V the keys";
+      return false;
+    }
+    // Every integer expression the route evaluates: names it may read.
+    std::set<std::string> allowed;
+    for (const auto& p : kir.params) allowed.insert(p.name);
+    for (int a = 0; a < 3; ++a) {
+      allowed.insert(pidVar(a));
+      allowed.insert(numProgramsVar(a));
+    }
+    allowed.insert(f.loop->var);
+    allowed.insert(fmt::format("iter({})", f.loop->id));  // the loop's iteration count (pointers advanced along it)
+    std::string bad;
+    auto py = [&](const sym::Expr& e) -> std::string {
+      if (!e) {
+        bad = "an expression the analysis could not read";
+        return "None";
+      }
+      sym::Expr x = kir.expand(e);
+      if (sym::isOpaque(x) || sym::overLimit(x)) bad = "an address or bound the analysis could not read";
+      for (const auto& v : sym::vars(x)) {
+        if (!allowed.count(v)) bad = fmt::format("an address or bound reads '{}', not a parameter or program id", v);
+      }
+      return sym::str(x);
+    };
+    auto bound = [&](int id) -> std::string {
+      for (const auto& b : acc(id).mask_bounds) return py(b.bound);
+      return "None";
+    };
+    std::vector<std::string> rows;
+    for (const auto& r : f.row_starts) rows.push_back(py(r));
+    std::string where_ret = fmt::format(
+        "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(f.q).ptr.offset),
+        py(acc(f.o).ptr.offset), py(acc(f.k).ptr.offset), py(acc(f.v).ptr.offset), py(f.loop->stop), bound(f.q),
+        bound(f.o), bound(f.k), bound(f.v), f.where_key_bound ? py(f.where_key_bound) : "None",
+        f.where_row_bound ? py(f.where_row_bound) : "None");
+    std::string strides = fmt::format("({}, {}, {}, {})", py(tq.stride), py(tk.stride), py(tv.stride), py(to.stride));
+    std::string bm = py(tq.rows), bn = py(tk.rows), d = py(tq.head);
+    if (!bad.empty()) {
+      *why = bad;
+      return false;
+    }
+    const std::string prefix = "_" + k + "_attention_";
+    std::set<std::string> tnames;
+    std::string templ = prefixedTemplate(prefix, &tnames);
+    for (const auto& n : tnames) {
+      if (ctx.ir->functions.count(prefix + n) || ctx.ir->module_assignments.count(prefix + n)) {
+        *why = fmt::format("the module already defines '{}'", prefix + n);
+        return false;
+      }
+    }
+    for (const auto& n : ctx.kernelNames()) {
+      if (n.rfind("_tf_", 0) == 0) {
+        *why = fmt::format("the kernel uses the name '{}', which the route needs", n);
+        return false;
+      }
+    }
+    auto T = [&](const std::string& name) { return prefix + name; };
+    std::vector<std::string> params, names;
+    for (const auto& p : ctx.kernel->params) {
+      std::string text = p.name;
+      if (!p.annotation.empty()) text += ": " + p.annotation;
+      if (p.default_value) text += " = " + ctx.slice(*p.default_value);
+      params.push_back(text);
+      names.push_back(p.name);
+    }
+    const std::string i1 = kI1, i2 = std::string(kI1) + kI1, i3 = i2 + kI1;
+    std::string s;
+    s += "\n\n# gluon-attention: " + k + "'s launches routed to a Gluon attention for Hopper (the template below, its\n";
+    s += "# names prefixed); _" + k + "_attention_launch reads the kernel's own addressing per launch and falls back\n";
+    s += "# to the kernel as written for any call the template does not compute exactly.\n";
+    s += templ;
+    s += fmt::format("\n\n{}PLANS = {{}}\n\n\n", prefix);
+    {
+      std::vector<std::string> args = {"grid"};
+      args.insert(args.end(), params.begin(), params.end());
+      args.push_back("**options");
+      s += wrapCall(fmt::format("def _{}_attention_launch", k), args, 0) + ":\n";
+    }
+    s += i1 + fmt::format("\"\"\"Launches the Gluon attention for this call of {} and returns it, or False when the "
+                          "call does not fit it\n", k);
+    s += i1 + "(the caller then launches the kernel as written).\"\"\"\n";
+    s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", acc(f.q).ptr.base, acc(f.k).ptr.base, acc(f.v).ptr.base,
+                          acc(f.o).ptr.base);
+    s += i1 + fmt::format("_tf_torch = {}\n", T("torch"));
+    s += i1 + "if (not all(isinstance(_tf_x, _tf_torch.Tensor) for _tf_x in _tf_t)\n";
+    s += i1 + "        or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)\n";
+    s += i1 + "        or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):\n";
+    s += i2 + "return False\n";
+    for (const auto& [cast, what] : {std::pair{f.p_cast, "P"}, std::pair{f.out_cast, "the output"}}) {
+      if (cast == "float16" || cast == "bfloat16") {
+        s += i1 + fmt::format("if _tf_t[0].dtype != _tf_torch.{}:  # {} is rounded to {}\n", cast, what, cast);
+        s += i2 + "return False\n";
+      }
+    }
+    s += i1 + "if callable(grid):\n";
+    {
+      std::vector<std::string> kv;
+      for (const auto& p : names) kv.push_back(fmt::format("{0}={0}", p));
+      kv.push_back("**options");
+      s += i2 + "grid = grid(" + wrapCall("dict", kv, i2.size() + 12) + ")\n";
+    }
+    s += i1 + "grid = tuple(int(_tf_g) for _tf_g in grid)\n";
+    s += i1 + fmt::format("_tf_key = (grid,) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
+                          "({},))\n", fmt::join(names, ", "));
+    s += i1 + fmt::format("_tf_plan = {}PLANS.get(_tf_key)\n", prefix);
+    s += i1 + "if _tf_plan is None:\n";
+    s += i2 + "def _tf_where(_tf_p, _tf_j):\n";
+    s += i3 + "program_id = lambda a: _tf_p[a]  # noqa: E731\n";
+    s += i3 + "num_programs = lambda a: grid[a] if a < len(grid) else 1  # noqa: E731\n";
+    s += i3 + "cdiv = lambda a, b: -(-a // b)  # noqa: E731\n";
+    s += i3 + "next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731\n";
+    s += i3 + fmt::format("{} = _tf_j\n", f.loop->var);
+    s += i3 + fmt::format("iter = lambda a: (_tf_j - ({})) // ({})  # noqa: E731  (iterations of loop a)\n",
+                          py(f.loop->start), py(f.loop->step));
+    s += i3 + "return " + indentFollowingLines(where_ret, i3 + "       ") + "\n\n";
+    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, {})\n", T("plan_view"), bm, bn, strides,
+                          f.causal ? "True" : "False");
+    s += i2 + fmt::format("if len({0}PLANS) > 64:\n", prefix);
+    s += i3 + fmt::format("{}PLANS.clear()\n", prefix);
+    s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", prefix);
+    s += i1 + "if isinstance(_tf_plan, str):\n";
+    s += i2 + "return False\n";
+    {
+      std::vector<std::string> fs;
+      for (const auto& x : f.scale) fs.push_back("float(getattr(" + x + ", \"value\", " + x + "))");
+      if (fs.empty()) fs.push_back("1.0");
+      if (f.base == 2) fs.push_back("0.6931471805599453");
+      s += i1 + "_tf_scale = " + fmt::format("{}", fmt::join(fs, " * ")) + "\n";
+    }
+    s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
+    s += i2 + "return False\n";
+    s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t, _tf_plan[\"offsets\"])]\n",
+                          T("at_offset"));
+    s += i1 + "if any(_tf_x is None for _tf_x in _tf_v):\n";
+    s += i2 + "return False\n";
+    s += i1 + fmt::format("return {}(*_tf_v, _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
+                          "_tf_plan[\"seq_q\"],\n",
+                          T("launch_view"));
+    s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, {})\n\n\n", d,
+                          f.causal ? "True" : "False");
+    bool tuned = ctx.kernel->autotune || !ctx.kernel->heuristics.empty();
+    s += fmt::format("class _{}_AttentionRoute:\n", k);
+    s += i1 + fmt::format("\"\"\"{} launched through the Gluon attention where the call fits it, as written "
+                          "otherwise (`.fn` is the kernel).\"\"\"\n\n", k);
+    s += i1 + "def __init__(self, fn, launch):\n";
+    s += i2 + "self.fn = fn\n";
+    s += i2 + "self._launch = launch\n\n";
+    s += i1 + "def __getitem__(self, grid):\n";
+    s += i2 + "return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)\n\n";
+    s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
+    s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
+    s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
+    if (tuned) {
+      s += i1 + "@classmethod\n";
+      s += i1 + "def under(cls, tuner, launch):\n";
+      s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";
+      s += i2 + "from triton.runtime.autotuner import Autotuner, Heuristics\n\n";
+      s += i2 + "while isinstance(tuner.fn, (Autotuner, Heuristics)):\n";
+      s += i3 + "tuner = tuner.fn\n";
+      s += i2 + "tuner.fn = cls(tuner.fn, launch)\n\n";
+    }
+    s += i1 + "def __getattr__(self, name):\n";
+    s += i2 + "return getattr(self.fn, name)\n";
+    if (tuned) {
+      s += fmt::format("\n\n_{0}_AttentionRoute.under({0}, _{0}_attention_launch)\n", k);
+    } else {
+      s += fmt::format("\n\n{0} = _{0}_AttentionRoute({0}, _{0}_attention_launch)\n", k);
+    }
+    *out = s;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> makeGluonAttentionPass() { return std::make_unique<GluonAttentionPass>(); }
+
+}  // namespace tf

@@ -1,0 +1,97 @@
+"""The route gluon-attention emits, run on the CPU: it reads a kernel's own addressing for
+every program of a launch's grid and describes it as the (batch, head, row) view the Gluon
+template takes (plan_view), or refuses. The goldens' expected outputs are imported and their
+launch helpers called with CPU tensors: the plan is computed (pure Python), then the template
+refuses the CPU tensors, so the kernel as written would run."""
+
+import importlib.util
+import math
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+GOLDEN = os.path.join(ROOT, "tests", "golden", "transform", "gluon-attention")
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def template():
+    return _load(os.path.join(ROOT, "src", "transform", "passes", "templates", "gluon_attention.py"), "tmpl")
+
+
+def test_gqa_kernel_plan_is_its_heads_and_groups():
+    mod = _load(os.path.join(GOLDEN, "gqa_causal", "expected.py"), "gqa_expected")
+    B, HQ, HKV, S, D = 2, 6, 2, 72, 64
+    q = torch.zeros(B, HQ, S, D, dtype=torch.float16)
+    k = torch.zeros(B, HKV, S, D, dtype=torch.float16)
+    out = torch.empty_like(q)
+    grid = (math.ceil(S / 32), B * HQ)
+    launched = mod._gqa_attention_kernel_attention_launch(
+        grid, q, k, k, out, S, 0.125, HQ, HQ // HKV, q.stride(1), k.stride(1), q.stride(2),
+        HEAD_DIM=D, BLOCK_M=32, BLOCK_N=32)
+    assert launched is False  # CPU tensors: the template refuses, the kernel as written runs
+    (plan,) = mod._gqa_attention_kernel_attention_PLANS.values()
+    assert plan == dict(batch=1, q_heads=B * HQ, kv_heads=B * HKV, seq_q=S, seq_k=S,
+                        strides=[(0, S * D, D), (0, S * D, D), (0, S * D, D), (0, S * D, D)],
+                        offsets=[0, 0, 0, 0])
+
+
+def test_tutorial_form_plan_reads_batch_and_head_strides():
+    mod = _load(os.path.join(GOLDEN, "exp2_folded_scale", "expected.py"), "exp2_expected")
+    B, H, S, D = 2, 3, 100, 64
+    # (B, S, H, D) storage seen as (B, H, S, D): heads strided by D, rows by H * D
+    q = torch.zeros(B, S, H, D, dtype=torch.float16).transpose(1, 2)
+    out = torch.zeros(B, S, H, D, dtype=torch.float16).transpose(1, 2)
+    grid = (math.ceil(S / 64), B * H)
+    st = lambda t: (t.stride(0), t.stride(1), t.stride(2))  # noqa: E731
+    mod._attn_fwd_attention_launch(grid, q, q, q, out, 0.125, S, *st(q), *st(q), *st(q), *st(out), H,
+                                   BLOCK_M=64, BLOCK_N=64, HEAD_DIM=D)
+    (plan,) = mod._attn_fwd_attention_PLANS.values()
+    assert plan["batch"] == B and plan["q_heads"] == H and plan["kv_heads"] == H
+    assert plan["seq_q"] == S and plan["seq_k"] == S
+    assert plan["strides"] == [(S * H * D, D, H * D)] * 4
+
+
+def _where(B, H, HKV, S, BM, causal_hi=False, rows_of=None):
+    """A kernel's addressing as plan_view sees it: (B, H, S, D) contiguous, D = 16."""
+    D = 16
+
+    def where(p, j):
+        r = p[0] * BM if rows_of is None else rows_of(p)
+        bh = p[1]
+        b, h = bh // H, bh % H
+        kvh = b * HKV + h // (H // HKV)
+        hi = min(r + BM, S) if causal_hi else S
+        q = o = bh * S * D + r * D
+        k = v = kvh * S * D + j * D
+        return ((r,), q, o, k, v, hi, S, S, S, S, S, None)
+    return where, (D, D, D, D)
+
+
+def test_plan_view_gqa_and_causal_loop_end():
+    t = template()
+    where, rows = _where(2, 8, 2, 70, 32, causal_hi=True)
+    plan = t.plan_view(where, (3, 16), 32, 16, rows, True)
+    assert plan["q_heads"] == 16 and plan["kv_heads"] == 4 and plan["seq_q"] == 70
+
+
+def test_plan_view_refuses_what_is_not_one_problem_per_pair():
+    t = template()
+    # a non-causal loop that stops at the diagonal misses keys
+    where, rows = _where(1, 2, 2, 64, 32, causal_hi=True)
+    assert isinstance(t.plan_view(where, (2, 2), 32, 32, rows, False), str)
+    # two programs computing the same rows, another none
+    where, rows = _where(1, 2, 2, 64, 32, rows_of=lambda p: 0)
+    assert isinstance(t.plan_view(where, (2, 2), 32, 32, rows, False), str)
+    # K advancing by other rows than the tile's keys
+    where, rows = _where(1, 2, 2, 64, 32)
+    assert isinstance(t.plan_view(where, (2, 2), 32, 32, (16, 32, 16, 16), False), str)
