@@ -838,3 +838,34 @@ nlohmann::json canonicalValue(const Node& e, const Node& body, size_t before, in
 }
 
 }  // namespace tf
+
+namespace tf {
+
+std::string launchRouteClass(const std::string& cls, const std::string& doc, bool tuned) {
+  const std::string i1 = "    ", i2 = i1 + i1, i3 = i2 + i1;
+  std::string s = "class " + cls + ":\n";
+  s += i1 + "\"\"\"" + doc + "\"\"\"\n\n";
+  s += i1 + "def __init__(self, fn, launch):\n";
+  s += i2 + "self.fn = fn\n";
+  s += i2 + "self._launch = launch\n\n";
+  // `K[grid](...)` as a JITFunction's; Triton's Autotuner and Heuristics call `run`.
+  s += i1 + "def __getitem__(self, grid):\n";
+  s += i2 + "return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)\n\n";
+  s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
+  s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
+  s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
+  if (tuned) {
+    s += i1 + "@classmethod\n";
+    s += i1 + "def under(cls, tuner, launch):\n";
+    s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";
+    s += i2 + "from triton.runtime.autotuner import Autotuner, Heuristics\n\n";
+    s += i2 + "while isinstance(tuner.fn, (Autotuner, Heuristics)):\n";
+    s += i3 + "tuner = tuner.fn\n";
+    s += i2 + "tuner.fn = cls(tuner.fn, launch)\n\n";
+  }
+  s += i1 + "def __getattr__(self, name):\n";
+  s += i2 + "return getattr(self.fn, name)\n";
+  return s;
+}
+
+}  // namespace tf

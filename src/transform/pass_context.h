@@ -147,6 +147,13 @@ Range keywordRemoval(const PassContext& ctx, const Node& call, const std::string
 // wrapped at `limit` columns and aligned after the opening parenthesis.
 std::string wrapCall(const std::string& head, const std::vector<std::string>& args, size_t column, size_t limit = 100);
 
+// The Python class of a route that a lowering rebinds a kernel's name to: `K[grid](...)` and
+// Triton's Autotuner / Heuristics (which call `run`) go through `launch(grid, *args,
+// **kwargs)`, which launches the lowering and returns it, or says False (then the kernel as
+// written, `.fn`, runs); `tuned` adds `under(tuner, launch)`, which puts the route under the
+// kernel's @triton.autotune / @triton.heuristics. Other attributes are the kernel's.
+std::string launchRouteClass(const std::string& cls, const std::string& doc, bool tuned);
+
 // `text` with `prefix` added to every non-empty line after the first.
 std::string indentFollowingLines(std::string_view text, const std::string& prefix);
 

@@ -303,28 +303,11 @@ class GluonAttentionPass : public Pass {
     s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, {})\n\n\n", d,
                           f.causal ? "True" : "False");
     bool tuned = ctx.kernel->autotune || !ctx.kernel->heuristics.empty();
-    s += fmt::format("class _{}_AttentionRoute:\n", k);
-    s += i1 + fmt::format("\"\"\"{} launched through the Gluon attention where the call fits it, as written "
-                          "otherwise (`.fn` is the kernel).\"\"\"\n\n", k);
-    s += i1 + "def __init__(self, fn, launch):\n";
-    s += i2 + "self.fn = fn\n";
-    s += i2 + "self._launch = launch\n\n";
-    s += i1 + "def __getitem__(self, grid):\n";
-    s += i2 + "return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)\n\n";
-    s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
-    s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
-    s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
-    if (tuned) {
-      s += i1 + "@classmethod\n";
-      s += i1 + "def under(cls, tuner, launch):\n";
-      s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";
-      s += i2 + "from triton.runtime.autotuner import Autotuner, Heuristics\n\n";
-      s += i2 + "while isinstance(tuner.fn, (Autotuner, Heuristics)):\n";
-      s += i3 + "tuner = tuner.fn\n";
-      s += i2 + "tuner.fn = cls(tuner.fn, launch)\n\n";
-    }
-    s += i1 + "def __getattr__(self, name):\n";
-    s += i2 + "return getattr(self.fn, name)\n";
+    s += launchRouteClass(fmt::format("_{}_AttentionRoute", k),
+                          fmt::format("{} launched through the Gluon attention where the call fits it, as written "
+                                      "otherwise (`.fn` is the kernel).",
+                                      k),
+                          tuned);
     if (tuned) {
       s += fmt::format("\n\n_{0}_AttentionRoute.under({0}, _{0}_attention_launch)\n", k);
     } else {

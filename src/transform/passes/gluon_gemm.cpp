@@ -940,30 +940,11 @@ class GluonGemmPass : public Pass {
         args.push_back("num_warps=warps");
         s += i1 + "return " + wrapCall(gl_kernel + "[(min(sms, tiles),)]", args, i1.size() + 7) + "\n\n\n";
       }
-      s += fmt::format("class _{}_GluonRoute:\n", k);
-      s += i1 + fmt::format("\"\"\"{} launched through its Gluon lowering where the call fits it, as written otherwise "
-                            "(`.fn` is the kernel).\"\"\"\n\n",
-                            k);
-      s += i1 + "def __init__(self, fn, launch):\n";
-      s += i2 + "self.fn = fn\n";
-      s += i2 + "self._launch = launch\n\n";
-      // `K[grid](...)` as a JITFunction's; Triton's Autotuner and Heuristics call `run`.
-      s += i1 + "def __getitem__(self, grid):\n";
-      s += i2 + "return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)\n\n";
-      s += i1 + "def run(self, *args, grid, warmup=False, **kwargs):\n";
-      s += i2 + "launched = False if warmup else self._launch(grid, *args, **kwargs)\n";
-      s += i2 + "return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs) if launched is False else launched\n\n";
-      if (underTuner()) {
-        s += i1 + "@classmethod\n";
-        s += i1 + "def under(cls, tuner, launch):\n";
-        s += i2 + "\"\"\"Puts the route under @triton.autotune / @triton.heuristics: the innermost `fn` becomes it.\"\"\"\n";
-        s += i2 + "from triton.runtime.autotuner import Autotuner, Heuristics\n\n";
-        s += i2 + "while isinstance(tuner.fn, (Autotuner, Heuristics)):\n";
-        s += i2 + kIndent + "tuner = tuner.fn\n";
-        s += i2 + "tuner.fn = cls(tuner.fn, launch)\n\n";
-      }
-      s += i1 + "def __getattr__(self, name):\n";
-      s += i2 + "return getattr(self.fn, name)\n";
+      s += launchRouteClass(fmt::format("_{}_GluonRoute", k),
+                            fmt::format("{} launched through its Gluon lowering where the call fits it, as written "
+                                        "otherwise (`.fn` is the kernel).",
+                                        k),
+                            underTuner());
       return s;
     }
 
