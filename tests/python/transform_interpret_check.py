@@ -125,6 +125,20 @@ def matmul_tril(mod, M, N, K):
     return close(out, ref, 2e-3, 2e-3 * math.sqrt(K) + 2e-3 * ref.abs().max().item())
 
 
+def attention_sdpa(fn_name, causal, grouped):
+    """The launcher's attention (q (B, Hq, S, D), k and v (B, Hkv, S, D) fp16) against torch's
+    in float32: the gluon-attention route takes the kernel as written off the GPU."""
+    def check(mod, B, HQ, HKV, S, D):
+        q = torch.randn(B, HQ, S, D, generator=gen).half()
+        k, v = (torch.randn(B, HKV, S, D, generator=gen).half() for _ in range(2))
+        scale = 1.0 / math.sqrt(D)
+        out = getattr(mod, fn_name)(q, k, v) if grouped else getattr(mod, fn_name)(q, k, v, scale)
+        kk, vv = (x.float().repeat_interleave(HQ // HKV, dim=1) for x in (k, v))
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk, vv, is_causal=causal, scale=scale)
+        return close(out, ref, 1e-2, 2e-3)
+    return check
+
+
 def same_as_input(case, fn_name):
     """The rewritten launcher returns exactly what the launcher as written returns (a rewrite
     of the torch glue around the kernel), on fp16 values with a NaN-free row of zeros."""
@@ -567,6 +581,8 @@ CASES = {
     "gluon-gemm/linear_weight": (linear_either_layout, (100, 136, 72)),
     "gluon-gemm/batched_3d_descriptors": (bmm, (100, 136, 72)),
     "gluon-gemm/batched_base_alias": (scores, (100, 136, 72)),
+    "gluon-attention/gqa_causal": (attention_sdpa("gqa_attention", True, True), (1, 4, 2, 40, 64)),
+    "gluon-attention/exp2_folded_scale": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),
     "launcher-glue/per_row_scale_in_caller": (same_as_input("launcher-glue/per_row_scale_in_caller",
