@@ -61,6 +61,20 @@ def test_tutorial_form_plan_reads_batch_and_head_strides():
     assert plan["strides"] == [(S * H * D, D, H * D)] * 4
 
 
+def test_flagged_kernel_plans_each_form():
+    mod = _load(os.path.join(GOLDEN, "causal_flag_masked_zeros", "expected.py"), "flag_expected")
+    B, H, S, D = 1, 2, 128, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    for causal in (True, False):
+        mod._fwd_kernel_attention_launch((2, B * H), q, q, q, 0.125, q, q.stride(1), q.stride(2), q.stride(1),
+                                         q.stride(2), q.stride(1), q.stride(2), q.stride(1), q.stride(2), S,
+                                         BLOCK_M=64, BLOCK_DMODEL=D, BLOCK_N=64, IS_CAUSAL=causal)
+    plans = mod._fwd_kernel_attention_PLANS
+    assert len(plans) == 2  # one per value of IS_CAUSAL
+    for key, plan in plans.items():
+        assert plan["seq_q"] == S and plan["seq_k"] == S and plan["q_heads"] == B * H, (key, plan)
+
+
 def _where(B, H, HKV, S, BM, causal_hi=False, rows_of=None):
     """A kernel's addressing as plan_view sees it: (B, H, S, D) contiguous, D = 16."""
     D = 16

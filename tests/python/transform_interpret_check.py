@@ -583,6 +583,7 @@ CASES = {
     "gluon-gemm/batched_base_alias": (scores, (100, 136, 72)),
     "gluon-attention/gqa_causal": (attention_sdpa("gqa_attention", True, True), (1, 4, 2, 40, 64)),
     "gluon-attention/exp2_folded_scale": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
+    "gluon-attention/causal_flag_masked_zeros": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),
     "launcher-glue/per_row_scale_in_caller": (same_as_input("launcher-glue/per_row_scale_in_caller",

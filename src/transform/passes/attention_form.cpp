@@ -15,13 +15,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 
 namespace tf {
 namespace {
 
 enum class VK {
-  kUnknown, kScalar, kIndex, kMask, kNegInf, kInit, kQ, kK, kV,
+  kUnknown, kScalar, kIndex, kPtrRows, kPtrCols, kMask, kNegInf, kInit, kMaskTile, kQ, kK, kV,
   kScore, kRowMax, kMCarry, kMNew, kDiff, kMDiff, kProb, kAlpha, kRowSum,
   kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut,
 };
@@ -112,11 +114,37 @@ class Evaluator {
 
   std::map<std::string, Val> env;
   bool after_loop = false;
+  std::vector<sym::Expr> pointer_rows;  // first rows of Q's and the output's tiles, from their pointers
+
+  void notePointerRows(const Val& p) {
+    if (p.k == VK::kPtrRows && p.isym) pointer_rows.push_back(p.isym);
+  }
 
   Val eval(const Node& n) {
     Val v = evalInner(n);
     if (v.k == VK::kUnknown && v.why.empty()) v.why = fmt::format("line {}: '{}'", line(n), short_(ctx_.slice(n)));
     return v;
+  }
+
+  // The value of a test on constexpr flags in this form (`FLAG`, `not FLAG`), or nullopt with
+  // `why` naming the flag (flag:NAME) when the form has not fixed it, or saying the test is not one.
+  std::optional<bool> flagTest(const Node& t, std::string* why) const {
+    if (isType(t, "UnaryOp") && nodeType(t["op"]) == "Not") {
+      auto v = flagTest(t["operand"], why);
+      return v ? std::optional<bool>(!*v) : std::nullopt;
+    }
+    if (isType(t, "Name")) {
+      std::string id = t["id"];
+      const IrParam* p = kir_.param(id);
+      if (p && p->kind == ParamKind::kConstexpr && !env.count(id)) {
+        auto it = form_.flags.find(id);
+        if (it != form_.flags.end()) return it->second;
+        *why = "flag:" + id;
+        return std::nullopt;
+      }
+    }
+    *why = fmt::format("line {}: a condition other than a constexpr flag ({})", line(t), short_(ctx_.slice(t)));
+    return std::nullopt;
   }
 
   int line(const Node& n) const {
@@ -286,6 +314,12 @@ class Evaluator {
       return unknown("");
     }
     if (isType(n, "Call")) return call(n);
+    if (isType(n, "IfExp")) {
+      std::string why;
+      std::optional<bool> on = flagTest(n["test"], &why);
+      if (!on) return unknown(why);
+      return eval(*on ? n["body"] : n["orelse"]);
+    }
     if (isType(n, "BinOp")) return binop(n);
     if (isType(n, "Compare")) return compare(n);
     if (isType(n, "Attribute") && n["attr"] == "T") {
@@ -342,6 +376,7 @@ class Evaluator {
     }
     if (f == "load") {
       int a = accessAt(n);
+      if (a == form_.q && !n["args"].empty()) notePointerRows(eval(n["args"][0]));
       Val v;
       if (a == form_.q) v.k = VK::kQ;
       else if (a == form_.k) v.k = VK::kK;
@@ -438,6 +473,13 @@ class Evaluator {
         x.conds = mergeConds(x.conds, c.conds);
         return x;
       }
+      // a tile of zeros masked to -inf, to which the scores are added next (-inf + s = -inf)
+      if (c.k == VK::kMask && ((x.k == VK::kInit && x.rank == 2 && x.fill == 0) || x.k == VK::kMaskTile) &&
+          y.k == VK::kNegInf) {
+        Val t = x.k == VK::kMaskTile ? x : valOf(VK::kMaskTile);
+        t.conds = mergeConds(t.conds, c.conds);
+        return t;
+      }
       return unknown(fmt::format("line {}: a select other than tl.where(mask, scores, -inf)", line(n)));
     }
     if (scalarNode(n)) return scalarValue(n);
@@ -523,9 +565,41 @@ class Evaluator {
     return unknown(fmt::format("line {}: a mask other than keys < bound, rows < bound, rows >= keys", line(n)));
   }
 
+  // A tile of zeros, possibly masked to -inf, plus the scores: the scores under that mask.
+ public:
+  static Val maskedScores(Val a, Val b) {
+    if (b.k != VK::kScore) std::swap(a, b);
+    bool zeros = a.k == VK::kInit && a.rank == 2 && a.fill == 0;
+    if (b.k != VK::kScore || !(zeros || a.k == VK::kMaskTile)) return unknown("");
+    b.conds = mergeConds(b.conds, a.conds);
+    return b;
+  }
+
+ private:
   Val binop(const Node& n) {
     const std::string op = nodeType(n["op"]);
     Val a = eval(n["left"]), b = eval(n["right"]);
+    // Pointer arithmetic: which index vector walks the tile's rows ([:, None]) and which its
+    // columns ([None, :]); the rows' first index is where a program's query rows start.
+    auto isCols = [](const Val& v) { return v.k == VK::kPtrCols || (v.k == VK::kIndex && v.bcast == 1); };
+    auto isRows = [](const Val& v) { return v.k == VK::kPtrRows || (v.k == VK::kIndex && v.bcast == 0); };
+    if (op == "Mult" && (a.k == VK::kScalar) != (b.k == VK::kScalar)) {
+      const Val& x = a.k == VK::kScalar ? b : a;
+      if (x.k == VK::kIndex && x.bcast >= 0) {
+        Val v = x;
+        v.k = x.bcast == 0 ? VK::kPtrRows : VK::kPtrCols;
+        return v;
+      }
+    }
+    if (op == "Add" && (isRows(a) || isRows(b) || isCols(a) || isCols(b))) {
+      if (isRows(b) && !isRows(a)) std::swap(a, b);
+      if (isCols(a) && !isCols(b)) std::swap(a, b);
+      bool ok = (isRows(a) && (b.k == VK::kScalar || isCols(b))) || (isCols(a) && b.k == VK::kScalar);
+      if (ok) {
+        a.k = isRows(a) ? VK::kPtrRows : VK::kPtrCols;
+        return a;
+      }
+    }
     // tl.zeros([BLOCK_M], ...) - float("inf") (the running max), + 1.0 (a running sum)
     if (a.k == VK::kInit && a.rank == 1 && (op == "Add" || op == "Sub")) {
       const Node& r = n["right"];
@@ -630,6 +704,8 @@ class Evaluator {
       return unknown("");
     }
     if (op == "Add") {
+      Val t = maskedScores(a, b);
+      if (t.k == VK::kScore) return t;
       if (b.k == VK::kLScaled || b.k == VK::kAccScaled) std::swap(a, b);
       // l * alpha + rowsum(p)
       if (a.k == VK::kLScaled && b.k == VK::kRowSum && a.base == b.base && sameFactors(a.factors, b.factors) &&
@@ -676,6 +752,17 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   }
   f->loop = &loop;
   f->q = qk.a_access;
+  if (f->q < 0) {  // Q computed from its load (scaled, rounded): the one load before the loop
+    for (const auto& a : kir.accesses) {
+      if (a.kind == AccessKind::kLoad && a.loop < 0) {
+        if (f->q >= 0) {
+          *why = "two loads before the key loop";
+          return false;
+        }
+        f->q = a.id;
+      }
+    }
+  }
   f->k = qk.b_access;
   f->v = pv.b_access;
   if (f->q < 0 || f->k < 0 || f->v < 0 || pv.a_access >= 0) {
@@ -804,6 +891,10 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
         b.bcast = -1;
         return b;
       }
+      if (op == "Add") {
+        Val t = Evaluator::maskedScores(a, b);
+        if (t.k == VK::kScore) return t;
+      }
       if (op == "Mult" && a.k == VK::kScore && b.k == VK::kScalar) {
         a.factors.insert(a.factors.end(), b.factors.begin(), b.factors.end());
         return a;
@@ -816,8 +907,17 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
   auto isDoc = [](const Node& st) {
     return isType(st, "Expr") && isType(st["value"], "Constant") && st["value"]["vt"] == "str";
   };
-  auto statement = [&](const Node& st) -> bool {
+  std::function<bool(const Node&)> statement = [&](const Node& st) -> bool {
     if (isDoc(st) || isType(st, "Pass")) return true;
+    // `if FLAG:` on a constexpr parameter: the branch this form's value of FLAG takes
+    if (isType(st, "If")) {
+      std::optional<bool> on = ev.flagTest(st["test"], why);
+      if (!on) return false;
+      for (const auto& inner : *on ? st["body"] : st["orelse"]) {
+        if (!statement(inner)) return false;
+      }
+      return true;
+    }
     std::string name = target(st);
     if (name.empty()) {
       *why = fmt::format("line {}: a statement the attention reading does not take ({})", ev.line(st),
@@ -852,7 +952,8 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
       if (!acc.empty()) return *why = "two accumulators", false;
       acc = name;
       v = valOf(VK::kAccCarry);
-    } else if (v.k != VK::kScalar && v.k != VK::kIndex && v.k != VK::kUnknown) {
+    } else if (v.k != VK::kScalar && v.k != VK::kIndex && v.k != VK::kPtrRows && v.k != VK::kPtrCols &&
+               v.k != VK::kUnknown) {
       *why = fmt::format("the loop updates '{}', which is neither the running max, the running sum nor the accumulator", name);
       return false;
     }
@@ -939,6 +1040,8 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
     *why = "the output is not stored by a tl.store statement after the loop";
     return false;
   }
+  ev.notePointerRows(ev.eval(store->at("args")[0]));
+  for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
   Val out = ev.eval(store->at("args")[1]);
   if (out.k != VK::kOut) {
     *why = out.why.empty() ? "the stored value is not the accumulator divided by the running sum"

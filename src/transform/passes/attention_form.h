@@ -22,6 +22,7 @@
 // Entry point: readAttention(ctx, kir, &form, &why).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@
 namespace tf {
 
 struct AttentionForm {
+  // Constexpr flags (`if IS_CAUSAL:`, `x if IS_CAUSAL else y`) this form fixes: the reading
+  // says "flag:NAME" when the body tests a flag the form does not fix (the pass then reads
+  // one form per value).
+  std::map<std::string, bool> flags;
   int q = -1, k = -1, v = -1, o = -1;   // Kernel IR access ids
   const IrLoop* loop = nullptr;         // the key loop
   bool k_rows = false;                  // K's tile is loaded [keys, head] (then transposed for the dot)

@@ -104,11 +104,33 @@ class GluonAttentionPass : public Pass {
       return refuse(fmt::format("{} is lowered already (or rebound at module level)", k));
     }
     KernelIR kir = buildKernelIR(*ctx.ir, *ctx.kernel);
-    AttentionForm f;
-    std::string why;
-    if (!readAttention(ctx, kir, &f, &why)) return refuse(fmt::format("{} is not an attention forward the template takes: {}", k, why));
+    // One reading per value of each constexpr flag the body tests (at most 3 flags).
+    std::vector<AttentionForm> forms;
+    std::vector<std::map<std::string, bool>> pending = {{}};
+    std::string why, first_why;
+    static const std::regex flag(R"(flag:([A-Za-z_][A-Za-z_0-9]*))");
+    while (!pending.empty()) {
+      AttentionForm f;
+      f.flags = pending.back();
+      pending.pop_back();
+      std::smatch m;
+      if (readAttention(ctx, kir, &f, &why)) {
+        forms.push_back(f);
+      } else if (std::regex_search(why, m, flag) && !f.flags.count(m[1].str()) && f.flags.size() < 3) {
+        for (bool v : {false, true}) {
+          auto next = f.flags;
+          next[m[1].str()] = v;
+          pending.push_back(next);
+        }
+      } else if (first_why.empty()) {
+        first_why = why;
+      }
+    }
+    if (forms.empty()) {
+      return refuse(fmt::format("{} is not an attention forward the template takes: {}", k, first_why));
+    }
     std::string block;
-    if (!emit(ctx, kir, f, &block, &why)) return refuse(why);
+    if (!emit(ctx, kir, forms, &block, &why)) return refuse(why);
     SourceEditor ed(ctx.text().text());
     const Pos end = *nodePos(*ctx.kernel->def);
     ed.insert(ctx.text().offset(end.end_line + 1, 0), block);
@@ -117,13 +139,27 @@ class GluonAttentionPass : public Pass {
     out.notes.push_back(fmt::format(
         "{} now routes each launch: the Gluon attention where the call fits it (a Hopper GPU, fp16/bf16, head "
         "size 16-256, its programs one (batch, head) problem per pair of offsets), the kernel as written otherwise; "
-        "read as {} attention, scores scaled by {}{}",
-        k, f.causal ? "causal" : "non-causal", fmt::join(f.scale, " * "), f.base == 2 ? " in base 2" : ""));
+        "read as {}",
+        k, describe(forms)));
+    if (!first_why.empty()) out.notes.push_back("values of its flags the template does not take: " + first_why);
     return out;
   }
 
  private:
   PassInfo info_;
+
+  static std::string describe(const std::vector<AttentionForm>& forms) {
+    std::vector<std::string> parts;
+    for (const auto& f : forms) {
+      std::vector<std::string> flags;
+      for (const auto& [n, v] : f.flags) flags.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
+      parts.push_back(fmt::format("{}{} attention, scores scaled by {}{}",
+                                  flags.empty() ? "" : fmt::format("({}) ", fmt::join(flags, ", ")),
+                                  f.causal ? "causal" : "non-causal", fmt::join(f.scale, " * "),
+                                  f.base == 2 ? " in base 2" : ""));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
 
   // The row (or key) term and the head term of an access: {row stride, row extent, head extent}.
   struct Terms {
@@ -149,8 +185,9 @@ class GluonAttentionPass : public Pass {
     return true;
   }
 
-  static bool emit(const PassContext& ctx, const KernelIR& kir, const AttentionForm& f, std::string* out,
-                   std::string* why) {
+  static bool emit(const PassContext& ctx, const KernelIR& kir, const std::vector<AttentionForm>& forms,
+                   std::string* out, std::string* why) {
+    const AttentionForm& f = forms.front();  // the accesses, loop and tiles are every form's
     const std::string& k = ctx.kernel->name;
     auto acc = [&](int id) -> const IrAccess& { return kir.accesses[static_cast<size_t>(id)]; };
     Terms tq, tk, tv, to;
@@ -190,13 +227,39 @@ class GluonAttentionPass : public Pass {
       for (const auto& b : acc(id).mask_bounds) return py(b.bound);
       return "None";
     };
-    std::vector<std::string> rows;
-    for (const auto& r : f.row_starts) rows.push_back(py(r));
-    std::string where_ret = fmt::format(
-        "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(f.q).ptr.offset),
-        py(acc(f.o).ptr.offset), py(acc(f.k).ptr.offset), py(acc(f.v).ptr.offset), py(f.loop->stop), bound(f.q),
-        bound(f.o), bound(f.k), bound(f.v), f.where_key_bound ? py(f.where_key_bound) : "None",
-        f.where_row_bound ? py(f.where_row_bound) : "None");
+    // Per form: where each program reads and writes, the mask, the scale, the dtypes it rounds to.
+    std::vector<std::string> where_ret, scales, dtypes, flag_sets;
+    std::set<std::string> flag_names;
+    for (const auto& g : forms) {
+      std::vector<std::string> rows;
+      for (const auto& r : g.row_starts) rows.push_back(py(r));
+      where_ret.push_back(fmt::format(
+          "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(g.q).ptr.offset),
+          py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset), py(g.loop->stop), bound(g.q),
+          bound(g.o), bound(g.k), bound(g.v), g.where_key_bound ? py(g.where_key_bound) : "None",
+          g.where_row_bound ? py(g.where_row_bound) : "None"));
+      std::vector<std::string> fs;
+      for (const auto& x : g.scale) fs.push_back("float(getattr(" + x + ", \"value\", " + x + "))");
+      if (fs.empty()) fs.push_back("1.0");
+      if (g.base == 2) fs.push_back("0.6931471805599453");
+      scales.push_back(fmt::format("{}", fmt::join(fs, " * ")));
+      std::set<std::string> rounded;
+      for (const auto& c : {g.p_cast, g.out_cast}) {
+        if (c == "float16" || c == "bfloat16") rounded.insert(c);
+      }
+      if (rounded.size() > 1) {
+        *why = "P and the output are rounded to different dtypes";
+        return false;
+      }
+      dtypes.push_back(rounded.empty() ? "(_tf_torch.float16, _tf_torch.bfloat16)"
+                                       : fmt::format("(_tf_torch.{},)", *rounded.begin()));
+      std::vector<std::string> kv;
+      for (const auto& [n, v] : g.flags) {
+        kv.push_back(fmt::format("\"{}\": {}", n, v ? "True" : "False"));
+        flag_names.insert(n);
+      }
+      flag_sets.push_back("{" + fmt::format("{}", fmt::join(kv, ", ")) + "}");
+    }
     std::string strides = fmt::format("({}, {}, {}, {})", py(tq.stride), py(tk.stride), py(tv.stride), py(to.stride));
     std::string bm = py(tq.rows), bn = py(tk.rows), d = py(tq.head);
     if (!bad.empty()) {
@@ -227,7 +290,7 @@ class GluonAttentionPass : public Pass {
       params.push_back(text);
       names.push_back(p.name);
     }
-    const std::string i1 = kI1, i2 = std::string(kI1) + kI1, i3 = i2 + kI1;
+    const std::string i1 = kI1, i2 = std::string(kI1) + kI1, i3 = i2 + kI1, i4 = i3 + kI1;
     std::string s;
     s += "\n\n# gluon-attention: " + k + "'s launches routed to a Gluon attention for Hopper (the template below, its\n";
     s += "# names prefixed); _" + k + "_attention_launch reads the kernel's own addressing per launch and falls back\n";
@@ -250,12 +313,19 @@ class GluonAttentionPass : public Pass {
     s += i1 + "        or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)\n";
     s += i1 + "        or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):\n";
     s += i2 + "return False\n";
-    for (const auto& [cast, what] : {std::pair{f.p_cast, "P"}, std::pair{f.out_cast, "the output"}}) {
-      if (cast == "float16" || cast == "bfloat16") {
-        s += i1 + fmt::format("if _tf_t[0].dtype != _tf_torch.{}:  # {} is rounded to {}\n", cast, what, cast);
-        s += i2 + "return False\n";
-      }
+    // The form the call's constexpr flags select (the kernel read once per value of each flag it tests).
+    {
+      std::vector<std::string> kv;
+      for (const auto& n : flag_names) kv.push_back(fmt::format("\"{0}\": bool({0})", n));
+      s += i1 + "_tf_flags = {" + fmt::format("{}", fmt::join(kv, ", ")) + "}\n";
+      s += i1 + "_tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([" + fmt::format("{}", fmt::join(flag_sets, ", ")) +
+           "])\n";
+      s += i1 + "                 if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)\n";
     }
+    s += i1 + "# the dtypes the form's casts of P and the output keep exact\n";
+    s += i1 + "if _tf_form is None or _tf_t[0].dtype not in [" + fmt::format("{}", fmt::join(dtypes, ", ")) +
+         "][_tf_form]:\n";
+    s += i2 + "return False\n";
     s += i1 + "if callable(grid):\n";
     {
       std::vector<std::string> kv;
@@ -264,8 +334,13 @@ class GluonAttentionPass : public Pass {
       s += i2 + "grid = grid(" + wrapCall("dict", kv, i2.size() + 12) + ")\n";
     }
     s += i1 + "grid = tuple(int(_tf_g) for _tf_g in grid)\n";
-    s += i1 + fmt::format("_tf_key = (grid,) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
+    s += i1 + fmt::format("_tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
                           "({},))\n", fmt::join(names, ", "));
+    {
+      std::vector<std::string> cs;
+      for (const auto& g : forms) cs.push_back(g.causal ? "True" : "False");
+      s += i1 + "_tf_causal = (" + fmt::format("{}", fmt::join(cs, ", ")) + ",)[_tf_form]\n";
+    }
     s += i1 + fmt::format("_tf_plan = {}PLANS.get(_tf_key)\n", prefix);
     s += i1 + "if _tf_plan is None:\n";
     s += i2 + "def _tf_where(_tf_p, _tf_j):\n";
@@ -276,20 +351,22 @@ class GluonAttentionPass : public Pass {
     s += i3 + fmt::format("{} = _tf_j\n", f.loop->var);
     s += i3 + fmt::format("iter = lambda a: (_tf_j - ({})) // ({})  # noqa: E731  (iterations of loop a)\n",
                           py(f.loop->start), py(f.loop->step));
-    s += i3 + "return " + indentFollowingLines(where_ret, i3 + "       ") + "\n\n";
-    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, {})\n", T("plan_view"), bm, bn, strides,
-                          f.causal ? "True" : "False");
+    for (size_t i = 0; i < forms.size(); ++i) {
+      std::string ind = forms.size() > 1 ? i4 : i3;
+      if (forms.size() > 1) s += i3 + fmt::format("if _tf_form == {}:\n", i);
+      s += ind + "return " + indentFollowingLines(where_ret[i], ind + "       ") + "\n";
+    }
+    s += "\n";
+    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal)\n", T("plan_view"), bm, bn, strides);
     s += i2 + fmt::format("if len({0}PLANS) > 64:\n", prefix);
     s += i3 + fmt::format("{}PLANS.clear()\n", prefix);
     s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", prefix);
     s += i1 + "if isinstance(_tf_plan, str):\n";
     s += i2 + "return False\n";
-    {
-      std::vector<std::string> fs;
-      for (const auto& x : f.scale) fs.push_back("float(getattr(" + x + ", \"value\", " + x + "))");
-      if (fs.empty()) fs.push_back("1.0");
-      if (f.base == 2) fs.push_back("0.6931471805599453");
-      s += i1 + "_tf_scale = " + fmt::format("{}", fmt::join(fs, " * ")) + "\n";
+    if (forms.size() == 1) {
+      s += i1 + "_tf_scale = " + scales[0] + "\n";
+    } else {
+      s += i1 + "_tf_scale = [" + fmt::format("{}", fmt::join(scales, ",\n" + i1 + "             ")) + "][_tf_form]\n";
     }
     s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
     s += i2 + "return False\n";
@@ -300,8 +377,7 @@ class GluonAttentionPass : public Pass {
     s += i1 + fmt::format("return {}(*_tf_v, _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
                           "_tf_plan[\"seq_q\"],\n",
                           T("launch_view"));
-    s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, {})\n\n\n", d,
-                          f.causal ? "True" : "False");
+    s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, _tf_causal)\n\n\n", d);
     bool tuned = ctx.kernel->autotune || !ctx.kernel->heuristics.empty();
     s += launchRouteClass(fmt::format("_{}_AttentionRoute", k),
                           fmt::format("{} launched through the Gluon attention where the call fits it, as written "

@@ -524,7 +524,11 @@ def _attn_fwd_attention_launch(grid, Q, K, V, Out, sm_scale, N_CTX, stride_qz, s
             or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)
             or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):
         return False
-    if _tf_t[0].dtype != _tf_torch.float16:  # P is rounded to float16
+    _tf_flags = {}
+    _tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([{}])
+                     if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)
+    # the dtypes the form's casts of P and the output keep exact
+    if _tf_form is None or _tf_t[0].dtype not in [(_tf_torch.float16,)][_tf_form]:
         return False
     if callable(grid):
         grid = grid(dict(Q=Q, K=K, V=V, Out=Out, sm_scale=sm_scale, N_CTX=N_CTX,
@@ -534,7 +538,8 @@ def _attn_fwd_attention_launch(grid, Q, K, V, Out, sm_scale, N_CTX, stride_qz, s
                          stride_oz=stride_oz, stride_oh=stride_oh, stride_om=stride_om, H=H,
                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, HEAD_DIM=HEAD_DIM, **options))
     grid = tuple(int(_tf_g) for _tf_g in grid)
-    _tf_key = (grid,) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in (Q, K, V, Out, sm_scale, N_CTX, stride_qz, stride_qh, stride_qm, stride_kz, stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om, H, BLOCK_M, BLOCK_N, HEAD_DIM,))
+    _tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in (Q, K, V, Out, sm_scale, N_CTX, stride_qz, stride_qh, stride_qm, stride_kz, stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om, H, BLOCK_M, BLOCK_N, HEAD_DIM,))
+    _tf_causal = (False,)[_tf_form]
     _tf_plan = _attn_fwd_attention_PLANS.get(_tf_key)
     if _tf_plan is None:
         def _tf_where(_tf_p, _tf_j):
@@ -544,9 +549,9 @@ def _attn_fwd_attention_launch(grid, Q, K, V, Out, sm_scale, N_CTX, stride_qz, s
             next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731
             start_n = _tf_j
             iter = lambda a: (_tf_j - (0)) // (BLOCK_N)  # noqa: E731  (iterations of loop a)
-            return ((BLOCK_M*program_id(0), BLOCK_M*program_id(0),), (program_id(1) % H)*stride_qh + (program_id(1) // H)*stride_qz + BLOCK_M*program_id(0)*stride_qm, (program_id(1) % H)*stride_oh + (program_id(1) // H)*stride_oz + BLOCK_M*program_id(0)*stride_om, (program_id(1) % H)*stride_kh + (program_id(1) // H)*stride_kz + BLOCK_N*iter(0)*stride_kn, (program_id(1) % H)*stride_vh + (program_id(1) // H)*stride_vz + BLOCK_N*iter(0)*stride_vn, N_CTX, N_CTX, N_CTX, N_CTX, N_CTX, N_CTX, None)
+            return ((BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0),), (program_id(1) % H)*stride_qh + (program_id(1) // H)*stride_qz + BLOCK_M*program_id(0)*stride_qm, (program_id(1) % H)*stride_oh + (program_id(1) // H)*stride_oz + BLOCK_M*program_id(0)*stride_om, (program_id(1) % H)*stride_kh + (program_id(1) // H)*stride_kz + BLOCK_N*iter(0)*stride_kn, (program_id(1) % H)*stride_vh + (program_id(1) // H)*stride_vz + BLOCK_N*iter(0)*stride_vn, N_CTX, N_CTX, N_CTX, N_CTX, N_CTX, N_CTX, None)
 
-        _tf_plan = _attn_fwd_attention_plan_view(_tf_where, grid, BLOCK_M, BLOCK_N, (stride_qm, stride_kn, stride_vn, stride_om), False)
+        _tf_plan = _attn_fwd_attention_plan_view(_tf_where, grid, BLOCK_M, BLOCK_N, (stride_qm, stride_kn, stride_vn, stride_om), _tf_causal)
         if len(_attn_fwd_attention_PLANS) > 64:
             _attn_fwd_attention_PLANS.clear()
         _attn_fwd_attention_PLANS[_tf_key] = _tf_plan
@@ -559,7 +564,7 @@ def _attn_fwd_attention_launch(grid, Q, K, V, Out, sm_scale, N_CTX, stride_qz, s
     if any(_tf_x is None for _tf_x in _tf_v):
         return False
     return _attn_fwd_attention_launch_view(*_tf_v, _tf_plan["batch"], _tf_plan["q_heads"], _tf_plan["kv_heads"], _tf_plan["seq_q"],
-            _tf_plan["seq_k"], HEAD_DIM, _tf_plan["strides"], _tf_scale, False)
+            _tf_plan["seq_k"], HEAD_DIM, _tf_plan["strides"], _tf_scale, _tf_causal)
 
 
 class _attn_fwd_AttentionRoute:

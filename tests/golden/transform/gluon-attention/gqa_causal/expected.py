@@ -529,9 +529,11 @@ def _gqa_attention_kernel_attention_launch(grid, q_ptr, k_ptr, v_ptr, o_ptr, seq
             or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)
             or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):
         return False
-    if _tf_t[0].dtype != _tf_torch.float16:  # P is rounded to float16
-        return False
-    if _tf_t[0].dtype != _tf_torch.float16:  # the output is rounded to float16
+    _tf_flags = {}
+    _tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([{}])
+                     if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)
+    # the dtypes the form's casts of P and the output keep exact
+    if _tf_form is None or _tf_t[0].dtype not in [(_tf_torch.float16,)][_tf_form]:
         return False
     if callable(grid):
         grid = grid(dict(q_ptr=q_ptr, k_ptr=k_ptr, v_ptr=v_ptr, o_ptr=o_ptr, seq_len=seq_len,
@@ -539,7 +541,8 @@ def _gqa_attention_kernel_attention_launch(grid, q_ptr, k_ptr, v_ptr, o_ptr, seq
                          stride_q_bh=stride_q_bh, stride_kv_bh=stride_kv_bh, stride_seq=stride_seq,
                          HEAD_DIM=HEAD_DIM, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, **options))
     grid = tuple(int(_tf_g) for _tf_g in grid)
-    _tf_key = (grid,) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in (q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale, q_heads, group_size, stride_q_bh, stride_kv_bh, stride_seq, HEAD_DIM, BLOCK_M, BLOCK_N,))
+    _tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in (q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale, q_heads, group_size, stride_q_bh, stride_kv_bh, stride_seq, HEAD_DIM, BLOCK_M, BLOCK_N,))
+    _tf_causal = (True,)[_tf_form]
     _tf_plan = _gqa_attention_kernel_attention_PLANS.get(_tf_key)
     if _tf_plan is None:
         def _tf_where(_tf_p, _tf_j):
@@ -549,9 +552,9 @@ def _gqa_attention_kernel_attention_launch(grid, q_ptr, k_ptr, v_ptr, o_ptr, seq
             next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731
             start_n = _tf_j
             iter = lambda a: (_tf_j - (0)) // (BLOCK_N)  # noqa: E731  (iterations of loop a)
-            return ((BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0),), BLOCK_M*program_id(0)*stride_seq + program_id(1)*stride_q_bh, BLOCK_M*program_id(0)*stride_seq + program_id(1)*stride_q_bh, ((program_id(1) // q_heads)*(q_heads // group_size) + program_id(1) % q_heads // group_size)*stride_kv_bh + start_n*stride_seq, ((program_id(1) // q_heads)*(q_heads // group_size) + program_id(1) % q_heads // group_size)*stride_kv_bh + start_n*stride_seq, min(BLOCK_M*(program_id(0) + 1), seq_len), seq_len, seq_len, seq_len, seq_len, seq_len, None)
+            return ((BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0), BLOCK_M*program_id(0),), BLOCK_M*program_id(0)*stride_seq + program_id(1)*stride_q_bh, BLOCK_M*program_id(0)*stride_seq + program_id(1)*stride_q_bh, ((program_id(1) // q_heads)*(q_heads // group_size) + program_id(1) % q_heads // group_size)*stride_kv_bh + start_n*stride_seq, ((program_id(1) // q_heads)*(q_heads // group_size) + program_id(1) % q_heads // group_size)*stride_kv_bh + start_n*stride_seq, min(BLOCK_M*(program_id(0) + 1), seq_len), seq_len, seq_len, seq_len, seq_len, seq_len, None)
 
-        _tf_plan = _gqa_attention_kernel_attention_plan_view(_tf_where, grid, BLOCK_M, BLOCK_N, (stride_seq, stride_seq, stride_seq, stride_seq), True)
+        _tf_plan = _gqa_attention_kernel_attention_plan_view(_tf_where, grid, BLOCK_M, BLOCK_N, (stride_seq, stride_seq, stride_seq, stride_seq), _tf_causal)
         if len(_gqa_attention_kernel_attention_PLANS) > 64:
             _gqa_attention_kernel_attention_PLANS.clear()
         _gqa_attention_kernel_attention_PLANS[_tf_key] = _tf_plan
@@ -564,7 +567,7 @@ def _gqa_attention_kernel_attention_launch(grid, q_ptr, k_ptr, v_ptr, o_ptr, seq
     if any(_tf_x is None for _tf_x in _tf_v):
         return False
     return _gqa_attention_kernel_attention_launch_view(*_tf_v, _tf_plan["batch"], _tf_plan["q_heads"], _tf_plan["kv_heads"], _tf_plan["seq_q"],
-            _tf_plan["seq_k"], HEAD_DIM, _tf_plan["strides"], _tf_scale, True)
+            _tf_plan["seq_k"], HEAD_DIM, _tf_plan["strides"], _tf_scale, _tf_causal)
 
 
 class _gqa_attention_kernel_AttentionRoute:
