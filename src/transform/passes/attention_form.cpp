@@ -805,6 +805,16 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       return false;
     }
   }
+  // Q, V and the output are [rows, head] tiles: the head dimension (unit stride) is their axis 1.
+  for (int id : {f->q, f->v, f->o}) {
+    const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
+    bool head_last = false;
+    for (const auto& t : a.ptr.terms) head_last = head_last || (t.axis == 1 && sym::constant(t.stride) == 1);
+    if (!head_last) {
+      *why = fmt::format("line {}: the tile is not [rows, head] with a contiguous head dimension", a.loc.line);
+      return false;
+    }
+  }
   // K: which term is the head dimension (unit stride) says how the tile is loaded.
   const IrAccess& k = kir.accesses[static_cast<size_t>(f->k)];
   int kd = -1;
