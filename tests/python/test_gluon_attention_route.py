@@ -75,6 +75,21 @@ def test_flagged_kernel_plans_each_form():
         assert plan["seq_q"] == S and plan["seq_k"] == S and plan["q_heads"] == B * H, (key, plan)
 
 
+def test_log_sum_exp_store_is_planned_with_its_strides():
+    mod = _load(os.path.join(GOLDEN, "exp2_with_lse", "expected.py"), "lse_expected")
+    B, H, S, D = 2, 3, 128, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    st = lambda t: (t.stride(0), t.stride(1), t.stride(2))  # noqa: E731
+    for lse_dtype, planned in ((torch.float16, False), (torch.float32, True)):
+        lse = torch.zeros(B, H, S, dtype=lse_dtype)
+        mod._attn_fwd_attention_launch((2, B * H), q, q, q, q, lse, 0.125, S, *st(q), *st(q), *st(q), *st(q), H,
+                                       BLOCK_M=64, BLOCK_N=64, HEAD_DIM=D)
+        assert len(mod._attn_fwd_attention_PLANS) == int(planned)  # an fp16 log-sum-exp is refused first
+    (plan,) = mod._attn_fwd_attention_PLANS.values()
+    assert plan["batch"] * plan["q_heads"] == B * H
+    assert plan["strides"][4][1:] == (S, 1) and plan["offsets"][4] == 0
+
+
 def _where(B, H, HKV, S, BM, causal_hi=False, rows_of=None):
     """A kernel's addressing as plan_view sees it: (B, H, S, D) contiguous, D = 16."""
     D = 16

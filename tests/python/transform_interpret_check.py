@@ -139,6 +139,16 @@ def attention_sdpa(fn_name, causal, grouped):
     return check
 
 
+def attention_with_lse2(mod, B, H, S, D):
+    """attention() returning the output and each row's base-2 log-sum-exp of its scaled scores."""
+    q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+    scale = 1.0 / math.sqrt(D)
+    out, lse = mod.attention(q, k, v, scale)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=scale)
+    ref_lse = torch.logsumexp(scale * q.float() @ k.float().transpose(-1, -2), dim=-1) / math.log(2)
+    return close(out, ref, 1e-2, 2e-3) and close(lse, ref_lse, 1e-4, 1e-3)
+
+
 def same_as_input(case, fn_name):
     """The rewritten launcher returns exactly what the launcher as written returns (a rewrite
     of the torch glue around the kernel), on fp16 values with a NaN-free row of zeros."""
@@ -583,6 +593,7 @@ CASES = {
     "gluon-gemm/batched_base_alias": (scores, (100, 136, 72)),
     "gluon-attention/gqa_causal": (attention_sdpa("gqa_attention", True, True), (1, 4, 2, 40, 64)),
     "gluon-attention/exp2_folded_scale": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
+    "gluon-attention/exp2_with_lse": (attention_with_lse2, (2, 2, 100, 64)),
     "gluon-attention/causal_flag_masked_zeros": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),

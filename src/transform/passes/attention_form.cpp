@@ -25,7 +25,7 @@ namespace {
 enum class VK {
   kUnknown, kScalar, kIndex, kPtrRows, kPtrCols, kMask, kNegInf, kInit, kMaskTile, kQ, kK, kV,
   kScore, kRowMax, kMCarry, kMNew, kDiff, kMDiff, kProb, kAlpha, kRowSum,
-  kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut,
+  kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut, kLogL, kLse,
 };
 
 struct Conj {
@@ -457,6 +457,15 @@ class Evaluator {
       }
       return unknown("");
     }
+    if ((f == "log" || f == "log2") && !n["args"].empty()) {
+      Val x = eval(n["args"][0]);
+      if (x.k == VK::kLFinal && x.bcast < 0) {
+        Val v = valOf(VK::kLogL);
+        v.base = f == "log2" ? 2 : 0;
+        return v;
+      }
+      return unknown("");
+    }
     if (f == "exp" || f == "exp2") {
       Val x = eval(n["args"][0]);
       if ((x.k == VK::kDiff || x.k == VK::kMDiff) && x.bcast < 0) {
@@ -703,6 +712,15 @@ class Evaluator {
       }
       return unknown("");
     }
+    if (op == "Add" && (a.k == VK::kLogL || b.k == VK::kLogL)) {
+      if (a.k == VK::kLogL) std::swap(a, b);
+      if (a.k == VK::kMFinal && a.bcast < 0) {
+        Val v = valOf(VK::kLse);
+        v.base = b.base;
+        return v;
+      }
+      return unknown("");
+    }
     if (op == "Add") {
       Val t = maskedScores(a, b);
       if (t.k == VK::kScore) return t;
@@ -770,8 +788,12 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
     return false;
   }
   for (const auto& a : kir.accesses) {
-    if (a.kind == AccessKind::kStore && f->o < 0) {
+    if (a.kind == AccessKind::kStore && a.ptr.terms.size() == 2 && f->o < 0) {
       f->o = a.id;
+    } else if (a.kind == AccessKind::kStore && a.ptr.terms.size() == 1 && f->lse < 0 && a.loop < 0 && a.via.empty() &&
+               a.guards.empty() && a.ptr.affine && !a.ptr.base.empty() && a.block_ptr < 0 && a.descriptor < 0 &&
+               a.ptr.terms[0].wrap.empty()) {
+      f->lse = a.id;  // a row vector: the log-sum-exp, if its value says so
     } else if (a.id != f->q && a.id != f->k && a.id != f->v) {
       *why = fmt::format("line {}: an access besides Q, K, V and the output ({})", a.loc.line, a.text);
       return false;
@@ -999,9 +1021,9 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
       !expect(acc, VK::kAccNew, "accumulator")) {
     return false;
   }
-  const Val& pv = ev.env[acc];
-  const Val& lv = ev.env[l];
-  const Val& mv = ev.env[m];
+  const Val pv = ev.env[acc];
+  const Val lv = ev.env[l];
+  const Val mv = ev.env[m];
   if (pv.base != lv.base || !sameFactors(pv.factors, lv.factors) || pv.conds != lv.conds ||
       !sameFactors(pv.mfactors, mv.mfactors) || pv.conds != mv.conds) {
     *why = "the accumulator, the running sum and the running max are not one softmax's";
@@ -1036,29 +1058,48 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
   ev.env[l] = valOf(VK::kLFinal);
   ev.env[acc] = valOf(VK::kAccFinal);
   ev.env.erase(f.loop->var);
-  const Node* store = nullptr;
+  // The stores, each valued where it stands: the output acc / l, and optionally the rows'
+  // log-sum-exp m + log(l) in the exponent's base.
+  bool stored = false, lse_stored = false;
   for (++i; i < body.size(); ++i) {
     const Node& st = body[i];
     if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
-      store = &st["value"];
+      const Node& call = st["value"];
+      if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
+      auto p = nodePos(call);
+      int id = -1;
+      for (const auto& a : kir.accesses) {
+        if (p && a.loc.line == p->line && a.loc.col == p->col) id = a.id;
+      }
+      Val value = ev.eval(call["args"][1]);
+      if (id == f.o && !stored) {
+        ev.notePointerRows(ev.eval(call["args"][0]));
+        if (value.k != VK::kOut) {
+          *why = value.why.empty() ? "the stored value is not the accumulator divided by the running sum"
+                                   : "the stored value is not the accumulator divided by the running sum: " + value.why;
+          return false;
+        }
+        f.out_cast = value.cast ? value.dtype : "";
+        stored = true;
+      } else if (id == f.lse && f.lse >= 0 && !lse_stored) {
+        if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
+          *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
+                             "base",
+                             ev.line(st));
+          return false;
+        }
+        lse_stored = true;
+      } else {
+        return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
+      }
       continue;
     }
     if (isType(st, "Return") && i + 1 == body.size() && st["value"].is_null()) continue;
     if (!statement(st)) return false;
   }
-  if (!store || store->at("args").size() < 2) {
-    *why = "the output is not stored by a tl.store statement after the loop";
-    return false;
-  }
-  ev.notePointerRows(ev.eval(store->at("args")[0]));
+  if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
+  if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
   for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
-  Val out = ev.eval(store->at("args")[1]);
-  if (out.k != VK::kOut) {
-    *why = out.why.empty() ? "the stored value is not the accumulator divided by the running sum"
-                           : "the stored value is not the accumulator divided by the running sum: " + out.why;
-    return false;
-  }
-  f.out_cast = out.cast ? out.dtype : "";
   for (int id : {f.k, f.v}) {
     for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
       if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {

@@ -37,6 +37,7 @@ struct AttentionForm {
   // one form per value).
   std::map<std::string, bool> flags;
   int q = -1, k = -1, v = -1, o = -1;   // Kernel IR access ids
+  int lse = -1;                         // the rows' log-sum-exp store, -1 when none
   const IrLoop* loop = nullptr;         // the key loop
   bool k_rows = false;                  // K's tile is loaded [keys, head] (then transposed for the dot)
   bool causal = false;

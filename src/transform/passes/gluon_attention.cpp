@@ -238,6 +238,10 @@ class GluonAttentionPass : public Pass {
           py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset), py(g.loop->stop), bound(g.q),
           bound(g.o), bound(g.k), bound(g.v), g.where_key_bound ? py(g.where_key_bound) : "None",
           g.where_row_bound ? py(g.where_row_bound) : "None"));
+      if (g.lse >= 0) {
+        where_ret.back().pop_back();
+        where_ret.back() += fmt::format(", {}, {})", py(acc(g.lse).ptr.offset), bound(g.lse));
+      }
       std::vector<std::string> fs;
       for (const auto& x : g.scale) fs.push_back("float(getattr(" + x + ", \"value\", " + x + "))");
       if (fs.empty()) fs.push_back("1.0");
@@ -308,6 +312,11 @@ class GluonAttentionPass : public Pass {
     s += i1 + "(the caller then launches the kernel as written).\"\"\"\n";
     s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", acc(f.q).ptr.base, acc(f.k).ptr.base, acc(f.v).ptr.base,
                           acc(f.o).ptr.base);
+    if (f.lse >= 0) {
+      s += i1 + fmt::format("if not isinstance({0}, {1}.Tensor) or {0}.dtype != {1}.float32:  # the log-sum-exp\n",
+                            acc(f.lse).ptr.base, T("torch"));
+      s += i2 + "return False\n";
+    }
     s += i1 + fmt::format("_tf_torch = {}\n", T("torch"));
     s += i1 + "if (not all(isinstance(_tf_x, _tf_torch.Tensor) for _tf_x in _tf_t)\n";
     s += i1 + "        or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)\n";
@@ -357,7 +366,9 @@ class GluonAttentionPass : public Pass {
       s += ind + "return " + indentFollowingLines(where_ret[i], ind + "       ") + "\n";
     }
     s += "\n";
-    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal)\n", T("plan_view"), bm, bn, strides);
+    std::string lse_stride = f.lse >= 0 ? ", " + py(acc(f.lse).ptr.terms[0].stride) : "";
+    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal{})\n", T("plan_view"), bm, bn, strides,
+                          lse_stride);
     s += i2 + fmt::format("if len({0}PLANS) > 64:\n", prefix);
     s += i3 + fmt::format("{}PLANS.clear()\n", prefix);
     s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", prefix);
@@ -370,14 +381,20 @@ class GluonAttentionPass : public Pass {
     }
     s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
     s += i2 + "return False\n";
-    s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t, _tf_plan[\"offsets\"])]\n",
-                          T("at_offset"));
+    s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t{}, _tf_plan[\"offsets\"])]\n",
+                          T("at_offset"), f.lse >= 0 ? " + (" + acc(f.lse).ptr.base + ",)" : "");
     s += i1 + "if any(_tf_x is None for _tf_x in _tf_v):\n";
     s += i2 + "return False\n";
-    s += i1 + fmt::format("return {}(*_tf_v, _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
+    s += i1 + fmt::format("return {}(*_tf_v[:4], _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
                           "_tf_plan[\"seq_q\"],\n",
                           T("launch_view"));
-    s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, _tf_causal)\n\n\n", d);
+    if (f.lse >= 0) {
+      // the log-sum-exp: fp32, in the exponent's base, through the view the plan read
+      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"][:4], _tf_scale, _tf_causal,\n", d);
+      s += i1 + fmt::format("        (_tf_v[4], _tf_plan[\"strides\"][4], {}))\n\n\n", f.base == 2 ? "2" : "\"e\"");
+    } else {
+      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, _tf_causal)\n\n\n", d);
+    }
     bool tuned = ctx.kernel->autotune || !ctx.kernel->heuristics.empty();
     s += launchRouteClass(fmt::format("_{}_AttentionRoute", k),
                           fmt::format("{} launched through the Gluon attention where the call fits it, as written "

@@ -397,7 +397,7 @@ def _fwd_kernel_attention__fit_heads(bases, heads, group):
     return first, sb, sh
 
 
-def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, causal):
+def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, causal, lse_stride=None):
     """Reads a kernel's own addressing, evaluated for every program of its grid, as the
     (batch, head, row) view _fwd_kernel_attention_launch_view takes: a dict (batch, q_heads, kv_heads, seq_q, seq_k,
     strides, offsets), or a string saying why the kernel's programs are something else.
@@ -410,7 +410,11 @@ def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, 
     rows' strides of Q, K, V and the output. The kernel computes, for each of its programs,
     rows [r, r + block_m) of one (batch, head) pair over keys [0, ceil(hi / block_n) *
     block_n) masked as the bounds say; the view is exact only when that is attention over
-    one seq_q x seq_k problem per pair, every stored row computed by one program."""
+    one seq_q x seq_k problem per pair, every stored row computed by one program.
+
+    With `lse_stride` (the rows' stride of a log-sum-exp output), where() also returns that
+    output's offset at the program's first row and its store's row bound (None: unmasked),
+    and the plan gives its (batch, head, row) strides and offset fifth."""
     sq, sk, sv, so = row_strides
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     inf = float("inf")
@@ -428,10 +432,11 @@ def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, 
     if not programs:
         return "an empty grid"
     bounds = lambda i: {x[i] for x in programs}
-    for i in range(6, 12):
+    for i in [6, 7, 8, 9, 10, 11] + ([13] if lse_stride is not None else []):
         if len(bounds(i)) != 1:
             return "a mask's bound differs between programs"
-    _, _, _, _, _, _, q_bound, o_bound, k_bound, v_bound, wk, wr = programs[0]
+    q_bound, o_bound, k_bound, v_bound, wk, wr = programs[0][6:12]
+    l_bound = programs[0][13] if lse_stride is not None else None
     if q_bound is not None and o_bound is not None and q_bound != o_bound:
         return "Q and the output are masked to different rows"
     seq_q = q_bound if q_bound is not None else o_bound
@@ -453,12 +458,15 @@ def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, 
             return "K or V is masked below the keys the scores keep"
     if wr is not None and wr < seq_q:
         return "the scores mask stored rows"
+    if lse_stride is not None and l_bound is not None and l_bound != seq_q:
+        return "the log-sum-exp is stored for other rows than the output"
     pairs = {}
-    for rows, q, o, k, v, hi, *_ in programs:
+    for rows, q, o, k, v, hi, *rest in programs:
         r = rows[0]
-        if r >= seq_q and o_bound is not None:
+        if r >= seq_q and o_bound is not None and (lse_stride is None or l_bound is not None):
             continue  # stores nothing
-        if r < 0 or r % block_m or r + block_m > seq_q and o_bound is None:
+        unmasked = o_bound is None or (lse_stride is not None and l_bound is None)
+        if r < 0 or r % block_m or r + block_m > seq_q and unmasked:
             return "a program's rows are not a block of the sequence"
         last = min(r + block_m, seq_q)
         x = min((hi + block_n - 1) // block_n * block_n, wk if wk is not None else inf)
@@ -467,7 +475,10 @@ def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, 
                 return "the key loop ends before a row's last visible key"
         elif x != seq_k:
             return "the key loop covers other keys than the sequence's"
-        pairs.setdefault((q - r * sq, k, v, o - r * so), []).append(r)
+        key = (q - r * sq, k, v, o - r * so)
+        if lse_stride is not None:
+            key += (rest[6] - r * lse_stride,)
+        pairs.setdefault(key, []).append(r)
     expected = list(range(0, seq_q, block_m))
     for rows in pairs.values():
         if sorted(rows) != expected:
@@ -486,10 +497,10 @@ def _fwd_kernel_attention_plan_view(where, grid, block_m, block_n, row_strides, 
     group = next((t for t in range(1, heads) if kb[t] != kb[0]), heads)
     if heads % group:
         return "key/value heads are not shared by equal groups of query heads"
-    fitted = [_fwd_kernel_attention__fit_heads([x[i] for x in keys], heads, 1 if i in (0, 3) else group) for i in range(4)]
+    fitted = [_fwd_kernel_attention__fit_heads([x[i] for x in keys], heads, 1 if i in (0, 3, 4) else group) for i in range(len(keys[0]))]
     if any(f is None for f in fitted):
         return "an operand's (batch, head) offsets are not strided"
-    rows = (sq, sk, sv, so)
+    rows = (sq, sk, sv, so, lse_stride)
     return dict(batch=n // heads, q_heads=heads, kv_heads=heads // group, seq_q=seq_q, seq_k=seq_k,
                 strides=[(f[1], f[2], rows[i]) for i, f in enumerate(fitted)], offsets=[f[0] for f in fitted])
 
@@ -560,7 +571,7 @@ def _fwd_kernel_attention_launch(grid, Q, K, V, sm_scale, Out, stride_qh, stride
     _tf_v = [_fwd_kernel_attention_at_offset(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t, _tf_plan["offsets"])]
     if any(_tf_x is None for _tf_x in _tf_v):
         return False
-    return _fwd_kernel_attention_launch_view(*_tf_v, _tf_plan["batch"], _tf_plan["q_heads"], _tf_plan["kv_heads"], _tf_plan["seq_q"],
+    return _fwd_kernel_attention_launch_view(*_tf_v[:4], _tf_plan["batch"], _tf_plan["q_heads"], _tf_plan["kv_heads"], _tf_plan["seq_q"],
             _tf_plan["seq_k"], BLOCK_DMODEL, _tf_plan["strides"], _tf_scale, _tf_causal)
 
 

@@ -1,6 +1,6 @@
 """Attention forward written as Triton's tutorial does (pointer form): the scale folded with
 log2(e) into exp2, the running max taken over scaled scores, K loaded [keys, head] and
-transposed, the accumulation through tl.dot's acc, pointers advanced along the loop."""
+transposed, the accumulation through tl.dot's acc, pointers advanced along the loop; each row's base-2 log-sum-exp stored too (for a backward)."""
 
 import torch
 import triton
@@ -8,7 +8,7 @@ import triton.language as tl
 
 
 @triton.jit
-def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_qz, stride_qh, stride_qm, stride_kz, stride_kh, stride_kn,
+def attn_fwd(Q, K, V, Out, LSE, sm_scale, N_CTX, stride_qz, stride_qh, stride_qm, stride_kz, stride_kh, stride_kn,
              stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om, H,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
     start_m = tl.program_id(0)
@@ -45,15 +45,16 @@ def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_qz, stride_qh, stride_qm, str
         v_ptrs += BLOCK_N * stride_vn
     acc = acc / l_i[:, None]
     o_ptrs = Out + off_z * stride_oz + off_h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :]
+    tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
     tl.store(o_ptrs, acc.to(Out.type.element_ty), mask=offs_m[:, None] < N_CTX)
-    tl.store(Out + offs_m, m_i + tl.math.log2(l_i))
 
 
 def attention(q, k, v, sm_scale):
     B, H, S, D = q.shape
     o = torch.empty_like(q)
+    lse = torch.empty(B, H, S, device=q.device, dtype=torch.float32)
     grid = (triton.cdiv(S, 64), B * H)
-    attn_fwd[grid](q, k, v, o, sm_scale, S, q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1),
+    attn_fwd[grid](q, k, v, o, lse, sm_scale, S, q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1),
                    k.stride(2), v.stride(0), v.stride(1), v.stride(2), o.stride(0), o.stride(1), o.stride(2), H,
                    BLOCK_M=64, BLOCK_N=64, HEAD_DIM=D)
-    return o
+    return o, lse

@@ -1,0 +1,71 @@
+"""gluon-attention's emitted routes on a Hopper GPU: each golden's routed launcher takes the
+Gluon template (its plan cache holds a plan, not a refusal) and computes what torch's SDPA
+computes, and what the kernel as written computes, within the suite's attention tolerance.
+Skipped visibly without a CUDA GPU or off sm_90."""
+
+import math
+import os
+
+import pytest
+
+from test_gluon_attention_route import GOLDEN, _load
+
+pytestmark = pytest.mark.gpu
+
+
+def hopper():
+    import torch
+
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the Gluon attention targets sm_90 (wgmma, TMA)")
+    return torch
+
+
+def _taken(mod):
+    plans = [v for k, v in vars(mod).items() if k.endswith("_attention_PLANS")][0]
+    return [p for p in plans.values() if not isinstance(p, str)], [p for p in plans.values() if isinstance(p, str)]
+
+
+@pytest.mark.parametrize("S", [128, 1000])
+def test_gqa_route(S):
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "gqa_causal", "expected.py"), f"gqa_routed_{S}")
+    plain = _load(os.path.join(GOLDEN, "gqa_causal", "input.py"), f"gqa_plain_{S}")
+    g = torch.Generator(device="cuda").manual_seed(S)
+    q = torch.randn(2, 8, S, 128, device="cuda", dtype=torch.float16, generator=g)
+    k, v = (torch.randn(2, 2, S, 128, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
+    out = routed.gqa_attention(q, k, v)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(4, 1),
+                                                           v.float().repeat_interleave(4, 1), is_causal=True)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(out.float(), plain.gqa_attention(q, k, v).float(), rtol=1e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_flagged_route(causal):
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "causal_flag_masked_zeros", "expected.py"), f"flag_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out = routed.attention(q, k, v, 0.125, causal)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+
+
+def test_lse_route():
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "exp2_with_lse", "expected.py"), "lse_routed")
+    g = torch.Generator(device="cuda").manual_seed(3)
+    q, k, v = (torch.randn(2, 3, 300, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out, lse = routed.attention(q, k, v, 0.125)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=0.125)
+    ref_lse = torch.logsumexp(0.125 * q.float() @ k.float().transpose(-1, -2), dim=-1) / math.log(2)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(lse, ref_lse, rtol=1e-4, atol=1e-3)
