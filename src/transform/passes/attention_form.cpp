@@ -152,29 +152,51 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   return true;
 }
 
-}  // namespace
 
-bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why) {
-  AttentionForm& f = *form;
-  if (!findAccesses(kir, &f, why)) return false;
-  Evaluator ev(ctx, kir, f);
+// One reading of a kernel body as attention: the statements before the loop, the loop's
+// carried values and body, the stores after it, each step refusing with `why`.
+class Reading {
+ public:
+  Reading(const PassContext& ctx, const KernelIR& kir, AttentionForm& f, std::string* why)
+      : ctx(ctx), kir(kir), f(f), ev(ctx, kir, f), why(why) {}
+
+  bool run() {
+    for (const auto& st : ctx.body()) {
+      auto p = nodePos(st);
+      if (isType(st, "For") && p && p->line == f.loop->loc.line) loop = &st;
+    }
+    if (!loop) return *why = "the key loop is not a statement of the kernel's body", false;
+    const Node& body = ctx.body();
+    for (; i < body.size() && &body[i] != loop; ++i) {
+      if (!statement(body[i])) return false;
+    }
+    return carried() && softmax() && stores() && rows();
+  }
+
+ private:
+  const PassContext& ctx;
+  const KernelIR& kir;
+  AttentionForm& f;
+  Evaluator ev;
+  std::string* why;
   const Node* loop = nullptr;
-  for (const auto& st : ctx.body()) {
-    auto p = nodePos(st);
-    if (isType(st, "For") && p && p->line == f.loop->loc.line) loop = &st;
-  }
-  if (!loop) {
-    *why = "the key loop is not a statement of the kernel's body";
-    return false;
-  }
-  auto target = [](const Node& st) -> std::string {
+  size_t i = 0;             // the body's statement being read
+  std::string m, l, acc;    // the carried running max, running sum and accumulator
+  Val pv;                   // the accumulator's value at the end of the loop
+
+  static std::string target(const Node& st) {
     if (isType(st, "Assign") && st["targets"].size() == 1 && isType(st["targets"][0], "Name")) {
       return st["targets"][0]["id"];
     }
     if ((isType(st, "AugAssign") || isType(st, "AnnAssign")) && isType(st["target"], "Name")) return st["target"]["id"];
     return "";
-  };
-  auto value = [&](const Node& st) -> Val {
+  }
+
+  static bool isDoc(const Node& st) {
+    return isType(st, "Expr") && isType(st["value"], "Constant") && st["value"]["vt"] == "str";
+  }
+
+  Val value(const Node& st) {
     if (isType(st, "AugAssign")) {
       std::string name = target(st);
       const std::string op = nodeType(st["op"]);
@@ -204,11 +226,9 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
     }
     if (st["value"].is_null()) return unknown("");
     return ev.eval(st["value"]);
-  };
-  auto isDoc = [](const Node& st) {
-    return isType(st, "Expr") && isType(st["value"], "Constant") && st["value"]["vt"] == "str";
-  };
-  std::function<bool(const Node&)> statement = [&](const Node& st) -> bool {
+  }
+
+  bool statement(const Node& st) {
     if (isDoc(st) || isType(st, "Pass")) return true;
     // `if FLAG:` on a constexpr parameter: the branch this form's value of FLAG takes
     if (isType(st, "If")) {
@@ -227,168 +247,186 @@ bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* f
     }
     ev.env[name] = value(st);
     return true;
-  };
-  // Before the loop.
-  size_t i = 0;
-  const Node& body = ctx.body();
-  for (; i < body.size() && &body[i] != loop; ++i) {
-    if (!statement(body[i])) return false;
   }
-  // The carried values.
-  std::map<std::string, int> in_loop = storeCounts((*loop)["body"]);
-  std::string m, l, acc;
-  for (const auto& [name, n] : in_loop) {
-    auto it = ev.env.find(name);
-    if (it == ev.env.end()) continue;
-    Val& v = it->second;
-    if (v.k == VK::kNegInf && v.rank == 1) {
-      if (!m.empty()) return *why = "two running maxima", false;
-      m = name;
-      v = valOf(VK::kMCarry);
-    } else if (v.k == VK::kInit && v.rank == 1) {
-      if (!l.empty()) return *why = "two running sums", false;
-      l = name;
-      v = valOf(VK::kLCarry);
-    } else if (v.k == VK::kInit && v.rank == 2 && v.fill == 0) {
-      if (!acc.empty()) return *why = "two accumulators", false;
-      acc = name;
-      v = valOf(VK::kAccCarry);
-    } else if (v.k != VK::kScalar && v.k != VK::kIndex && v.k != VK::kPtrRows && v.k != VK::kPtrCols &&
-               v.k != VK::kUnknown) {
-      *why = fmt::format("the loop updates '{}', which is neither the running max, the running sum nor the accumulator", name);
-      return false;
-    }
-  }
-  if (m.empty() || l.empty() || acc.empty()) {
-    *why = "the loop does not carry a running max (from -inf), a running sum and an accumulator (from zeros)";
-    return false;
-  }
-  if (ev.env.count((*loop)["target"].value("id", ""))) {
-    *why = "the loop variable shadows a name of the kernel";
-    return false;
-  }
-  {
-    Val lv;
-    lv.k = VK::kScalar;
-    lv.isym = sym::var(f.loop->var);
-    lv.factors = {"<loop variable>"};
-    ev.env[f.loop->var] = lv;
-  }
-  if (!(*loop)["orelse"].empty()) return *why = "the key loop has an else branch", false;
-  for (const auto& st : (*loop)["body"]) {
-    if (!statement(st)) return false;
-  }
-  auto expect = [&](const std::string& name, VK kind, const char* what) {
-    const Val& v = ev.env[name];
-    if (v.k == kind) return true;
-    *why = v.k == VK::kUnknown && !v.why.empty()
-               ? fmt::format("the {} '{}' is not the online softmax's: {}", what, name, v.why)
-               : fmt::format("the {} '{}' is not the online softmax's at the end of the loop", what, name);
-    return false;
-  };
-  if (!expect(m, VK::kMNew, "running max") || !expect(l, VK::kLNew, "running sum") ||
-      !expect(acc, VK::kAccNew, "accumulator")) {
-    return false;
-  }
-  const Val pv = ev.env[acc];
-  const Val lv = ev.env[l];
-  const Val mv = ev.env[m];
-  if (pv.base != lv.base || !sameFactors(pv.factors, lv.factors) || pv.conds != lv.conds ||
-      !sameFactors(pv.mfactors, mv.mfactors) || pv.conds != mv.conds) {
-    *why = "the accumulator, the running sum and the running max are not one softmax's";
-    return false;
-  }
-  f.base = pv.base;
-  f.scale = sorted(pv.mfactors);
-  std::vector<std::string> k = sorted(pv.factors);
-  f.scale.insert(f.scale.end(), k.begin(), k.end());
-  for (const auto& s : f.scale) {
-    if (s.find('<') != std::string::npos) {
-      *why = "the scores' scale is not a product of parameters and constants";
-      return false;
-    }
-  }
-  f.p_cast = pv.dtype;
-  for (const auto& c : pv.conds) {
-    if (c.kind == "causal") {
-      f.causal = true;
-      f.row_starts.push_back(c.e);
-    } else if (c.kind == "key_bound") {
-      if (f.where_key_bound) return *why = "two key bounds", false;
-      f.where_key_bound = c.e;
-    } else {
-      if (f.where_row_bound) return *why = "two row bounds", false;
-      f.where_row_bound = c.e;
-    }
-  }
-  // After the loop: the carried values are final.
-  ev.after_loop = true;
-  ev.env[m] = valOf(VK::kMFinal);
-  ev.env[l] = valOf(VK::kLFinal);
-  ev.env[acc] = valOf(VK::kAccFinal);
-  ev.env.erase(f.loop->var);
-  // The stores, each valued where it stands: the output acc / l, and optionally the rows'
-  // log-sum-exp m + log(l) in the exponent's base.
-  bool stored = false, lse_stored = false;
-  for (++i; i < body.size(); ++i) {
-    const Node& st = body[i];
-    if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
-      const Node& call = st["value"];
-      if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
-      auto p = nodePos(call);
-      int id = -1;
-      for (const auto& a : kir.accesses) {
-        if (p && a.loc.line == p->line && a.loc.col == p->col) id = a.id;
-      }
-      Val value = ev.eval(call["args"][1]);
-      if (id == f.o && !stored) {
-        ev.notePointerRows(ev.eval(call["args"][0]));
-        if (value.k != VK::kOut) {
-          *why = value.why.empty() ? "the stored value is not the accumulator divided by the running sum"
-                                   : "the stored value is not the accumulator divided by the running sum: " + value.why;
-          return false;
-        }
-        f.out_cast = value.cast ? value.dtype : "";
-        stored = true;
-      } else if (id == f.lse && f.lse >= 0 && !lse_stored) {
-        if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
-          *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
-                             "base",
-                             ev.line(st));
-          return false;
-        }
-        lse_stored = true;
-      } else {
-        return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
-      }
-      continue;
-    }
-    if (isType(st, "Return") && i + 1 == body.size() && st["value"].is_null()) continue;
-    if (!statement(st)) return false;
-  }
-  if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
-  if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
-  for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
-  for (int id : {f.k, f.v}) {
-    for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
-      if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {
-        *why = fmt::format("line {}: the keys a mask bounds do not start at the loop variable",
-                           kir.accesses[static_cast<size_t>(id)].loc.line);
+
+  // The loop's carried values (by their values on entry), then its body.
+  bool carried() {
+    std::map<std::string, int> in_loop = storeCounts((*loop)["body"]);
+    for (const auto& [name, n] : in_loop) {
+      auto it = ev.env.find(name);
+      if (it == ev.env.end()) continue;
+      Val& v = it->second;
+      if (v.k == VK::kNegInf && v.rank == 1) {
+        if (!m.empty()) return *why = "two running maxima", false;
+        m = name;
+        v = valOf(VK::kMCarry);
+      } else if (v.k == VK::kInit && v.rank == 1) {
+        if (!l.empty()) return *why = "two running sums", false;
+        l = name;
+        v = valOf(VK::kLCarry);
+      } else if (v.k == VK::kInit && v.rank == 2 && v.fill == 0) {
+        if (!acc.empty()) return *why = "two accumulators", false;
+        acc = name;
+        v = valOf(VK::kAccCarry);
+      } else if (v.k != VK::kScalar && v.k != VK::kIndex && v.k != VK::kPtrRows && v.k != VK::kPtrCols &&
+                 v.k != VK::kUnknown) {
+        *why = fmt::format("the loop updates '{}', which is neither the running max, the running sum nor the accumulator", name);
         return false;
       }
     }
-  }
-  // The first query row: from the masks of Q and the output, and the causal comparison.
-  for (int id : {f.q, f.o}) {
-    for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
-      if (b.axis == 0 && b.index_offset) f.row_starts.push_back(b.index_offset);
+    if (m.empty() || l.empty() || acc.empty()) {
+      *why = "the loop does not carry a running max (from -inf), a running sum and an accumulator (from zeros)";
+      return false;
     }
+    if (ev.env.count((*loop)["target"].value("id", ""))) {
+      *why = "the loop variable shadows a name of the kernel";
+      return false;
+    }
+    {
+      Val lv;
+      lv.k = VK::kScalar;
+      lv.isym = sym::var(f.loop->var);
+      lv.factors = {"<loop variable>"};
+      ev.env[f.loop->var] = lv;
+    }
+    if (!(*loop)["orelse"].empty()) return *why = "the key loop has an else branch", false;
+    for (const auto& st : (*loop)["body"]) {
+      if (!statement(st)) return false;
+    }
+    return true;
   }
-  if (f.row_starts.empty()) {
-    *why = "neither a mask nor a causal comparison says which query rows a program takes";
-    return false;
+
+  // The values at the end of the loop: one online softmax's.
+  bool softmax() {
+    auto expect = [&](const std::string& name, VK kind, const char* what) {
+      const Val& v = ev.env[name];
+      if (v.k == kind) return true;
+      *why = v.k == VK::kUnknown && !v.why.empty()
+                 ? fmt::format("the {} '{}' is not the online softmax's: {}", what, name, v.why)
+                 : fmt::format("the {} '{}' is not the online softmax's at the end of the loop", what, name);
+      return false;
+    };
+    if (!expect(m, VK::kMNew, "running max") || !expect(l, VK::kLNew, "running sum") ||
+        !expect(acc, VK::kAccNew, "accumulator")) {
+      return false;
+    }
+    pv = ev.env[acc];
+    const Val lv = ev.env[l];
+    const Val mv = ev.env[m];
+    if (pv.base != lv.base || !sameFactors(pv.factors, lv.factors) || pv.conds != lv.conds ||
+        !sameFactors(pv.mfactors, mv.mfactors) || pv.conds != mv.conds) {
+      *why = "the accumulator, the running sum and the running max are not one softmax's";
+      return false;
+    }
+    f.base = pv.base;
+    f.scale = sorted(pv.mfactors);
+    std::vector<std::string> k = sorted(pv.factors);
+    f.scale.insert(f.scale.end(), k.begin(), k.end());
+    for (const auto& s : f.scale) {
+      if (s.find('<') != std::string::npos) {
+        *why = "the scores' scale is not a product of parameters and constants";
+        return false;
+      }
+    }
+    f.p_cast = pv.dtype;
+    for (const auto& c : pv.conds) {
+      if (c.kind == "causal") {
+        f.causal = true;
+        f.row_starts.push_back(c.e);
+      } else if (c.kind == "key_bound") {
+        if (f.where_key_bound) return *why = "two key bounds", false;
+        f.where_key_bound = c.e;
+      } else {
+        if (f.where_row_bound) return *why = "two row bounds", false;
+        f.where_row_bound = c.e;
+      }
+    }
+    return true;
   }
-  return true;
+
+  // After the loop: the carried values are final; the stores.
+  bool stores() {
+    const Node& body = ctx.body();
+    ev.after_loop = true;
+    ev.env[m] = valOf(VK::kMFinal);
+    ev.env[l] = valOf(VK::kLFinal);
+    ev.env[acc] = valOf(VK::kAccFinal);
+    ev.env.erase(f.loop->var);
+    // The stores, each valued where it stands: the output acc / l, and optionally the rows'
+    // log-sum-exp m + log(l) in the exponent's base.
+    bool stored = false, lse_stored = false;
+    for (++i; i < body.size(); ++i) {
+      const Node& st = body[i];
+      if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
+        const Node& call = st["value"];
+        if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
+        auto p = nodePos(call);
+        int id = -1;
+        for (const auto& a : kir.accesses) {
+          if (p && a.loc.line == p->line && a.loc.col == p->col) id = a.id;
+        }
+        Val value = ev.eval(call["args"][1]);
+        if (id == f.o && !stored) {
+          ev.notePointerRows(ev.eval(call["args"][0]));
+          if (value.k != VK::kOut) {
+            *why = value.why.empty() ? "the stored value is not the accumulator divided by the running sum"
+                                     : "the stored value is not the accumulator divided by the running sum: " + value.why;
+            return false;
+          }
+          f.out_cast = value.cast ? value.dtype : "";
+          stored = true;
+        } else if (id == f.lse && f.lse >= 0 && !lse_stored) {
+          if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
+            *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
+                               "base",
+                               ev.line(st));
+            return false;
+          }
+          lse_stored = true;
+        } else {
+          return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
+        }
+        continue;
+      }
+      if (isType(st, "Return") && i + 1 == body.size() && st["value"].is_null()) continue;
+      if (!statement(st)) return false;
+    }
+    if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
+    if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
+    return true;
+  }
+
+  // The first query row, each way the kernel says it; masks on the keys start at the loop variable.
+  bool rows() {
+    for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
+    for (int id : {f.k, f.v}) {
+      for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
+        if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {
+          *why = fmt::format("line {}: the keys a mask bounds do not start at the loop variable",
+                             kir.accesses[static_cast<size_t>(id)].loc.line);
+          return false;
+        }
+      }
+    }
+    // The first query row: from the masks of Q and the output, and the causal comparison.
+    for (int id : {f.q, f.o}) {
+      for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
+        if (b.axis == 0 && b.index_offset) f.row_starts.push_back(b.index_offset);
+      }
+    }
+    if (f.row_starts.empty()) {
+      *why = "neither a mask nor a causal comparison says which query rows a program takes";
+      return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why) {
+  if (!findAccesses(kir, form, why)) return false;
+  return Reading(ctx, kir, *form, why).run();
 }
 
 }  // namespace tf
