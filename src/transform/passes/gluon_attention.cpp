@@ -185,6 +185,122 @@ class GluonAttentionPass : public Pass {
     return true;
   }
 
+  // What the launch function needs of the kernel's reading, as Python text.
+  struct LaunchText {
+    std::string k, prefix;                            // the kernel, the template's name prefix
+    std::vector<std::string> params, names;           // the kernel's parameters as written, their names
+    std::vector<std::string> bases;                   // Q, K, V and the output's pointer parameters
+    std::string lse_base, lse_stride;                 // the log-sum-exp's pointer and ", stride" ("" without)
+    bool lse = false, base2 = false;
+    std::vector<std::string> where_ret, scales, dtypes, flag_sets;  // per form
+    std::vector<bool> causal;                         // per form
+    std::set<std::string> flag_names;
+    std::string strides, bm, bn, d, loop_var, loop_start, loop_step;
+  };
+
+  // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
+  // integer arguments), launches the template through it or says False.
+  static std::string launchFunction(const LaunchText& t) {
+    const std::string i1 = kI1, i2 = std::string(kI1) + kI1, i3 = i2 + kI1, i4 = i3 + kI1;
+    auto T = [&](const std::string& name) { return t.prefix + name; };
+    std::string s;
+    s += fmt::format("\n\n{}PLANS = {{}}\n\n\n", t.prefix);
+    {
+      std::vector<std::string> args = {"grid"};
+      args.insert(args.end(), t.params.begin(), t.params.end());
+      args.push_back("**options");
+      s += wrapCall(fmt::format("def _{}_attention_launch", t.k), args, 0) + ":\n";
+    }
+    s += i1 + fmt::format("\"\"\"Launches the Gluon attention for this call of {} and returns it, or False when the "
+                          "call does not fit it\n", t.k);
+    s += i1 + "(the caller then launches the kernel as written).\"\"\"\n";
+    s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", t.bases[0], t.bases[1], t.bases[2],
+                          t.bases[3]);
+    if (t.lse) {
+      s += i1 + fmt::format("if not isinstance({0}, {1}.Tensor) or {0}.dtype != {1}.float32:  # the log-sum-exp\n",
+                            t.lse_base, T("torch"));
+      s += i2 + "return False\n";
+    }
+    s += i1 + fmt::format("_tf_torch = {}\n", T("torch"));
+    s += i1 + "if (not all(isinstance(_tf_x, _tf_torch.Tensor) for _tf_x in _tf_t)\n";
+    s += i1 + "        or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)\n";
+    s += i1 + "        or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):\n";
+    s += i2 + "return False\n";
+    // The form the call's constexpr flags select (the kernel read once per value of each flag it tests).
+    {
+      std::vector<std::string> kv;
+      for (const auto& n : t.flag_names) kv.push_back(fmt::format("\"{0}\": bool({0})", n));
+      s += i1 + "_tf_flags = {" + fmt::format("{}", fmt::join(kv, ", ")) + "}\n";
+      s += i1 + "_tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([" + fmt::format("{}", fmt::join(t.flag_sets, ", ")) +
+           "])\n";
+      s += i1 + "                 if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)\n";
+    }
+    s += i1 + "# the dtypes the form's casts of P and the output keep exact\n";
+    s += i1 + "if _tf_form is None or _tf_t[0].dtype not in [" + fmt::format("{}", fmt::join(t.dtypes, ", ")) +
+         "][_tf_form]:\n";
+    s += i2 + "return False\n";
+    s += i1 + "if callable(grid):\n";
+    {
+      std::vector<std::string> kv;
+      for (const auto& p : t.names) kv.push_back(fmt::format("{0}={0}", p));
+      kv.push_back("**options");
+      s += i2 + "grid = grid(" + wrapCall("dict", kv, i2.size() + 12) + ")\n";
+    }
+    s += i1 + "grid = tuple(int(_tf_g) for _tf_g in grid)\n";
+    s += i1 + fmt::format("_tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
+                          "({},))\n", fmt::join(t.names, ", "));
+    {
+      std::vector<std::string> cs;
+      for (bool c : t.causal) cs.push_back(c ? "True" : "False");
+      s += i1 + "_tf_causal = (" + fmt::format("{}", fmt::join(cs, ", ")) + ",)[_tf_form]\n";
+    }
+    s += i1 + fmt::format("_tf_plan = {}PLANS.get(_tf_key)\n", t.prefix);
+    s += i1 + "if _tf_plan is None:\n";
+    s += i2 + "def _tf_where(_tf_p, _tf_j):\n";
+    s += i3 + "program_id = lambda a: _tf_p[a]  # noqa: E731\n";
+    s += i3 + "num_programs = lambda a: grid[a] if a < len(grid) else 1  # noqa: E731\n";
+    s += i3 + "cdiv = lambda a, b: -(-a // b)  # noqa: E731\n";
+    s += i3 + "next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731\n";
+    s += i3 + fmt::format("{} = _tf_j\n", t.loop_var);
+    s += i3 + fmt::format("iter = lambda a: (_tf_j - ({})) // ({})  # noqa: E731  (iterations of loop a)\n",
+                          t.loop_start, t.loop_step);
+    for (size_t i = 0; i < t.where_ret.size(); ++i) {
+      std::string ind = t.where_ret.size() > 1 ? i4 : i3;
+      if (t.where_ret.size() > 1) s += i3 + fmt::format("if _tf_form == {}:\n", i);
+      s += ind + "return " + indentFollowingLines(t.where_ret[i], ind + "       ") + "\n";
+    }
+    s += "\n";
+    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal{})\n", T("plan_view"), t.bm, t.bn, t.strides,
+                          t.lse_stride);
+    s += i2 + fmt::format("if len({0}PLANS) > 64:\n", t.prefix);
+    s += i3 + fmt::format("{}PLANS.clear()\n", t.prefix);
+    s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", t.prefix);
+    s += i1 + "if isinstance(_tf_plan, str):\n";
+    s += i2 + "return False\n";
+    if (t.where_ret.size() == 1) {
+      s += i1 + "_tf_scale = " + t.scales[0] + "\n";
+    } else {
+      s += i1 + "_tf_scale = [" + fmt::format("{}", fmt::join(t.scales, ",\n" + i1 + "             ")) + "][_tf_form]\n";
+    }
+    s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
+    s += i2 + "return False\n";
+    s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t{}, _tf_plan[\"offsets\"])]\n",
+                          T("at_offset"), t.lse ? " + (" + t.lse_base + ",)" : "");
+    s += i1 + "if any(_tf_x is None for _tf_x in _tf_v):\n";
+    s += i2 + "return False\n";
+    s += i1 + fmt::format("return {}(*_tf_v[:4], _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
+                          "_tf_plan[\"seq_q\"],\n",
+                          T("launch_view"));
+    if (t.lse) {
+      // the log-sum-exp: fp32, in the exponent's base, through the view the plan read
+      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"][:4], _tf_scale, _tf_causal,\n", t.d);
+      s += i1 + fmt::format("        (_tf_v[4], _tf_plan[\"strides\"][4], {}))\n\n\n", t.base2 ? "2" : "\"e\"");
+    } else {
+      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, _tf_causal)\n\n\n", t.d);
+    }
+    return s;
+  }
+
   static bool emit(const PassContext& ctx, const KernelIR& kir, const std::vector<AttentionForm>& forms,
                    std::string* out, std::string* why) {
     const AttentionForm& f = forms.front();  // the accesses, loop and tiles are every form's
@@ -285,7 +401,6 @@ class GluonAttentionPass : public Pass {
         return false;
       }
     }
-    auto T = [&](const std::string& name) { return prefix + name; };
     std::vector<std::string> params, names;
     for (const auto& p : ctx.kernel->params) {
       std::string text = p.name;
@@ -296,105 +411,16 @@ class GluonAttentionPass : public Pass {
     }
     const std::string i1 = kI1, i2 = std::string(kI1) + kI1, i3 = i2 + kI1, i4 = i3 + kI1;
     std::string s;
+    LaunchText t{k, prefix, params, names, {acc(f.q).ptr.base, acc(f.k).ptr.base, acc(f.v).ptr.base, acc(f.o).ptr.base},
+                 f.lse >= 0 ? acc(f.lse).ptr.base : "", f.lse >= 0 ? ", " + py(acc(f.lse).ptr.terms[0].stride) : "",
+                 f.lse >= 0, f.base == 2, where_ret, scales, dtypes, flag_sets, {}, flag_names, strides, bm, bn, d,
+                 f.loop->var, py(f.loop->start), py(f.loop->step)};
+    for (const auto& g : forms) t.causal.push_back(g.causal);
     s += "\n\n# gluon-attention: " + k + "'s launches routed to a Gluon attention for Hopper (the template below, its\n";
     s += "# names prefixed); _" + k + "_attention_launch reads the kernel's own addressing per launch and falls back\n";
     s += "# to the kernel as written for any call the template does not compute exactly.\n";
     s += templ;
-    s += fmt::format("\n\n{}PLANS = {{}}\n\n\n", prefix);
-    {
-      std::vector<std::string> args = {"grid"};
-      args.insert(args.end(), params.begin(), params.end());
-      args.push_back("**options");
-      s += wrapCall(fmt::format("def _{}_attention_launch", k), args, 0) + ":\n";
-    }
-    s += i1 + fmt::format("\"\"\"Launches the Gluon attention for this call of {} and returns it, or False when the "
-                          "call does not fit it\n", k);
-    s += i1 + "(the caller then launches the kernel as written).\"\"\"\n";
-    s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", acc(f.q).ptr.base, acc(f.k).ptr.base, acc(f.v).ptr.base,
-                          acc(f.o).ptr.base);
-    if (f.lse >= 0) {
-      s += i1 + fmt::format("if not isinstance({0}, {1}.Tensor) or {0}.dtype != {1}.float32:  # the log-sum-exp\n",
-                            acc(f.lse).ptr.base, T("torch"));
-      s += i2 + "return False\n";
-    }
-    s += i1 + fmt::format("_tf_torch = {}\n", T("torch"));
-    s += i1 + "if (not all(isinstance(_tf_x, _tf_torch.Tensor) for _tf_x in _tf_t)\n";
-    s += i1 + "        or _tf_t[0].dtype not in (_tf_torch.float16, _tf_torch.bfloat16)\n";
-    s += i1 + "        or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):\n";
-    s += i2 + "return False\n";
-    // The form the call's constexpr flags select (the kernel read once per value of each flag it tests).
-    {
-      std::vector<std::string> kv;
-      for (const auto& n : flag_names) kv.push_back(fmt::format("\"{0}\": bool({0})", n));
-      s += i1 + "_tf_flags = {" + fmt::format("{}", fmt::join(kv, ", ")) + "}\n";
-      s += i1 + "_tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([" + fmt::format("{}", fmt::join(flag_sets, ", ")) +
-           "])\n";
-      s += i1 + "                 if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)\n";
-    }
-    s += i1 + "# the dtypes the form's casts of P and the output keep exact\n";
-    s += i1 + "if _tf_form is None or _tf_t[0].dtype not in [" + fmt::format("{}", fmt::join(dtypes, ", ")) +
-         "][_tf_form]:\n";
-    s += i2 + "return False\n";
-    s += i1 + "if callable(grid):\n";
-    {
-      std::vector<std::string> kv;
-      for (const auto& p : names) kv.push_back(fmt::format("{0}={0}", p));
-      kv.push_back("**options");
-      s += i2 + "grid = grid(" + wrapCall("dict", kv, i2.size() + 12) + ")\n";
-    }
-    s += i1 + "grid = tuple(int(_tf_g) for _tf_g in grid)\n";
-    s += i1 + fmt::format("_tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
-                          "({},))\n", fmt::join(names, ", "));
-    {
-      std::vector<std::string> cs;
-      for (const auto& g : forms) cs.push_back(g.causal ? "True" : "False");
-      s += i1 + "_tf_causal = (" + fmt::format("{}", fmt::join(cs, ", ")) + ",)[_tf_form]\n";
-    }
-    s += i1 + fmt::format("_tf_plan = {}PLANS.get(_tf_key)\n", prefix);
-    s += i1 + "if _tf_plan is None:\n";
-    s += i2 + "def _tf_where(_tf_p, _tf_j):\n";
-    s += i3 + "program_id = lambda a: _tf_p[a]  # noqa: E731\n";
-    s += i3 + "num_programs = lambda a: grid[a] if a < len(grid) else 1  # noqa: E731\n";
-    s += i3 + "cdiv = lambda a, b: -(-a // b)  # noqa: E731\n";
-    s += i3 + "next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731\n";
-    s += i3 + fmt::format("{} = _tf_j\n", f.loop->var);
-    s += i3 + fmt::format("iter = lambda a: (_tf_j - ({})) // ({})  # noqa: E731  (iterations of loop a)\n",
-                          py(f.loop->start), py(f.loop->step));
-    for (size_t i = 0; i < forms.size(); ++i) {
-      std::string ind = forms.size() > 1 ? i4 : i3;
-      if (forms.size() > 1) s += i3 + fmt::format("if _tf_form == {}:\n", i);
-      s += ind + "return " + indentFollowingLines(where_ret[i], ind + "       ") + "\n";
-    }
-    s += "\n";
-    std::string lse_stride = f.lse >= 0 ? ", " + py(acc(f.lse).ptr.terms[0].stride) : "";
-    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal{})\n", T("plan_view"), bm, bn, strides,
-                          lse_stride);
-    s += i2 + fmt::format("if len({0}PLANS) > 64:\n", prefix);
-    s += i3 + fmt::format("{}PLANS.clear()\n", prefix);
-    s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", prefix);
-    s += i1 + "if isinstance(_tf_plan, str):\n";
-    s += i2 + "return False\n";
-    if (forms.size() == 1) {
-      s += i1 + "_tf_scale = " + scales[0] + "\n";
-    } else {
-      s += i1 + "_tf_scale = [" + fmt::format("{}", fmt::join(scales, ",\n" + i1 + "             ")) + "][_tf_form]\n";
-    }
-    s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
-    s += i2 + "return False\n";
-    s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t{}, _tf_plan[\"offsets\"])]\n",
-                          T("at_offset"), f.lse >= 0 ? " + (" + acc(f.lse).ptr.base + ",)" : "");
-    s += i1 + "if any(_tf_x is None for _tf_x in _tf_v):\n";
-    s += i2 + "return False\n";
-    s += i1 + fmt::format("return {}(*_tf_v[:4], _tf_plan[\"batch\"], _tf_plan[\"q_heads\"], _tf_plan[\"kv_heads\"], "
-                          "_tf_plan[\"seq_q\"],\n",
-                          T("launch_view"));
-    if (f.lse >= 0) {
-      // the log-sum-exp: fp32, in the exponent's base, through the view the plan read
-      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"][:4], _tf_scale, _tf_causal,\n", d);
-      s += i1 + fmt::format("        (_tf_v[4], _tf_plan[\"strides\"][4], {}))\n\n\n", f.base == 2 ? "2" : "\"e\"");
-    } else {
-      s += i1 + fmt::format("        _tf_plan[\"seq_k\"], {}, _tf_plan[\"strides\"], _tf_scale, _tf_causal)\n\n\n", d);
-    }
+    s += launchFunction(t);
     bool tuned = ctx.kernel->autotune || !ctx.kernel->heuristics.empty();
     s += launchRouteClass(fmt::format("_{}_AttentionRoute", k),
                           fmt::format("{} launched through the Gluon attention where the call fits it, as written "
