@@ -90,6 +90,22 @@ def test_log_sum_exp_store_is_planned_with_its_strides():
     assert plan["strides"][4][1:] == (S, 1) and plan["offsets"][4] == 0
 
 
+def test_block_pointer_kernel_plans_each_form_with_lse():
+    mod = _load(os.path.join(GOLDEN, "block_pointers_flag_lse", "expected.py"), "bp_expected")
+    B, H, S, D = 2, 2, 128, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    lse = torch.zeros(B * H, S, dtype=torch.float32)
+    for causal in (True, False):
+        mod._flash_fwd_attention_launch((2, B * H, 1), q, q, q, 0.125, lse, q, q.stride(1), q.stride(2), q.stride(3),
+                                        q.stride(2), q.stride(3), q.stride(2), q.stride(3), q.stride(2), q.stride(3),
+                                        S, B * H * S, BLOCK_M=64, BLOCK_DMODEL=D, BLOCK_N=64, IS_CAUSAL=causal)
+    plans = list(mod._flash_fwd_attention_PLANS.values())
+    assert len(plans) == 2 and all(not isinstance(p, str) for p in plans), plans
+    for plan in plans:
+        assert plan["batch"] * plan["q_heads"] == B * H and plan["seq_q"] == S and plan["seq_k"] == S
+        assert plan["strides"][4][1:] == (S, 1)
+
+
 def _where(B, H, HKV, S, BM, causal_hi=False, rows_of=None):
     """A kernel's addressing as plan_view sees it: (B, H, S, D) contiguous, D = 16."""
     D = 16

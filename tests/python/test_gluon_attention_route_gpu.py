@@ -69,3 +69,21 @@ def test_lse_route():
     ref_lse = torch.logsumexp(0.125 * q.float() @ k.float().transpose(-1, -2), dim=-1) / math.log(2)
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(lse, ref_lse, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_block_pointer_route_with_lse(causal):
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "block_pointers_flag_lse", "expected.py"), f"bp_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(11)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out, lse = routed.attention(q, k, v, 0.125, causal)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    scores = 0.125 * q.float() @ k.float().transpose(-1, -2)
+    if causal:
+        scores = scores.masked_fill(torch.ones(512, 512, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(lse.reshape(2, 4, 512), torch.logsumexp(scores, dim=-1) / math.log(2), rtol=1e-4, atol=1e-3)

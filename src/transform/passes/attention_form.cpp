@@ -85,9 +85,15 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
       return false;
     }
-    if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2 || a.block_ptr >= 0 || a.descriptor >= 0) {
+    if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2 || a.descriptor >= 0) {
       *why = fmt::format("line {}: an address that is not a pointer parameter plus an offset and two index terms "
-                         "(block pointers and descriptors are not taken yet)",
+                         "(tensor descriptors are not taken yet)",
+                         a.loc.line);
+      return false;
+    }
+    if (a.block_ptr >= 0 && (!a.boundary_check.empty() || !a.padding_option.empty())) {
+      *why = fmt::format("line {}: a block pointer with a boundary check (its bounds are the whole block's, not a "
+                         "sequence's: not taken yet)",
                          a.loc.line);
       return false;
     }
@@ -96,23 +102,47 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       return false;
     }
   }
-  // Q, V and the output are [rows, head] tiles: the head dimension (unit stride) is their axis 1.
+  // Q, V and the output are [rows, head] tiles: the head dimension is their axis 1, of one
+  // extent; its stride must be 1 (a parameter's value is checked by the route on each call).
+  sym::Expr head;
+  auto headTerm = [&](const IrAccess& a, int axis) -> const IndexTerm* {
+    for (const auto& t : a.ptr.terms) {
+      if (t.axis == axis) return &t;
+    }
+    return nullptr;
+  };
   for (int id : {f->q, f->v, f->o}) {
     const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
-    bool head_last = false;
-    for (const auto& t : a.ptr.terms) head_last = head_last || (t.axis == 1 && sym::constant(t.stride) == 1);
-    if (!head_last) {
-      *why = fmt::format("line {}: the tile is not [rows, head] with a contiguous head dimension", a.loc.line);
+    const IndexTerm* t = headTerm(a, 1);
+    bool ok = t && (!head || sym::same(kir.expand(head), kir.expand(t->extent)));
+    auto unit = t ? sym::constant(t->stride) : std::nullopt;
+    if (!ok || (unit && *unit != 1) || (!unit && sym::isOpaque(t->stride))) {
+      *why = fmt::format("line {}: the tile is not [rows, head] with the head dimension contiguous", a.loc.line);
       return false;
     }
+    if (!head) head = t->extent;
+    if (!unit) f->head_strides.push_back(t->stride);
   }
-  // K: which term is the head dimension (unit stride) says how the tile is loaded.
+  // K: the axis of the head's extent says how the tile is loaded ([keys, head] or [head, keys]).
   const IrAccess& k = kir.accesses[static_cast<size_t>(f->k)];
   int kd = -1;
   for (const auto& t : k.ptr.terms) {
-    if (sym::constant(t.stride) == 1) kd = t.axis;
+    if (sym::same(kir.expand(t.extent), kir.expand(head))) kd = kd < 0 ? t.axis : -2;
+  }
+  if (kd == -2) {  // [head, head]: the unit stride tells
+    kd = -1;
+    for (const auto& t : k.ptr.terms) {
+      if (sym::constant(t.stride) == 1) kd = t.axis;
+    }
+  }
+  if (kd >= 0) {
+    const IndexTerm* t = headTerm(k, kd);
+    auto unit = sym::constant(t->stride);
+    if ((unit && *unit != 1) || (!unit && sym::isOpaque(t->stride))) kd = -1;
+    else if (!unit) f->head_strides.push_back(t->stride);
   }
   f->k_rows = kd == 1;
+  f->head_axis_k = kd;
   // The loop visits key tiles from 0 by the K tile's keys.
   sym::Expr keys;
   for (const auto& t : k.ptr.terms) {
@@ -138,10 +168,7 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
         if (at + 1 < a.mask.size() && a.mask[at + 1] == '=') ++at;
       }
     }
-    int dim = -1;
-    for (const auto& t : a.ptr.terms) {
-      if (sym::constant(t.stride) == 1) dim = t.axis;
-    }
+    int dim = id == f->k ? f->head_axis_k : 1;
     bool ok = comparisons == a.mask_bounds.size() && a.mask.find('|') == std::string::npos;
     for (const auto& b : a.mask_bounds) ok = ok && b.axis >= 0 && b.axis != dim && b.bound && b.index_offset;
     if (!ok) {

@@ -40,6 +40,8 @@ struct AttentionForm {
   int lse = -1;                         // the rows' log-sum-exp store, -1 when none
   const IrLoop* loop = nullptr;         // the key loop
   bool k_rows = false;                  // K's tile is loaded [keys, head] (then transposed for the dot)
+  int head_axis_k = -1;                 // the axis of K's tile along the head dimension
+  std::vector<sym::Expr> head_strides;  // head-dimension strides that are parameters: each must be 1
   bool causal = false;
   // Integer expressions of the Kernel IR (parameters, program ids, the loop variable, locals):
   std::vector<sym::Expr> row_starts;    // the program's first query row, each way the kernel says it

@@ -165,13 +165,13 @@ class GluonAttentionPass : public Pass {
   struct Terms {
     sym::Expr stride, rows, head;
   };
-  static bool termsOf(const KernelIR& kir, const IrAccess& a, Terms* t, std::string* why) {
+  static bool termsOf(const KernelIR& kir, const IrAccess& a, int head_axis, Terms* t, std::string* why) {
     for (const auto& term : a.ptr.terms) {
       if (!term.wrap.empty()) {
         *why = fmt::format("line {}: an index that wraps ({})", a.loc.line, term.wrap);
         return false;
       }
-      if (sym::constant(term.stride) == 1) {
+      if (term.axis == head_axis) {
         t->head = term.extent;
       } else {
         t->stride = term.stride;
@@ -179,7 +179,7 @@ class GluonAttentionPass : public Pass {
       }
     }
     if (!t->head || !t->stride || !t->rows) {
-      *why = fmt::format("line {}: no unit-stride head dimension and strided rows", a.loc.line);
+      *why = fmt::format("line {}: no head dimension and rows", a.loc.line);
       return false;
     }
     return true;
@@ -196,6 +196,7 @@ class GluonAttentionPass : public Pass {
     std::vector<bool> causal;                         // per form
     std::set<std::string> flag_names;
     std::string strides, bm, bn, d, loop_var, loop_start, loop_step;
+    std::vector<std::string> head_strides;            // parameters that must be 1 (the head dimension contiguous)
   };
 
   // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
@@ -239,6 +240,12 @@ class GluonAttentionPass : public Pass {
     s += i1 + "if _tf_form is None or _tf_t[0].dtype not in [" + fmt::format("{}", fmt::join(t.dtypes, ", ")) +
          "][_tf_form]:\n";
     s += i2 + "return False\n";
+    if (!t.head_strides.empty()) {
+      std::vector<std::string> ones(t.head_strides.size(), "1");
+      s += i1 + fmt::format("if ({},) != ({},):  # the head dimension contiguous\n", fmt::join(t.head_strides, ", "),
+                            fmt::join(ones, ", "));
+      s += i2 + "return False\n";
+    }
     s += i1 + "if callable(grid):\n";
     {
       std::vector<std::string> kv;
@@ -307,8 +314,8 @@ class GluonAttentionPass : public Pass {
     const std::string& k = ctx.kernel->name;
     auto acc = [&](int id) -> const IrAccess& { return kir.accesses[static_cast<size_t>(id)]; };
     Terms tq, tk, tv, to;
-    if (!termsOf(kir, acc(f.q), &tq, why) || !termsOf(kir, acc(f.k), &tk, why) || !termsOf(kir, acc(f.v), &tv, why) ||
-        !termsOf(kir, acc(f.o), &to, why)) {
+    if (!termsOf(kir, acc(f.q), 1, &tq, why) || !termsOf(kir, acc(f.k), f.head_axis_k, &tk, why) ||
+        !termsOf(kir, acc(f.v), 1, &tv, why) || !termsOf(kir, acc(f.o), 1, &to, why)) {
       return false;
     }
     auto same = [&](const sym::Expr& a, const sym::Expr& b) { return sym::same(kir.expand(a), kir.expand(b)); };
@@ -414,8 +421,13 @@ class GluonAttentionPass : public Pass {
     LaunchText t{k, prefix, params, names, {acc(f.q).ptr.base, acc(f.k).ptr.base, acc(f.v).ptr.base, acc(f.o).ptr.base},
                  f.lse >= 0 ? acc(f.lse).ptr.base : "", f.lse >= 0 ? ", " + py(acc(f.lse).ptr.terms[0].stride) : "",
                  f.lse >= 0, f.base == 2, where_ret, scales, dtypes, flag_sets, {}, flag_names, strides, bm, bn, d,
-                 f.loop->var, py(f.loop->start), py(f.loop->step)};
+                 f.loop->var, py(f.loop->start), py(f.loop->step), {}};
     for (const auto& g : forms) t.causal.push_back(g.causal);
+    for (const auto& h : f.head_strides) t.head_strides.push_back(py(h));
+    if (!bad.empty()) {
+      *why = bad;
+      return false;
+    }
     s += "\n\n# gluon-attention: " + k + "'s launches routed to a Gluon attention for Hopper (the template below, its\n";
     s += "# names prefixed); _" + k + "_attention_launch reads the kernel's own addressing per launch and falls back\n";
     s += "# to the kernel as written for any call the template does not compute exactly.\n";
