@@ -37,6 +37,10 @@ std::vector<Conj> mergeConds(std::vector<Conj> a, const std::vector<Conj>& b) {
   return a;
 }
 
+std::string reciprocal(const std::vector<std::string>& factors) {
+  return factors.empty() ? "1" : fmt::format("1.0 / ({})", fmt::join(factors, " * "));
+}
+
 bool isPosInfNode(const Node& n) {
   if (!isType(n, "Call") || dottedName(n["func"]) != "float" || n["args"].size() != 1) return dottedName(n) == "math.inf";
   auto s = strLiteral(n["args"][0]);
@@ -121,13 +125,6 @@ int Evaluator::accessAt(const Node& call) const {
   return -1;
 }
 
-Val Evaluator::scalarOf(const Node& n) {
-  Val v;
-  v.k = VK::kScalar;
-  v.factors = {"(" + ctx_.slice(n) + ")"};
-  return v;
-}
-
 sym::Expr Evaluator::symOf(const Node& n) const {
   if (isType(n, "Name")) {
     auto it = env.find(n["id"]);
@@ -201,7 +198,7 @@ Val Evaluator::scalarValue(const Node& n) {
         v.factors.insert(v.factors.end(), b.factors.begin(), b.factors.end());
       } else {
         v.isym = nullptr;
-        v.factors.push_back("1.0 / (" + fmt::format("{}", fmt::join(b.factors.empty() ? std::vector<std::string>{"1"} : b.factors, " * ")) + ")");
+        v.factors.push_back(reciprocal(b.factors));
       }
       return v;
     }
@@ -271,6 +268,25 @@ Val Evaluator::evalInner(const Node& n) {
   return unknown("");
 }
 
+// What `x.to(d)` rounds to: "float16", "bfloat16", "float32"; "input" for a tile's own dtype
+// (`v.dtype`) or a Q/K/V pointer's element type (`K.dtype.element_ty`, `K.type.element_ty`);
+// "output" for the output pointer's; "" for anything else.
+std::string Evaluator::castTarget(const Node& d) const {
+  std::string q = tlNameIn(ctx_.kernel && ctx_.kernel->home ? *ctx_.kernel->home : *ctx_.ir, d);
+  if (q == "float16" || q == "bfloat16" || q == "float32") return q;
+  if (isType(d, "Attribute") && d["attr"] == "dtype" && isType(d["value"], "Name")) {
+    auto it = env.find(d["value"]["id"]);
+    if (it != env.end() && (it->second.k == VK::kQ || it->second.k == VK::kK || it->second.k == VK::kV)) return "input";
+  }
+  if (isType(d, "Attribute") && d["attr"] == "element_ty" && isType(d["value"], "Attribute") &&
+      (d["value"]["attr"] == "type" || d["value"]["attr"] == "dtype") && isType(d["value"]["value"], "Name")) {
+    std::string p = d["value"]["value"]["id"];
+    if (p == paramOf(form_.o)) return "output";
+    if (p == paramOf(form_.q) || p == paramOf(form_.k) || p == paramOf(form_.v)) return "input";
+  }
+  return "";
+}
+
 Val Evaluator::call(const Node& n) {
   std::string f = tlFn(n);
   // x.to(dtype)
@@ -278,26 +294,7 @@ Val Evaluator::call(const Node& n) {
     Val x = eval(n["func"]["value"]);
     const Node* d = arg(n, 0, "dtype");
     if (!d) return unknown("");
-    std::string dt;
-    std::string q = tlNameIn(ctx_.kernel && ctx_.kernel->home ? *ctx_.kernel->home : *ctx_.ir, *d);
-    if (q == "float16" || q == "bfloat16" || q == "float32") dt = q;
-    if (isType(*d, "Attribute") && (*d)["attr"] == "dtype" && isType((*d)["value"], "Name")) {
-      auto it = env.find((*d)["value"]["id"]);
-      if (it != env.end() && (it->second.k == VK::kQ || it->second.k == VK::kK || it->second.k == VK::kV)) dt = "input";
-      if (kir_.param((*d)["value"]["id"].get<std::string>())) {
-        const IrParam* p = kir_.param((*d)["value"]["id"].get<std::string>());
-        if (p->kind == ParamKind::kPointer && ((*d)["value"]["id"] == paramOf(form_.v) || (*d)["value"]["id"] == paramOf(form_.q) || (*d)["value"]["id"] == paramOf(form_.k))) dt = "input";
-        if (p->kind == ParamKind::kPointer && (*d)["value"]["id"] == paramOf(form_.o)) dt = "output";
-      }
-    }
-    // Out.type.element_ty, Out.dtype.element_ty: the element type of a pointer parameter
-    if (dt.empty() && isType(*d, "Attribute") && (*d)["attr"] == "element_ty" && isType((*d)["value"], "Attribute") &&
-        ((*d)["value"]["attr"] == "type" || (*d)["value"]["attr"] == "dtype") &&
-        isType((*d)["value"]["value"], "Name")) {
-      std::string p = (*d)["value"]["value"]["id"];
-      if (p == paramOf(form_.o)) dt = "output";
-      if (p == paramOf(form_.q) || p == paramOf(form_.k) || p == paramOf(form_.v)) dt = "input";
-    }
+    std::string dt = castTarget(*d);
     if (dt.empty()) return unknown(fmt::format("line {}: a cast to '{}'", line(n), ctx_.slice(*d)));
     if (dt == "float32") {
       if (x.k == VK::kScore || x.k == VK::kProb || x.k == VK::kOut || x.k == VK::kAccFinal) return x;
@@ -578,7 +575,7 @@ Val Evaluator::binop(const Node& n) {
   }
   if (op == "Mult" || op == "Div") {
     if (b.k == VK::kScalar && op == "Div") {
-      b.factors = {"1.0 / (" + fmt::format("{}", fmt::join(b.factors.empty() ? std::vector<std::string>{"1"} : b.factors, " * ")) + ")"};
+      b.factors = {reciprocal(b.factors)};
     }
     if (a.k == VK::kScalar && op == "Mult") std::swap(a, b);
     if (b.k == VK::kScalar) {

@@ -68,6 +68,8 @@ Val unknown(const std::string& why);
 std::vector<std::string> sorted(std::vector<std::string> xs);
 bool sameFactors(const std::vector<std::string>& a, const std::vector<std::string>& b);
 std::vector<Conj> mergeConds(std::vector<Conj> a, const std::vector<Conj>& b);
+// The Python text of 1 / (product of factors); "1" (no factor) for none.
+std::string reciprocal(const std::vector<std::string>& factors);
 bool isPosInfNode(const Node& n);
 bool isNegInfNode(const Node& n);
 
@@ -104,7 +106,6 @@ class Evaluator {
   // The access of the Kernel IR at a call's position.
   int accessAt(const Node& call) const;
 
-  Val scalarOf(const Node& n);
 
   sym::Expr symOf(const Node& n) const;
 
@@ -115,6 +116,7 @@ class Evaluator {
 
   Val evalInner(const Node& n);
 
+  std::string castTarget(const Node& d) const;
   Val call(const Node& n);
 
   std::string paramOf(int access) const;
