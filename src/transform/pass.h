@@ -115,6 +115,11 @@ class SourceEditor;
 // `kernel` when two of the edits overlap (forms the pass rewrites sharing a line).
 PassOutcome appliedEdits(const SourceEditor& ed, const std::string& kernel);
 
+struct PassContext;
+// The source with `block` inserted after the kernel's definition (a lowering's code beside the
+// kernel it rebinds), as an applied outcome (pass_context.cpp).
+PassOutcome withBlockAfterKernel(const PassContext& ctx, const std::string& block);
+
 class Pass {
  public:
   virtual ~Pass() = default;

@@ -1,5 +1,7 @@
 #include "transform/pass_context.h"
 
+#include "transform/pass.h"
+
 #include <fmt/format.h>
 
 #include <cassert>
@@ -840,6 +842,13 @@ nlohmann::json canonicalValue(const Node& e, const Node& body, size_t before, in
 }  // namespace tf
 
 namespace tf {
+
+PassOutcome withBlockAfterKernel(const PassContext& ctx, const std::string& block) {
+  SourceEditor ed(ctx.text().text());
+  const Pos end = *nodePos(*ctx.kernel->def);
+  ed.insert(ctx.text().offset(end.end_line + 1, 0), block);
+  return appliedEdits(ed, ctx.kernel->name);
+}
 
 std::string launchRouteClass(const std::string& cls, const std::string& doc, bool tuned) {
   const std::string i1 = "    ", i2 = i1 + i1, i3 = i2 + i1;

@@ -224,32 +224,15 @@ class Reading {
   }
 
   Val value(const Node& st) {
+    // `x op= y` is `x = x op y` over the domain (acc *= alpha[:, None]; acc += tl.dot(p, v); qk += ...)
     if (isType(st, "AugAssign")) {
       std::string name = target(st);
-      const std::string op = nodeType(st["op"]);
-      Val a = ev.env.count(name) ? ev.env[name] : Val{};
-      Val b = ev.eval(st["value"]);
-      // acc += tl.dot(p, v) after acc *= alpha, l += ...; pointer increments stay unknown (unused)
-      if (op == "Add" && a.k == VK::kAccScaled && b.k == VK::kPV && a.base == b.base &&
-          sameFactors(a.factors, b.factors) && sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds) {
-        a.k = VK::kAccNew;
-        a.dtype = b.dtype;
-        return a;
+      Val v = ev.combine(nodeType(st["op"]), ev.env.count(name) ? ev.env[name] : Val{}, ev.eval(st["value"]),
+                         st["value"], nullptr);
+      if (v.k == VK::kUnknown && v.why.empty()) {
+        v.why = fmt::format("line {}: '{}'", ev.line(st), ctx.slice(st).substr(0, 60));
       }
-      if (op == "Mult" && a.k == VK::kAccCarry && b.k == VK::kAlpha && b.bcast == 0) {
-        b.k = VK::kAccScaled;
-        b.bcast = -1;
-        return b;
-      }
-      if (op == "Add") {
-        Val t = Evaluator::maskedScores(a, b);
-        if (t.k == VK::kScore) return t;
-      }
-      if (op == "Mult" && a.k == VK::kScore && b.k == VK::kScalar) {
-        a.factors.insert(a.factors.end(), b.factors.begin(), b.factors.end());
-        return a;
-      }
-      return unknown(fmt::format("line {}: '{}'", ev.line(st), ctx.slice(st).substr(0, 60)));
+      return v;
     }
     if (st["value"].is_null()) return unknown("");
     return ev.eval(st["value"]);

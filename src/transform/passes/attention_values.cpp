@@ -517,8 +517,11 @@ Val Evaluator::maskedScores(Val a, Val b) {
 }
 
 Val Evaluator::binop(const Node& n) {
-  const std::string op = nodeType(n["op"]);
-  Val a = eval(n["left"]), b = eval(n["right"]);
+  return combine(nodeType(n["op"]), eval(n["left"]), eval(n["right"]), n["right"], &n);
+}
+
+Val Evaluator::combine(const std::string& op, Val a, Val b, const Node& right, const Node* whole) {
+  const Node& n = whole ? *whole : right;  // where to point at (its line)
   // Pointer arithmetic: which index vector walks the tile's rows ([:, None]) and which its
   // columns ([None, :]); the rows' first index is where a program's query rows start.
   auto isCols = [](const Val& v) { return v.k == VK::kPtrCols || (v.k == VK::kIndex && v.bcast == 1); };
@@ -542,7 +545,7 @@ Val Evaluator::binop(const Node& n) {
   }
   // tl.zeros([BLOCK_M], ...) - float("inf") (the running max), + 1.0 (a running sum)
   if (a.k == VK::kInit && a.rank == 1 && (op == "Add" || op == "Sub")) {
-    const Node& r = n["right"];
+    const Node& r = right;
     if (op == "Sub" && isPosInfNode(r)) {
       Val v;
       v.k = VK::kNegInf;
@@ -560,7 +563,7 @@ Val Evaluator::binop(const Node& n) {
     return a;
   }
   if (a.k == VK::kScalar && b.k == VK::kScalar) {
-    if (scalarNode(n)) return scalarValue(n);
+    if (whole && scalarNode(*whole)) return scalarValue(*whole);
     return unknown("");
   }
   // index vectors: u + arange

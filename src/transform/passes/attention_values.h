@@ -131,6 +131,11 @@ class Evaluator {
 
  private:
   Val binop(const Node& n);
+
+ public:
+  // `a op b` over the domain: `right` is b's node (a literal added to an initial tile), `whole`
+  // the expression's (nullptr for `x op= y`, whose scalar arithmetic is not followed).
+  Val combine(const std::string& op, Val a, Val b, const Node& right, const Node* whole);
 };
 
 }  // namespace tf::attention

@@ -131,10 +131,7 @@ class GluonAttentionPass : public Pass {
     }
     std::string block;
     if (!emit(ctx, kir, forms, &block, &why)) return refuse(why);
-    SourceEditor ed(ctx.text().text());
-    const Pos end = *nodePos(*ctx.kernel->def);
-    ed.insert(ctx.text().offset(end.end_line + 1, 0), block);
-    PassOutcome out = appliedEdits(ed, k);
+    PassOutcome out = withBlockAfterKernel(ctx, block);
     if (!out.applied) return out;
     out.notes.push_back(fmt::format(
         "{} now routes each launch: the Gluon attention where the call fits it (a Hopper GPU, fp16/bf16, head "
