@@ -55,11 +55,27 @@ def main():
             refused = [p for p in plans.values() if isinstance(p, str)]
             err = (a.float() - b.float()).abs().max().item()
             ok = torch.allclose(a.float(), b.float(), rtol=task["check"]["rtol"], atol=task["check"]["atol"])
-            ta = time_fn(lambda: getattr(orig, task["launcher"])(*inputs))
-            tb = time_fn(lambda: getattr(routed, task["launcher"])(*inputs))
-            ta2 = time_fn(lambda: getattr(orig, task["launcher"])(*inputs))
-            print(f"{task['name']} {case}: routed={bool(taken)} refused={refused} max|diff|={err:.2e} match={ok} "
-                  f"as-written {min(ta, ta2):.4f} ms, routed {tb:.4f} ms, {min(ta, ta2) / tb:.2f}x", flush=True)
+            ms = lambda fn: time_fn(fn)["median_ms"]  # noqa: E731
+            ta = ms(lambda: getattr(orig, task["launcher"])(*inputs))
+            tb = ms(lambda: getattr(routed, task["launcher"])(*inputs))
+            ta2 = ms(lambda: getattr(orig, task["launcher"])(*inputs))
+            tb2 = ms(lambda: getattr(routed, task["launcher"])(*inputs))
+            written, route = min(ta, ta2), min(tb, tb2)
+            vendor = {}
+            for name, fn in (harness.vendors() if hasattr(harness, "vendors") else {}).items():
+                try:
+                    vendor[name] = ms(lambda: fn(*inputs))
+                except Exception as e:  # a backend that cannot run this case
+                    vendor[name] = f"fails ({type(e).__name__})"
+            timed = {k: v for k, v in vendor.items() if not isinstance(v, str)}
+            best = min(timed.values()) if timed else None
+            line = (f"{task['name']} {case}: routed={bool(taken)} refused={refused} max|diff|={err:.2e} match={ok} "
+                    f"as-written {written:.4f} ms, routed {route:.4f} ms, {written / route:.2f}x")
+            if best is not None:
+                line += f"; fastest vendor {best:.4f} ms, routed/vendor speed {best / route:.2f}"
+            print(line, flush=True)
+            print("   vendors:", ", ".join(f"{k} {v:.4f} ms" if not isinstance(v, str) else f"{k} {v}"
+                                         for k, v in vendor.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -30,9 +30,10 @@ class Analyzer {
   std::string lname(const Node& func) const {
     // "triton.language.arange" -> "arange"; methods ("x.to") -> "to"
     std::string qn = ir_.qualifiedName(func);
-    const std::string pre = "triton.language.";
-    if (qn.rfind(pre, 0) == 0) return qn.substr(pre.size());
-    if (qn.rfind("triton.language.math.", 0) == 0) return qn.substr(21);
+    // tl.math.exp2 -> "exp2": the longer prefix first (it starts with the shorter one)
+    for (const std::string pre : {"triton.language.math.", "triton.language."}) {
+      if (qn.rfind(pre, 0) == 0) return qn.substr(pre.size());
+    }
     return "";
   }
 
@@ -309,6 +310,7 @@ class Analyzer {
     auto arg = [&](size_t i) -> std::optional<Shape> { return i < args.size() ? args[i] : std::nullopt; };
 
     if (f == "exp") facts_.calls_exp = true;
+    if (f == "exp2") facts_.calls_exp2 = true;
     if (f == "arange") {
       const Node* end = argOrKw(e, 1, "end");
       const Node* start = argOrKw(e, 0, "start");

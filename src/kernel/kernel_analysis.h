@@ -42,7 +42,8 @@ struct KernelFacts {
   int loops = 0;
   bool loop_has_load = false;
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
-  bool calls_exp = false;  // tl.exp: the exp2 pass may fold log2(e) into a scale
+  bool calls_exp = false;   // tl.exp: the exp2 pass may fold log2(e) into a scale
+  bool calls_exp2 = false;  // tl.exp2 / tl.math.exp2: a softmax written in base 2 already
   // A function of the module that launches the kernel sums, after the launch, a tensor it
   // passes to it, whole or along one dimension (torch.sum(t), t.sum(0), t.mean(dim=1)): what
   // the fused-sum pass rewrites.

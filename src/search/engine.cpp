@@ -129,6 +129,7 @@ nlohmann::json EngineInput::toJson() const {
                        {"atomics", f.atomics},
                        {"reductions", f.reductions},
                        {"calls_exp", f.calls_exp},
+                       {"calls_exp2", f.calls_exp2},
                        {"launcher_sums", f.launcher_sums},
                        {"launcher_converts", f.launcher_converts},
                        {"params", params}};

@@ -329,7 +329,8 @@ class RuleEngine final : public ReasoningEngine {
     // attention template (a loader warp, two consumer warp groups in FlashAttention-3's order)
     // ran at 0.89-1.02 of cuDNN attention on an H100 (docs/measurements.md, 2026-12-07). The pass
     // proves the softmax from the source and refuses anything else.
-    if (dots_in_loops == 2 && callsExp(in, f.kernel)) {
+    // The softmax may be written in either base (FlashAttention-2's Triton kernels use exp2).
+    if (dots_in_loops == 2 && (callsExp(in, f.kernel) || callsExp2(in, f.kernel))) {
       addPass(in, out, f, PassName::kGluonAttention, "attention's online softmax between two dots: the Gluon "
               "attention for Hopper (a TMA loader warp, two consumer warp groups overlapping softmax and wgmma)");
     }
@@ -539,11 +540,17 @@ class RuleEngine final : public ReasoningEngine {
     return false;
   }
 
-  static bool callsExp(const EngineInput& in, const std::string& kernel) {
+  static bool anyFact(const EngineInput& in, const std::string& kernel, bool KernelFacts::*fact) {
     for (const auto& [k, facts] : in.tunables->facts) {
-      if ((kernel.empty() || k == kernel) && facts.calls_exp) return true;
+      if ((kernel.empty() || k == kernel) && facts.*fact) return true;
     }
     return false;
+  }
+  static bool callsExp(const EngineInput& in, const std::string& kernel) {
+    return anyFact(in, kernel, &KernelFacts::calls_exp);
+  }
+  static bool callsExp2(const EngineInput& in, const std::string& kernel) {
+    return anyFact(in, kernel, &KernelFacts::calls_exp2);
   }
 };
 

@@ -295,6 +295,29 @@ TEST_F(RuleEngineTest, KernelsWithExpTryTheExp2Fold) {
   EXPECT_FALSE(proposesExp2(FindingKind::kMemoryBound));
 }
 
+// Two dots in loops with an exponential between them (attention's online softmax) try the
+// Gluon attention, in base e or base 2 (triton-lang/kernels' FlashAttention uses tl.math.exp2
+// only: the rule once read tl.exp alone and never proposed the route for it).
+TEST_F(RuleEngineTest, TwoLoopDotsWithAnExponentialTryGluonAttention) {
+  auto proposes = [&](FindingKind kind) {
+    for (const auto& p : rules_->propose(input({finding(kind)})).proposals) {
+      if (p.kind == Proposal::Kind::kPass && p.pass == "gluon-attention") return true;
+    }
+    return false;
+  };
+  set_.facts["mm"].dots[0].in_loop = true;
+  set_.facts["mm"].dots.push_back(set_.facts["mm"].dots[0]);
+  EXPECT_FALSE(proposes(FindingKind::kLatencyBound));  // no exponential: two GEMMs
+  set_.facts["mm"].calls_exp2 = true;
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  EXPECT_TRUE(proposes(FindingKind::kComputeBound));
+  set_.facts["mm"].calls_exp2 = false;
+  set_.facts["mm"].calls_exp = true;
+  EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
+  set_.facts["mm"].dots[1].in_loop = false;  // one dot in the loop: not attention's form
+  EXPECT_FALSE(proposes(FindingKind::kLatencyBound));
+}
+
 // A row kernel with two loops and an exp (cross-entropy): one read through online-softmax.
 TEST_F(RuleEngineTest, LoopedExpKernelsWithoutDotsTryOnlineSoftmax) {
   auto proposes = [&](std::vector<EngineDiagnosis> d) {

@@ -653,6 +653,12 @@ TEST(KernelFacts, CallsExpIsSeenInAttentionNotInAMatmul) {
   };
   EXPECT_TRUE(facts("bench/kernels/attention/attention.py", "attention", "attention_fwd_kernel").calls_exp);
   EXPECT_FALSE(facts("bench/kernels/matmul_fp16/matmul_fp16.py", "matmul", "matmul_kernel").calls_exp);
+  EXPECT_FALSE(facts("bench/kernels/attention/attention.py", "attention", "attention_fwd_kernel").calls_exp2);
+  // tl.math.exp2 (the FlashAttention-2 Triton form): base 2, not tl.exp.
+  const KernelFacts base2 =
+      facts("tests/golden/transform/gluon-attention/exp2_folded_scale/input.py", "attention", "attn_fwd");
+  EXPECT_TRUE(base2.calls_exp2);
+  EXPECT_FALSE(base2.calls_exp);
 }
 
 }  // namespace
