@@ -261,6 +261,34 @@ nlohmann::json dimensionsJson(const Space& space) {
   return dims;
 }
 
+// Tunables of kernels that no case launched when the base was measured: a route (a Gluon
+// lowering) sent every call elsewhere, so their values change nothing the measurements see.
+// Searching them would pick a configuration by noise and hand it back for the calls the
+// route does not fit, unmeasured: each stays at the base's value. Empty unless every case
+// was measured and launched a Gluon kernel (the only routes there are: a kernel named
+// otherwise than its tunables, e.g. a test's fake, never freezes them by itself).
+Region mootTunables(const RunState& state, const Base& base, const Space& space) {
+  if (base.record < 0 || static_cast<size_t>(base.record) >= state.result.candidates.size()) return {};
+  const CandidateRecord& rec = state.result.candidates[static_cast<size_t>(base.record)];
+  if (rec.cases.empty()) return {};
+  std::set<std::string> launched;
+  for (const auto& m : rec.cases) {
+    if (m.status != CandidateStatus::kOk || !m.kernels.is_array()) return {};
+    bool routed = false;
+    for (const auto& k : m.kernels) {
+      if (!k.is_object()) continue;
+      if (k.contains("name") && k["name"].is_string()) launched.insert(k["name"].get<std::string>());
+      routed = routed || k.value("dialect", "") == "gluon";
+    }
+    if (!routed) return {};
+  }
+  Region moot;
+  for (const auto& d : space.dims()) {
+    if (!launched.count(d.tunable->kernel)) moot[d.tunable->id] = {d.baseline};
+  }
+  return moot;
+}
+
 }  // namespace
 
 void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& hints) {
@@ -269,7 +297,15 @@ void startBase(const RunContext& ctx, RunState& state, int b, const SpaceHints& 
   search = BaseSearch{};
   search.hints = hints;
   search.full = std::make_unique<Space>(*base.tunables, hints);
-  search.space = std::make_unique<Space>(ctx.options.only.empty() ? *search.full : search.full->restricted(ctx.options.only));
+  search.frozen = mootTunables(state, base, *search.full);
+  if (!search.frozen.empty()) {
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& [id, vals] : search.frozen) ids.push_back(id);
+    ctx.trace.add("tunables-moot", {{"base", b}, {"tunables", ids},
+                                    {"reason", "no case launched their kernel (a route ran instead): kept as the base has them"}});
+  }
+  Space narrowed = ctx.options.only.empty() ? *search.full : search.full->restricted(ctx.options.only);
+  search.space = std::make_unique<Space>(search.frozen.empty() ? narrowed : narrowed.restricted(search.frozen));
   const Space& space = *search.space;
   StrategyChoice choice = chooseStrategy(ctx.options.strategy, space);
   search.strategy = makeStrategy(choice.name, ctx.options.seed + static_cast<uint64_t>(b));

@@ -561,6 +561,34 @@ TEST(OptimizeLoop, AWinningPassBecomesTheBaseSearchedNext) {
   EXPECT_GT(r.speedup, 1.9);
 }
 
+// A pass whose variant launches a Gluon kernel on every case (a lowering's route) and none of
+// the task's own: the own kernel's tunables change nothing measured on the new base, so they
+// stay at the base's values (a configuration picked by noise would otherwise be handed back
+// for the calls the route does not fit). The base as written is searched as usual.
+TEST(OptimizeLoop, TunablesOfAKernelNoCaseLaunchesAreKeptAsTheBaseHasThem) {
+  OptimizeResult r = runWithPasses("route", 20, {{"TF_FAKE_ROUTE", "# fast"}});
+  ASSERT_EQ(r.bases.size(), 2u);
+  auto moot = events(r.trace, "tunables-moot");
+  ASSERT_EQ(moot.size(), 1u);
+  EXPECT_EQ(moot[0]["base"], 1);
+  EXPECT_FALSE(moot[0]["tunables"].empty());
+  auto spaces = events(r.trace, "space");
+  ASSERT_GE(spaces.size(), 2u);
+  EXPECT_GT(spaces[0]["size"].get<double>(), 1.0);
+  EXPECT_EQ(spaces.back()["base"], 1);
+  EXPECT_EQ(spaces.back()["size"].get<double>(), 1.0);
+  std::set<std::string> on_base1;
+  for (const auto& c : r.candidates) {
+    if (c.base == 1 && c.origin.rfind("pass", 0) != 0) on_base1.insert(c.config_text);
+  }
+  EXPECT_LE(on_base1.size(), 1u);  // the base itself at most: no other configuration
+  ASSERT_GE(r.best, 0);
+  EXPECT_NE(r.best_source.find("# fast"), std::string::npos);  // the pass's variant as it measured
+  // Without the route, the same run searches the new base.
+  OptimizeResult plain = runWithPasses("route_plain", 20);
+  EXPECT_TRUE(events(plain.trace, "tunables-moot").empty());
+}
+
 // A pass's variant measured at least twice as fast as anything the base's configurations
 // reached makes the batch's remaining configurations of that base moot: they are left
 // unmeasured (the budget goes to the new base), marked as such; pass variants are measured

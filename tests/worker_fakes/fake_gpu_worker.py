@@ -19,6 +19,8 @@ Environment:
   TF_FAKE_SLOW_WARM a regular expression: variants whose text matches it compile slowly,
                     TF_FAKE_SLOW_WARM_S more seconds (default 1)
   TF_FAKE_SPILLS    a regular expression: variants whose text matches it report 64 spills
+  TF_FAKE_ROUTE     a regular expression: variants whose text matches it launch a Gluon kernel
+                    ("fake_route") instead of their own (a lowering's route taken on every case)
   TF_FAKE_WRONG_SHAPE a regular expression: variants whose text matches it return an output
                     of another shape (as a launcher whose block size sets its output's size)
   A per-shape dispatch's source is timed as the part its routes pick for the case's N (the
@@ -87,7 +89,7 @@ def variant_text(args):
 
 def tags_of(text):
     tags = []
-    for tag, var in (("slow", "TF_FAKE_SLOW_WARM"), ("spills", "TF_FAKE_SPILLS")):
+    for tag, var in (("slow", "TF_FAKE_SLOW_WARM"), ("spills", "TF_FAKE_SPILLS"), ("route", "TF_FAKE_ROUTE")):
         pattern = os.environ.get(var)
         if pattern and re.search(pattern, text.decode("utf-8", "replace")):
             tags.append(tag)
@@ -95,6 +97,9 @@ def tags_of(text):
 
 
 def fake_kernels(tags):
+    if "route" in tags:
+        return [{"name": "fake_route", "dialect": "gluon", "num_warps": 4, "num_stages": 1, "shared_bytes": 0,
+                 "registers": 32, "spills": 0}]
     return [{"name": "fake_kernel", "num_warps": 4, "num_stages": 3, "shared_bytes": 0,
              "registers": 255 if "spills" in tags else 32, "spills": 64 if "spills" in tags else 0}]
 
