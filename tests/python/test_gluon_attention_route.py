@@ -140,3 +140,32 @@ def test_plan_view_refuses_what_is_not_one_problem_per_pair():
     # K advancing by other rows than the tile's keys
     where, rows = _where(1, 2, 2, 64, 32)
     assert isinstance(t.plan_view(where, (2, 2), 32, 32, (16, 32, 16, 16), False), str)
+
+
+@pytest.mark.parametrize("case", ["finite_fill_bounds", "finite_fill_additive_causal"])
+def test_finite_mask_fill_is_checked_against_the_scale_on_each_call(case, monkeypatch):
+    """A mask that gives scores -1e9 or -1e6 instead of -inf: the route launches the template
+    only while that value, in the exponent, lies at least 1e4 below zero (then it weighs
+    exactly nothing, as -inf does); a scale that brings it near the scores keeps the kernel as
+    written."""
+    mod = _load(os.path.join(GOLDEN, case, "expected.py"), case + "_expected")
+    launched = []
+    monkeypatch.setattr(mod, "_attn_fwd_attention_launch_view", lambda *a, **k: launched.append(a) or "launched")
+    B, H, S, D = 1, 2, 128, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    st = (q.stride(0), q.stride(1), q.stride(2))
+
+    def call(sm_scale):
+        return mod._attn_fwd_attention_launch((2, B * H), q, q, q, q, sm_scale, S, *st, *st, *st, *st, H,
+                                              BLOCK_M=64, BLOCK_N=64, HEAD_DIM=D)
+
+    assert call(0.125) == "launched"
+    if case == "finite_fill_bounds":
+        # -1e9 on the raw scores, scaled with them: -1e9 * 1e-6 = -1000 nats would weigh
+        # exp(-1000 - max) only beside scores near -1000, but the route does not bet on it
+        assert call(1e-6) is False
+        assert len(launched) == 1
+    else:
+        # -1e6 added after the scale: -1e6 / log2(e) nats whatever the scale
+        assert call(1e-6) == "launched"
+        assert len(launched) == 2

@@ -87,3 +87,21 @@ def test_block_pointer_route_with_lse(causal):
         scores = scores.masked_fill(torch.ones(512, 512, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(lse.reshape(2, 4, 512), torch.logsumexp(scores, dim=-1) / math.log(2), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("case,causal,S", [("finite_fill_bounds", False, 1000), ("finite_fill_additive_causal", True, 512)])
+def test_finite_fill_route(case, causal, S):
+    """Masks that fill -1e9 / -1e6 instead of -inf: routed (the fill checked far below the
+    scores), equal to SDPA and to the kernel as written."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, case, "expected.py"), f"{case}_routed")
+    plain = _load(os.path.join(GOLDEN, case, "input.py"), f"{case}_plain")
+    g = torch.Generator(device="cuda").manual_seed(11)
+    q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out = routed.attention(q, k, v, 0.125)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)

@@ -340,7 +340,9 @@ class Reading {
     }
     f.p_cast = pv.dtype;
     for (const auto& c : pv.conds) {
-      if (c.kind == "causal") {
+      if (c.kind == "fill") {
+        f.fills.push_back({c.expr, c.at});
+      } else if (c.kind == "causal") {
         f.causal = true;
         f.row_starts.push_back(c.e);
       } else if (c.kind == "key_bound") {

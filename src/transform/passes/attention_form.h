@@ -50,6 +50,15 @@ struct AttentionForm {
   // names) and the exponent's base (2 for exp2, 0 for e).
   std::vector<std::string> scale;
   int base = 0;
+  // Finite values the masks give scores instead of -inf (-1e6): each as its number (Python
+  // text) and the scores' factors it was written among. Exact like -inf when, in the
+  // exponent, it is far below every score: the route checks value * scale / factors <= -1e4
+  // (in nats) on each call.
+  struct Fill {
+    std::string value;
+    std::vector<std::string> at;
+  };
+  std::vector<Fill> fills;
   std::string p_cast;                   // what P is cast to before P V: "float16", "bfloat16", "input"
   std::string out_cast;                 // what the output is cast to, "" when stored as computed
   std::vector<std::string> notes;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 namespace tf::attention {
@@ -64,6 +66,29 @@ bool isNegInfNode(const Node& n) {
     if (d == "math.inf" || d == "float.inf") return true;
   }
   return false;
+}
+
+std::optional<double> negativeLiteral(const Node& n) {
+  auto number = [](const Node& c) -> std::optional<double> {
+    if (isType(c, "Constant") && (c["vt"] == "float" || c["vt"] == "int") && c["value"].is_number()) {
+      return c["value"].get<double>();
+    }
+    return std::nullopt;
+  };
+  std::optional<double> v;
+  if (isType(n, "UnaryOp") && nodeType(n["op"]) == "USub") {
+    if (auto x = number(n["operand"])) v = -*x;
+  } else if (auto x = number(n)) {
+    v = *x;
+  } else if (isType(n, "Call") && dottedName(n["func"]) == "float" && n["args"].size() == 1) {
+    if (auto s = strLiteral(n["args"][0])) {
+      char* end = nullptr;
+      double d = std::strtod(s->c_str(), &end);
+      if (end && *end == '\0' && !s->empty()) v = d;
+    }
+  }
+  if (!v || !std::isfinite(*v) || *v >= 0) return std::nullopt;
+  return v;
 }
 
 void Evaluator::notePointerRows(const Val& p) {
@@ -412,15 +437,26 @@ Val Evaluator::call(const Node& n) {
   if (f == "where") {
     if (n["args"].size() != 3) return unknown("");
     Val c = eval(n["args"][0]), x = eval(n["args"][1]), y = eval(n["args"][2]);
-    if (c.k == VK::kMask && x.k == VK::kScore && y.k == VK::kNegInf) {
+    // A finite fill (-1e6) stands for -inf: the route checks per call that, in the exponent,
+    // it lies at least 1e4 below zero (AttentionForm::fills).
+    const std::optional<double> fill = y.k == VK::kNegInf ? std::nullopt : negativeLiteral(n["args"][2]);
+    auto fillConj = [&](std::vector<std::string> at, bool on_tile) {
+      return Conj{"fill", fmt::format("{:.17g}", *fill), nullptr, std::move(at), on_tile};
+    };
+    if (c.k == VK::kMask && x.k == VK::kScore && (y.k == VK::kNegInf || fill)) {
       x.conds = mergeConds(x.conds, c.conds);
+      if (fill) x.conds = mergeConds(x.conds, {fillConj(x.factors, false)});
       return x;
     }
-    // a tile of zeros masked to -inf, to which the scores are added next (-inf + s = -inf)
-    if (c.k == VK::kMask && ((x.k == VK::kInit && x.rank == 2 && x.fill == 0) || x.k == VK::kMaskTile) &&
-        y.k == VK::kNegInf) {
+    // a tile of zeros masked to -inf, to which the scores are added next (-inf + s = -inf),
+    // or to a finite fill (tl.where(mask, 0, -1.0e6): the additive mask of Triton's tutorial)
+    const Node& xn = n["args"][1];
+    const bool zero = (x.k == VK::kInit && x.rank == 2 && x.fill == 0) ||
+                      (isType(xn, "Constant") && xn["value"].is_number() && xn["value"].get<double>() == 0.0);
+    if (c.k == VK::kMask && (zero || x.k == VK::kMaskTile) && (y.k == VK::kNegInf || fill)) {
       Val t = x.k == VK::kMaskTile ? x : valOf(VK::kMaskTile);
       t.conds = mergeConds(t.conds, c.conds);
+      if (fill) t.conds = mergeConds(t.conds, {fillConj({}, true)});
       return t;
     }
     return unknown(fmt::format("line {}: a select other than tl.where(mask, scores, -inf)", line(n)));
@@ -512,6 +548,9 @@ Val Evaluator::maskedScores(Val a, Val b) {
   if (b.k != VK::kScore) std::swap(a, b);
   bool zeros = a.k == VK::kInit && a.rank == 2 && a.fill == 0;
   if (b.k != VK::kScore || !(zeros || a.k == VK::kMaskTile)) return unknown("");
+  for (auto& c : a.conds) {
+    if (c.kind == "fill" && c.on_tile) c = Conj{"fill", c.expr, nullptr, b.factors, false};  // now in the scores' units
+  }
   b.conds = mergeConds(b.conds, a.conds);
   return b;
 }

@@ -31,11 +31,17 @@ enum class VK {
 };
 
 struct Conj {
-  std::string kind;   // "causal", "key_bound", "row_bound"
-  std::string expr;   // causal: the rows' first index; bounds: the bound (Python text)
-  sym::Expr e;        // the same expression
-  bool operator<(const Conj& o) const { return std::tie(kind, expr) < std::tie(o.kind, o.expr); }
-  bool operator==(const Conj& o) const { return kind == o.kind && expr == o.expr; }
+  std::string kind;   // "causal", "key_bound", "row_bound"; "fill": masked scores get a finite value
+  std::string expr;   // causal: the rows' first index; bounds: the bound (Python text); fill: the value
+  sym::Expr e;        // the same expression (null for a fill)
+  // fill: the scores' factors where the value replaced them (it is in their units); on_tile:
+  // the value sits in a mask tile not yet added to the scores (their factors are taken then)
+  std::vector<std::string> at;
+  bool on_tile = false;
+  bool operator<(const Conj& o) const {
+    return std::tie(kind, expr, at, on_tile) < std::tie(o.kind, o.expr, o.at, o.on_tile);
+  }
+  bool operator==(const Conj& o) const { return kind == o.kind && expr == o.expr && at == o.at && on_tile == o.on_tile; }
 };
 
 struct Val {
@@ -72,6 +78,9 @@ std::vector<Conj> mergeConds(std::vector<Conj> a, const std::vector<Conj>& b);
 std::string reciprocal(const std::vector<std::string>& factors);
 bool isPosInfNode(const Node& n);
 bool isNegInfNode(const Node& n);
+// A finite negative number written as a literal (-1e6, -1.0e6, float("-1e9")): what some
+// kernels mask scores with instead of -inf; nullopt otherwise.
+std::optional<double> negativeLiteral(const Node& n);
 
 class Evaluator {
  public:

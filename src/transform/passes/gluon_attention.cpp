@@ -194,6 +194,7 @@ class GluonAttentionPass : public Pass {
     std::set<std::string> flag_names;
     std::string strides, bm, bn, d, loop_var, loop_start, loop_step;
     std::vector<std::string> head_strides;            // parameters that must be 1 (the head dimension contiguous)
+    std::vector<std::string> fills;                   // per form: ((value, factors), ...) of its finite mask fills
   };
 
   // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
@@ -288,6 +289,12 @@ class GluonAttentionPass : public Pass {
     }
     s += i1 + "if not (0.0 < _tf_scale < float(\"inf\")):\n";
     s += i2 + "return False\n";
+    if (std::any_of(t.fills.begin(), t.fills.end(), [](const std::string& x) { return x != "()"; })) {
+      // a finite mask value stands for -inf only far below every score in the exponent
+      s += i1 + "_tf_fills = [" + fmt::format("{}", fmt::join(t.fills, ", ")) + "][_tf_form]\n";
+      s += i1 + "if not all(_tf_c > 0 and _tf_f * _tf_scale / _tf_c <= -1e4 for _tf_f, _tf_c in _tf_fills):\n";
+      s += i2 + "return False\n";
+    }
     s += i1 + fmt::format("_tf_v = [{}(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t{}, _tf_plan[\"offsets\"])]\n",
                           T("at_offset"), t.lse ? " + (" + t.lse_base + ",)" : "");
     s += i1 + "if any(_tf_x is None for _tf_x in _tf_v):\n";
@@ -348,7 +355,7 @@ class GluonAttentionPass : public Pass {
       return "None";
     };
     // Per form: where each program reads and writes, the mask, the scale, the dtypes it rounds to.
-    std::vector<std::string> where_ret, scales, dtypes, flag_sets;
+    std::vector<std::string> where_ret, scales, dtypes, flag_sets, fills;
     std::set<std::string> flag_names;
     for (const auto& g : forms) {
       std::vector<std::string> rows;
@@ -367,6 +374,13 @@ class GluonAttentionPass : public Pass {
       if (fs.empty()) fs.push_back("1.0");
       if (g.base == 2) fs.push_back("0.6931471805599453");
       scales.push_back(fmt::format("{}", fmt::join(fs, " * ")));
+      std::vector<std::string> fl;
+      for (const auto& x : g.fills) {
+        std::vector<std::string> at;
+        for (const auto& a : x.at) at.push_back("float(getattr(" + a + ", \"value\", " + a + "))");
+        fl.push_back(fmt::format("({}, {})", x.value, at.empty() ? "1.0" : fmt::format("{}", fmt::join(at, " * "))));
+      }
+      fills.push_back(fl.empty() ? "()" : fmt::format("({},)", fmt::join(fl, ", ")));
       std::set<std::string> rounded;
       for (const auto& c : {g.p_cast, g.out_cast}) {
         if (c == "float16" || c == "bfloat16") rounded.insert(c);
@@ -421,6 +435,7 @@ class GluonAttentionPass : public Pass {
                  f.loop->var, py(f.loop->start), py(f.loop->step), {}};
     for (const auto& g : forms) t.causal.push_back(g.causal);
     for (const auto& h : f.head_strides) t.head_strides.push_back(py(h));
+    t.fills = fills;
     if (!bad.empty()) {
       *why = bad;
       return false;
