@@ -761,6 +761,12 @@ class Builder {
   void ifStmt(const Node& s) {
     Value test = expr(s["test"]);
     sym::Expr cond = test.sym();
+    if (types_.prune_constant_branches) {
+      if (auto c = sym::constant(cond)) {
+        block(*c ? s["body"] : s["orelse"]);
+        return;
+      }
+    }
     std::string ttext = text(s["test"], 80);
     auto saved = env_;
     guards_.push_back({cond, ttext, false});

@@ -30,6 +30,10 @@ namespace tf {
 struct ParamTypes {
   std::map<std::string, std::string> types;
   std::map<std::string, int64_t> values;   // integers known for this configuration (constexprs)
+  // An `if` whose test is a constant under `values` (a constexpr flag) reads only the branch
+  // it takes, as Triton compiles it; off, both are read under guards (what the kernel may do
+  // for any value).
+  bool prune_constant_branches = false;
 };
 
 struct IrLoc {

@@ -169,3 +169,22 @@ def test_finite_mask_fill_is_checked_against_the_scale_on_each_call(case, monkey
         # -1e6 added after the scale: -1e6 / log2(e) nats whatever the scale
         assert call(1e-6) == "launched"
         assert len(launched) == 2
+
+
+def test_flags_that_choose_loads_pick_their_form_per_call():
+    """EVEN_M / EVEN_N choose masked or plain loads (each written in both branches): one reading
+    per value; each call's flags pick the plan of its form."""
+    mod = _load(os.path.join(GOLDEN, "even_flags_branch_loads", "expected.py"), "even_expected")
+    B, H, D = 1, 2, 64
+    for S in (128, 100):
+        q = torch.zeros(B, H, S, D, dtype=torch.float16)
+        st = (q.stride(0), q.stride(1), q.stride(2))
+        even = S % 64 == 0
+        mod._attn_fwd_attention_launch((math.ceil(S / 64), B * H), q, q, q, q, 0.125, S, *st, *st, *st, *st, H,
+                                       BLOCK_M=64, BLOCK_N=64, HEAD_DIM=D, EVEN_M=even, EVEN_N=even)
+    plans = mod._attn_fwd_attention_PLANS
+    assert len(plans) == 2
+    for key, plan in plans.items():
+        assert not isinstance(plan, str), plan
+        assert plan["seq_q"] == plan["seq_k"] and plan["seq_q"] in (128, 100)
+        assert plan["q_heads"] == B * H

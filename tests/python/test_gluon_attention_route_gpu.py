@@ -105,3 +105,19 @@ def test_finite_fill_route(case, causal, S):
                                                            scale=0.125)
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("S", [512, 1000])
+def test_flags_choosing_loads_route(S):
+    """EVEN_M / EVEN_N flags choosing plain or masked loads: each call routed by its own form."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "even_flags_branch_loads", "expected.py"), f"even_routed_{S}")
+    plain = _load(os.path.join(GOLDEN, "even_flags_branch_loads", "input.py"), f"even_plain_{S}")
+    g = torch.Generator(device="cuda").manual_seed(S)
+    q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out = routed.attention(q, k, v, 0.125)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=0.125)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)

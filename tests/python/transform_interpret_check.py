@@ -597,6 +597,7 @@ CASES = {
     "gluon-attention/block_pointers_flag_lse": (attention_with_lse2, (2, 2, 128, 64)),
     "gluon-attention/causal_flag_masked_zeros": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "gluon-attention/finite_fill_bounds": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
+    "gluon-attention/even_flags_branch_loads": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
     "gluon-attention/finite_fill_additive_causal": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "tensor-cores/descriptor_shifted_index_loads_stores": (linear_gelu, (100, 136, 72)),
     "launcher-glue/per_tensor_scale": (same_as_input("launcher-glue/per_tensor_scale", "quantize"), (5000,)),

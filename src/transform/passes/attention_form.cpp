@@ -367,8 +367,22 @@ class Reading {
     // The stores, each valued where it stands: the output acc / l, and optionally the rows'
     // log-sum-exp m + log(l) in the exponent's base.
     bool stored = false, lse_stored = false;
+    // The statements after the loop, `if FLAG:` blocks replaced by the branch this form takes.
+    std::vector<const Node*> after;
+    std::function<bool(const Node&)> take = [&](const Node& st) {
+      if (!isType(st, "If")) return after.push_back(&st), true;
+      std::optional<bool> on = ev.flagTest(st["test"], why);
+      if (!on) return false;
+      for (const auto& inner : *on ? st["body"] : st["orelse"]) {
+        if (!take(inner)) return false;
+      }
+      return true;
+    };
     for (++i; i < body.size(); ++i) {
-      const Node& st = body[i];
+      if (!take(body[i])) return false;
+    }
+    for (size_t j = 0; j < after.size(); ++j) {
+      const Node& st = *after[j];
       if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
         const Node& call = st["value"];
         if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
@@ -400,7 +414,7 @@ class Reading {
         }
         continue;
       }
-      if (isType(st, "Return") && i + 1 == body.size() && st["value"].is_null()) continue;
+      if (isType(st, "Return") && j + 1 == after.size() && st["value"].is_null()) continue;
       if (!statement(st)) return false;
     }
     if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
@@ -437,6 +451,7 @@ class Reading {
 }  // namespace
 
 bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why) {
+  form->kir = &kir;
   if (!findAccesses(kir, form, why)) return false;
   return Reading(ctx, kir, *form, why).run();
 }

@@ -36,6 +36,9 @@ struct AttentionForm {
   // says "flag:NAME" when the body tests a flag the form does not fix (the pass then reads
   // one form per value).
   std::map<std::string, bool> flags;
+  // The Kernel IR the ids and the loop below refer to (readAttention's; one per form when the
+  // forms were read from IRs built with their flags' values).
+  const KernelIR* kir = nullptr;
   int q = -1, k = -1, v = -1, o = -1;   // Kernel IR access ids
   int lse = -1;                         // the rows' log-sum-exp store, -1 when none
   const IrLoop* loop = nullptr;         // the key loop

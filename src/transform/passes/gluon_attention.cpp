@@ -24,6 +24,8 @@
 // or finite masks, sliding windows, soft-capping, packed variable-length sequences.
 #include <fmt/format.h>
 
+#include <deque>
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -126,11 +128,41 @@ class GluonAttentionPass : public Pass {
         first_why = why;
       }
     }
+    // Constexpr flags that choose between loads or masks (`if EVEN_N: k = tl.load(p) else: k =
+    // tl.load(p, mask=...)`): no single reading of both branches is one attention; the kernel is
+    // read once per value of its boolean flags, from a Kernel IR built with those values, as
+    // Triton compiles each (at most 5 flags).
+    std::deque<KernelIR> flagged;
+    std::string flagged_why;
+    if (forms.empty()) {
+      const std::vector<std::string> names = booleanFlags(ctx, kir);
+      if (!names.empty() && names.size() <= 5) {
+        for (unsigned bits = 0; bits < (1u << names.size()); ++bits) {
+          ParamTypes types;
+          types.prune_constant_branches = true;
+          AttentionForm f;
+          for (size_t i = 0; i < names.size(); ++i) {
+            const bool v = (bits >> i) & 1u;
+            types.values[names[i]] = v ? 1 : 0;
+            f.flags[names[i]] = v;
+          }
+          flagged.push_back(buildKernelIR(*ctx.ir, *ctx.kernel, types));
+          std::string w;
+          if (readAttention(ctx, flagged.back(), &f, &w)) {
+            forms.push_back(f);
+          } else if (flagged_why.empty()) {
+            flagged_why = w;
+          }
+        }
+        // what the note says of the values not taken: the flagged readings', not the first's
+        if (!forms.empty()) first_why = flagged_why;
+      }
+    }
     if (forms.empty()) {
       return refuse(fmt::format("{} is not an attention forward the template takes: {}", k, first_why));
     }
     std::string block;
-    if (!emit(ctx, kir, forms, &block, &why)) return refuse(why);
+    if (!emit(ctx, *forms.front().kir, forms, &block, &why)) return refuse(why);
     PassOutcome out = withBlockAfterKernel(ctx, block);
     if (!out.applied) return out;
     out.notes.push_back(fmt::format(
@@ -144,6 +176,52 @@ class GluonAttentionPass : public Pass {
 
  private:
   PassInfo info_;
+
+  // The kernel's constexpr parameters used only as booleans in tests (`if FLAG:`, `not FLAG`,
+  // `A | B`, `A and B`): their truth alone decides what the kernel does, so a call's
+  // bool(FLAG) picks its form. A name used otherwise (`STAGE == 2`, `STAGE & 1`, arithmetic)
+  // is not one.
+  static std::vector<std::string> booleanFlags(const PassContext& ctx, const KernelIR& kir) {
+    std::set<std::string> constexprs;
+    for (const auto& p : kir.params) {
+      if (p.kind == ParamKind::kConstexpr) constexprs.insert(p.name);
+    }
+    std::map<std::string, int> uses, in_tests;
+    std::function<bool(const Node&, std::vector<std::string>*)> boolean = [&](const Node& t,
+                                                                             std::vector<std::string>* out) {
+      if (isType(t, "Name")) {
+        if (!constexprs.count(t["id"].get<std::string>())) return false;
+        out->push_back(t["id"]);
+        return true;
+      }
+      if (isType(t, "UnaryOp") && nodeType(t["op"]) == "Not") return boolean(t["operand"], out);
+      if (isType(t, "BoolOp")) {
+        for (const auto& v : t["values"]) {
+          if (!boolean(v, out)) return false;
+        }
+        return true;
+      }
+      if (isType(t, "BinOp") && (nodeType(t["op"]) == "BitAnd" || nodeType(t["op"]) == "BitOr")) {
+        return boolean(t["left"], out) && boolean(t["right"], out);
+      }
+      return false;
+    };
+    walk(ctx.body(), [&](const Node& n) {
+      if (isType(n, "Name")) ++uses[n["id"].get<std::string>()];
+      if (isType(n, "If") || isType(n, "IfExp")) {
+        std::vector<std::string> names;
+        if (boolean(n["test"], &names)) {
+          for (const auto& x : names) ++in_tests[x];
+        }
+      }
+      return true;
+    });
+    std::vector<std::string> out;
+    for (const auto& [name, count] : in_tests) {
+      if (uses[name] == count) out.push_back(name);
+    }
+    return out;
+  }
 
   static std::string describe(const std::vector<AttentionForm>& forms) {
     std::vector<std::string> parts;
@@ -314,9 +392,10 @@ class GluonAttentionPass : public Pass {
 
   static bool emit(const PassContext& ctx, const KernelIR& kir, const std::vector<AttentionForm>& forms,
                    std::string* out, std::string* why) {
-    const AttentionForm& f = forms.front();  // the accesses, loop and tiles are every form's
+    const AttentionForm& f = forms.front();  // the pointers, loop and tiles are every form's (checked below)
     const std::string& k = ctx.kernel->name;
-    auto acc = [&](int id) -> const IrAccess& { return kir.accesses[static_cast<size_t>(id)]; };
+    const KernelIR* cur = &kir;  // the Kernel IR of the form being written
+    auto acc = [&](int id) -> const IrAccess& { return cur->accesses[static_cast<size_t>(id)]; };
     Terms tq, tk, tv, to;
     if (!termsOf(kir, acc(f.q), 1, &tq, why) || !termsOf(kir, acc(f.k), f.head_axis_k, &tk, why) ||
         !termsOf(kir, acc(f.v), 1, &tv, why) || !termsOf(kir, acc(f.o), 1, &to, why)) {
@@ -335,15 +414,17 @@ class GluonAttentionPass : public Pass {
       allowed.insert(pidVar(a));
       allowed.insert(numProgramsVar(a));
     }
-    allowed.insert(f.loop->var);
-    allowed.insert(fmt::format("iter({})", f.loop->id));  // the loop's iteration count (pointers advanced along it)
+    for (const auto& g : forms) {
+      allowed.insert(g.loop->var);
+      allowed.insert(fmt::format("iter({})", g.loop->id));  // the loop's iteration count (pointers advanced along it)
+    }
     std::string bad;
     auto py = [&](const sym::Expr& e) -> std::string {
       if (!e) {
         bad = "an expression the analysis could not read";
         return "None";
       }
-      sym::Expr x = kir.expand(e);
+      sym::Expr x = cur->expand(e);
       if (sym::isOpaque(x) || sym::overLimit(x)) bad = "an address or bound the analysis could not read";
       for (const auto& v : sym::vars(x)) {
         if (!allowed.count(v)) bad = fmt::format("an address or bound reads '{}', not a parameter or program id", v);
@@ -357,7 +438,27 @@ class GluonAttentionPass : public Pass {
     // Per form: where each program reads and writes, the mask, the scale, the dtypes it rounds to.
     std::vector<std::string> where_ret, scales, dtypes, flag_sets, fills;
     std::set<std::string> flag_names;
+    // Forms read from Kernel IRs of their own (flag values) must agree on what the launch
+    // function takes once: the pointers, the tiles, the strides and the loop's steps.
+    auto common = [&](const AttentionForm& g) {
+      Terms a, b, c, d;
+      std::string w;
+      if (!termsOf(*cur, acc(g.q), 1, &a, &w) || !termsOf(*cur, acc(g.k), g.head_axis_k, &b, &w) ||
+          !termsOf(*cur, acc(g.v), 1, &c, &w) || !termsOf(*cur, acc(g.o), 1, &d, &w)) {
+        return std::string("?");
+      }
+      return fmt::format("{} {} {} {} | {} {} {} {} | {} {} {} | {} {} | {}", acc(g.q).ptr.base, acc(g.k).ptr.base,
+                         acc(g.v).ptr.base, acc(g.o).ptr.base, py(a.stride), py(b.stride), py(c.stride), py(d.stride),
+                         py(a.rows), py(b.rows), py(a.head), py(g.loop->start), py(g.loop->step),
+                         g.lse >= 0 ? acc(g.lse).ptr.base : "");
+    };
+    const std::string shared = common(f);
     for (const auto& g : forms) {
+      cur = g.kir ? g.kir : &kir;
+      if (common(g) != shared) {
+        *why = "the kernel's flags change its pointers, tiles or loop steps: one route cannot read every form";
+        return false;
+      }
       std::vector<std::string> rows;
       for (const auto& r : g.row_starts) rows.push_back(py(r));
       where_ret.push_back(fmt::format(
@@ -398,6 +499,7 @@ class GluonAttentionPass : public Pass {
       }
       flag_sets.push_back("{" + fmt::format("{}", fmt::join(kv, ", ")) + "}");
     }
+    cur = &kir;
     std::string strides = fmt::format("({}, {}, {}, {})", py(tq.stride), py(tk.stride), py(tv.stride), py(to.stride));
     std::string bm = py(tq.rows), bn = py(tk.rows), d = py(tq.head);
     if (!bad.empty()) {
