@@ -19,9 +19,12 @@
 // stride it does not take), the kernel as written runs. So the result stays drop-in for
 // every call.
 //
-// Not taken yet: block pointers and tensor descriptors, loops inside @triton.jit helpers or
-// split in two (the Triton tutorial's form), a log-sum-exp or other second store, additive
-// or finite masks, sliding windows, soft-capping, packed variable-length sequences.
+// Also taken: block pointers without boundary checks, a row log-sum-exp store, finite mask
+// values (checked per call to lie far below the scores), constexpr flags read per value (a
+// Kernel IR per assignment where the flags choose between loads). Not taken yet: tensor
+// descriptors, block pointers with boundary checks, loops inside @triton.jit helpers or split
+// in two (the current Triton tutorial's form), an additive mask tensor, sliding windows,
+// soft-capping, packed variable-length sequences.
 #include <fmt/format.h>
 
 #include <deque>
