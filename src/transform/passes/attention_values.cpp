@@ -97,7 +97,18 @@ void Evaluator::notePointerRows(const Val& p) {
 
 Val Evaluator::eval(const Node& n) {
   Val v = evalInner(n);
-  if (v.k == VK::kUnknown && v.why.empty()) v.why = fmt::format("line {}: '{}'", line(n), short_(ctx_.slice(n)));
+  if (v.k != VK::kUnknown || !v.why.empty()) return v;
+  // The first cause: a local the expression reads that is unknown already (a select the
+  // domain does not take, two statements up), else this expression.
+  walk(n, [&](const Node& x) {
+    if (!v.why.empty()) return false;
+    if (isType(x, "Name")) {
+      auto it = env.find(x["id"].get<std::string>());
+      if (it != env.end() && it->second.k == VK::kUnknown) v.why = it->second.why;
+    }
+    return true;
+  });
+  if (v.why.empty()) v.why = fmt::format("line {}: '{}'", line(n), short_(ctx_.slice(n)));
   return v;
 }
 
@@ -437,6 +448,10 @@ Val Evaluator::call(const Node& n) {
   if (f == "where") {
     if (n["args"].size() != 3) return unknown("");
     Val c = eval(n["args"][0]), x = eval(n["args"][1]), y = eval(n["args"][2]);
+    // a mask or scores the domain does not take: that is the cause to name
+    for (const Val* u : {&c, &x}) {
+      if (u->k == VK::kUnknown && !u->why.empty()) return *u;
+    }
     // A finite fill (-1e6) stands for -inf: the route checks per call that, in the exponent,
     // it lies at least 1e4 below zero (AttentionForm::fills).
     const std::optional<double> fill = y.k == VK::kNegInf ? std::nullopt : negativeLiteral(n["args"][2]);
@@ -459,7 +474,7 @@ Val Evaluator::call(const Node& n) {
       if (fill) t.conds = mergeConds(t.conds, {fillConj({}, true)});
       return t;
     }
-    return unknown(fmt::format("line {}: a select other than tl.where(mask, scores, -inf)", line(n)));
+    return unknown(fmt::format("line {}: a select other than tl.where(mask, scores, -inf or a large negative number)", line(n)));
   }
   if (scalarNode(n)) return scalarValue(n);
   return unknown("");
