@@ -89,35 +89,25 @@ def test_block_pointer_route_with_lse(causal):
     assert torch.allclose(lse.reshape(2, 4, 512), torch.logsumexp(scores, dim=-1) / math.log(2), rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("case,causal,S", [("finite_fill_bounds", False, 1000), ("finite_fill_additive_causal", True, 512)])
-def test_finite_fill_route(case, causal, S):
-    """Masks that fill -1e9 / -1e6 instead of -inf: routed (the fill checked far below the
-    scores), equal to SDPA and to the kernel as written."""
+@pytest.mark.parametrize("case,causal,S", [
+    ("finite_fill_bounds", False, 1000),           # -1e9 on the raw scores instead of -inf
+    ("finite_fill_additive_causal", True, 512),    # the tutorial's additive tl.where(mask, 0, -1.0e6)
+    ("even_flags_branch_loads", False, 512),       # EVEN_M / EVEN_N choose plain loads...
+    ("even_flags_branch_loads", False, 1000),      # ... or masked ones: each call routed by its form
+])
+def test_pointer_form_route(case, causal, S):
+    """Forms of the tutorial's pointer kernel (launcher attention(q, k, v, sm_scale)): routed (any
+    fill checked far below the scores, the form picked by the call's flags), equal to SDPA and
+    to the kernel as written."""
     torch = hopper()
-    routed = _load(os.path.join(GOLDEN, case, "expected.py"), f"{case}_routed")
-    plain = _load(os.path.join(GOLDEN, case, "input.py"), f"{case}_plain")
-    g = torch.Generator(device="cuda").manual_seed(11)
+    routed = _load(os.path.join(GOLDEN, case, "expected.py"), f"{case}_routed_{S}")
+    plain = _load(os.path.join(GOLDEN, case, "input.py"), f"{case}_plain_{S}")
+    g = torch.Generator(device="cuda").manual_seed(S)
     q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out = routed.attention(q, k, v, 0.125)
     taken, refused = _taken(routed)
     assert taken and not refused, refused
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
                                                            scale=0.125)
-    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
-    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)
-
-
-@pytest.mark.parametrize("S", [512, 1000])
-def test_flags_choosing_loads_route(S):
-    """EVEN_M / EVEN_N flags choosing plain or masked loads: each call routed by its own form."""
-    torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "even_flags_branch_loads", "expected.py"), f"even_routed_{S}")
-    plain = _load(os.path.join(GOLDEN, "even_flags_branch_loads", "input.py"), f"even_plain_{S}")
-    g = torch.Generator(device="cuda").manual_seed(S)
-    q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    out = routed.attention(q, k, v, 0.125)
-    taken, refused = _taken(routed)
-    assert taken and not refused, refused
-    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=0.125)
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)

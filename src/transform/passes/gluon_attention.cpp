@@ -399,11 +399,14 @@ class GluonAttentionPass : public Pass {
     const std::string& k = ctx.kernel->name;
     const KernelIR* cur = &kir;  // the Kernel IR of the form being written
     auto acc = [&](int id) -> const IrAccess& { return cur->accesses[static_cast<size_t>(id)]; };
-    Terms tq, tk, tv, to;
-    if (!termsOf(kir, acc(f.q), 1, &tq, why) || !termsOf(kir, acc(f.k), f.head_axis_k, &tk, why) ||
-        !termsOf(kir, acc(f.v), 1, &tv, why) || !termsOf(kir, acc(f.o), 1, &to, why)) {
-      return false;
-    }
+    // Q's, K's, V's and the output's terms of a form, in the Kernel IR being written.
+    auto terms = [&](const AttentionForm& g, Terms (&t)[4], std::string* w) {
+      return termsOf(*cur, acc(g.q), 1, &t[0], w) && termsOf(*cur, acc(g.k), g.head_axis_k, &t[1], w) &&
+             termsOf(*cur, acc(g.v), 1, &t[2], w) && termsOf(*cur, acc(g.o), 1, &t[3], w);
+    };
+    Terms first[4];
+    if (!terms(f, first, why)) return false;
+    const Terms &tq = first[0], &tk = first[1], &tv = first[2], &to = first[3];
     auto same = [&](const sym::Expr& a, const sym::Expr& b) { return sym::same(kir.expand(a), kir.expand(b)); };
     if (!same(tq.head, tk.head) || !same(tq.head, tv.head) || !same(tq.head, to.head) || !same(tq.rows, to.rows) ||
         !same(tk.rows, tv.rows)) {
@@ -444,16 +447,13 @@ class GluonAttentionPass : public Pass {
     // Forms read from Kernel IRs of their own (flag values) must agree on what the launch
     // function takes once: the pointers, the tiles, the strides and the loop's steps.
     auto common = [&](const AttentionForm& g) {
-      Terms a, b, c, d;
+      Terms t[4];
       std::string w;
-      if (!termsOf(*cur, acc(g.q), 1, &a, &w) || !termsOf(*cur, acc(g.k), g.head_axis_k, &b, &w) ||
-          !termsOf(*cur, acc(g.v), 1, &c, &w) || !termsOf(*cur, acc(g.o), 1, &d, &w)) {
-        return std::string("?");
-      }
+      if (!terms(g, t, &w)) return std::string("?");
       return fmt::format("{} {} {} {} | {} {} {} {} | {} {} {} | {} {} | {}", acc(g.q).ptr.base, acc(g.k).ptr.base,
-                         acc(g.v).ptr.base, acc(g.o).ptr.base, py(a.stride), py(b.stride), py(c.stride), py(d.stride),
-                         py(a.rows), py(b.rows), py(a.head), py(g.loop->start), py(g.loop->step),
-                         g.lse >= 0 ? acc(g.lse).ptr.base : "");
+                         acc(g.v).ptr.base, acc(g.o).ptr.base, py(t[0].stride), py(t[1].stride), py(t[2].stride),
+                         py(t[3].stride), py(t[0].rows), py(t[1].rows), py(t[0].head), py(g.loop->start),
+                         py(g.loop->step), g.lse >= 0 ? acc(g.lse).ptr.base : "");
     };
     const std::string shared = common(f);
     for (const auto& g : forms) {
