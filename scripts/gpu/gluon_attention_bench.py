@@ -4,8 +4,12 @@ FlashAttention-2, memory-efficient), with and without its log-sum-exp output, ti
 each output checked against SDPA with the suite's attention tolerance.
 
     python3 scripts/gpu/gluon_attention_bench.py [CASE_INDEX ...]
+    python3 scripts/gpu/gluon_attention_bench.py --schedules [CASE_INDEX ...]
 
-Prints one line per case and route. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
+Prints one line per case and route. With --schedules, times the template's schedules against
+each other instead (ping-pong between the consumer groups, a causal head's longest tiles first),
+interleaved in rounds in this one process, each checked against SDPA, with the ratio of each to
+the default schedule. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
 """
 
 import importlib.util
@@ -36,7 +40,13 @@ def main():
     from torch.nn.attention import SDPBackend, sdpa_kernel
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", triton.__version__,
           time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), flush=True)
-    picked = [CASES[int(i)] for i in sys.argv[1:]] or CASES
+    args = sys.argv[1:]
+    schedules = "--schedules" in args
+    picked = [CASES[int(i)] for i in args if i != "--schedules"] or CASES
+    if schedules:
+        for case in picked:
+            compare_schedules(mod, *case)
+        return
     for (B, HQ, HKV, S, D, causal) in picked:
         g = torch.Generator(device="cuda").manual_seed(0)
         q = torch.randn(B, HQ, S, D, device="cuda", dtype=torch.float16, generator=g)
@@ -68,6 +78,37 @@ def main():
         print(f"  gluon route={'gluon' if launched is not False else 'refused'} {t:.4f} ms "
               f"{flops / t / 1e9:.0f} TFLOP/s = {fastest / t:.3f} of the fastest SDPA backend; matches: {ok}; "
               f"with the log-sum-exp output {t_lse:.4f} ms",
+              flush=True)
+
+
+def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5):
+    """The template's schedules timed in interleaved rounds (median over rounds of each's median)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(B, HQ, S, D, device="cuda", dtype=torch.float16, generator=g)
+    k = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
+    v = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=HQ != HKV)
+    scale = D ** -0.5
+    names = [(False, False), (True, False)] + ([(False, True), (True, True)] if causal else [])
+    times = {n: [] for n in names}
+    ok = {}
+    for pp, hf in names:
+        o = torch.empty_like(q)
+        mod.launch(q, k, v, o, scale, causal, pingpong=pp, heavy_first=hf)
+        torch.cuda.synchronize()
+        ok[(pp, hf)] = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
+    o = torch.empty_like(q)
+    for r in range(rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            times[n].append(time_fn(lambda: mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1]),
+                                    budget_ms=150)["median_ms"])
+    med = {n: sorted(ts)[len(ts) // 2] for n, ts in times.items()}
+    base = med[(False, False)]
+    flops = 4 * B * HQ * S * S * D * (0.5 if causal else 1.0)
+    print(f"B={B} HQ={HQ} HKV={HKV} S={S} D={D} causal={causal}:", flush=True)
+    for n in names:
+        print(f"  pingpong={n[0]} heavy_first={n[1]}: {med[n]:.4f} ms {flops / med[n] / 1e9:.0f} TFLOP/s "
+              f"= {base / med[n]:.3f}x the default; rounds {' '.join(f'{t:.4f}' for t in times[n])}; matches: {ok[n]}",
               flush=True)
 
 

@@ -59,7 +59,7 @@ def spills_in_loops(cubin):
     return [(hex(a), i) for a, i in instrs if re.match(r"(@\S+\s+)?(STL|LDL)", i) and any(lo <= a <= hi for lo, hi in loops)]
 
 
-def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0):
+def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpong=False):
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
@@ -79,9 +79,9 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0):
            "seq_q": "i32", "seq_k": "i32", "qk_scale": "fp32", "HQ": "i32", "GROUP": "i32",
            "lse_ptr": "*fp32", "lse_sb": "i32", "lse_sh": "i32", "lse_ss": "i32",
            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "STAGES": "constexpr", "CAUSAL": "constexpr",
-           "EVEN_K": "constexpr", "LSE": "constexpr"}
+           "EVEN_K": "constexpr", "LSE": "constexpr", "PINGPONG": "constexpr", "HEAVY_FIRST": "constexpr"}
     consts = {"BLOCK_M": mod.BLOCK_M, "BLOCK_N": bn, "STAGES": mod.stages_for(head_dim),
-              "CAUSAL": causal, "EVEN_K": even_k, "LSE": lse}
+              "CAUSAL": causal, "EVEN_K": even_k, "LSE": lse, "PINGPONG": pingpong, "HEAVY_FIRST": causal}
     names = list(fn.arg_names)
     src = GluonASTSource(fn, sig, {(names.index(k),): v for k, v in consts.items()}, {})
     with knobs.nvidia.scope(), knobs.compilation.scope():
@@ -90,12 +90,13 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0):
         return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
 
 
-@pytest.mark.parametrize("head_dim,causal,even_k,dtype,lse", [(128, False, True, "fp16", 0), (128, True, False, "bf16", 2),
-                                                              (64, False, False, "fp16", 1), (32, True, True, "fp16", 0),
-                                                              (256, True, False, "bf16", 1), (16, False, True, "fp16", 0)])
-def test_compiles_for_sm90_without_spills_or_serialized_wgmma(head_dim, causal, even_k, dtype, lse, capfd):
+@pytest.mark.parametrize("head_dim,causal,even_k,dtype,lse,pingpong", [
+    (128, False, True, "fp16", 0, False), (128, True, False, "bf16", 2, False), (64, False, False, "fp16", 1, False),
+    (32, True, True, "fp16", 0, False), (256, True, False, "bf16", 1, False), (16, False, True, "fp16", 0, False),
+    (128, False, True, "fp16", 0, True), (128, True, False, "bf16", 2, True), (64, False, True, "fp16", 0, True)])
+def test_compiles_for_sm90_without_spills_or_serialized_wgmma(head_dim, causal, even_k, dtype, lse, pingpong, capfd):
     mod = load()
-    kernel = compile_for_sm90(mod, head_dim, causal, even_k, dtype, lse)
+    kernel = compile_for_sm90(mod, head_dim, causal, even_k, dtype, lse, pingpong)
     log = capfd.readouterr()
     text = log.out + log.err
     assert "ptxas info" in text  # the log was printed: the checks below read something

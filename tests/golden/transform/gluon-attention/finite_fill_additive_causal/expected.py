@@ -136,9 +136,10 @@ if _attn_fwd_attention__gluon is not None:
             _attn_fwd_attention__tma.async_copy_global_to_shared(v_desc, [b, kvh, i * BLOCK_N, 0], v_ready.index(slot), v_s.index(slot))
 
     @_attn_fwd_attention__gluon.jit
-    def _attn_fwd_attention__attn_compute(c: _attn_fwd_attention__gl.constexpr, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
+    def _attn_fwd_attention__attn_compute(c: _attn_fwd_attention__gl.constexpr, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn,
                       b, h, m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                      BLOCK_N: _attn_fwd_attention__gl.constexpr, CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr):
+                      BLOCK_N: _attn_fwd_attention__gl.constexpr, CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr,
+                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr):
         ROWS: _attn_fwd_attention__gl.constexpr = q_s.type.shape[3]
         HEAD_DIM: _attn_fwd_attention__gl.constexpr = q_s.type.shape[4]
         STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
@@ -170,12 +171,22 @@ if _attn_fwd_attention__gluon is not None:
             cs = j % STAGES
             _attn_fwd_attention__mbarrier.wait(k_ready.index(cs), (j // STAGES) & 1)
             kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
+            if _attn_fwd_attention_PINGPONG:
+                # the groups issue their matmuls in turn (group 0 first), so that one group's
+                # softmax runs while the other's matmuls hold the tensor cores
+                if c == 0:
+                    if j > 1:
+                        _attn_fwd_attention__mbarrier.wait(turn.index(0), (j - 2) & 1)
+                else:
+                    _attn_fwd_attention__mbarrier.wait(turn.index(1), (j - 1) & 1)
             s = _attn_fwd_attention__wgmma(q, kj, zero_s, use_acc=False, is_async=True)
             acc = acc * _attn_fwd_attention__gl.convert_layout(alpha, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
             ps = (j - 1) % STAGES
             _attn_fwd_attention__mbarrier.wait(v_ready.index(ps), ((j - 1) // STAGES) & 1)
             vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
             acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
+            if _attn_fwd_attention_PINGPONG:
+                _attn_fwd_attention__mbarrier.arrive(turn.index(1 - c), count=1)
             s = _attn_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
             _attn_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
             s = _attn_fwd_attention__attn_scores(s, j, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
@@ -211,8 +222,12 @@ if _attn_fwd_attention__gluon is not None:
     def _attn_fwd_attention_attention_fwd(q_desc, k_desc, v_desc, o_desc, seq_q, seq_k, qk_scale, HQ, GROUP,
                       lse_ptr, lse_sb, lse_sh, lse_ss,
                       _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr, STAGES: _attn_fwd_attention__gl.constexpr,
-                      CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr):
-        pid_m = _attn_fwd_attention__gl.program_id(0)
+                      CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr,
+                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr):
+        if CAUSAL and _attn_fwd_attention_HEAVY_FIRST:  # a head's longest rows (most key tiles) start first: a shorter tail
+            pid_m = _attn_fwd_attention__gl.num_programs(0) - 1 - _attn_fwd_attention__gl.program_id(0)
+        else:
+            pid_m = _attn_fwd_attention__gl.program_id(0)
         bh = _attn_fwd_attention__gl.program_id(1)
         b = bh // HQ
         h = bh % HQ
@@ -228,8 +243,10 @@ if _attn_fwd_attention__gluon is not None:
         k_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         v_ready = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         v_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
+        turn = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         for i in _attn_fwd_attention__gl.static_range(2):
             _attn_fwd_attention__mbarrier.init(q_bar.index(i), count=1)
+            _attn_fwd_attention__mbarrier.init(turn.index(i), count=1)
         for i in _attn_fwd_attention__gl.static_range(STAGES):
             _attn_fwd_attention__mbarrier.init(k_ready.index(i), count=1)
             _attn_fwd_attention__mbarrier.init(v_ready.index(i), count=1)
@@ -243,12 +260,12 @@ if _attn_fwd_attention__gluon is not None:
             hi = seq_k
         n_tiles = _attn_fwd_attention__gl.cdiv(hi, BLOCK_N)
         _attn_fwd_attention__gl.warp_specialize([
-            (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, b, h, m0,
-                             n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
-                             EVEN_K, LSE)),
-            (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, b, h, m0,
-                             n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
-                             EVEN_K, LSE)),
+            (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn, b, h,
+                             m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
+                             EVEN_K, LSE, _attn_fwd_attention_PINGPONG)),
+            (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn, b, h,
+                             m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
+                             EVEN_K, LSE, _attn_fwd_attention_PINGPONG)),
             (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
                           b, h, kvh, m0, n_tiles, BLOCK_N)),
         ], [4, 1], [240, 24])
@@ -310,14 +327,21 @@ def _attn_fwd_attention__tma_strides(st, seq, head_dim):
     return b, h, s
 
 
+# Schedules the kernel can take (timed against each other by scripts/gpu/gluon_attention_bench.py):
+# the consumer groups' matmuls issued in turn, a causal head's longest query tiles first.
+_attn_fwd_attention_PINGPONG = False
+_attn_fwd_attention_HEAVY_FIRST = False
+
+
 def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal,
-                lse=None):
+                lse=None, pingpong=None, heavy_first=None):
     """Attention over operands seen through explicit strides: q, o (batch, q_heads, seq_q,
     head_dim), k, v (batch, kv_heads, seq_k, head_dim) starting at each tensor's data pointer,
     `strides` four (stride_b, stride_h, stride_s) in elements, the head dimension contiguous (a
     kernel's own addressing, as a lowering reads it off the kernel). `lse`: None, or (tensor,
     (stride_b, stride_h, stride_s), base) to store each query row's log-sum-exp of its scaled
-    scores there too, fp32, base 2 or e. Returns the launched kernel, or False when the view does
+    scores there too, fp32, base 2 or e. `pingpong`, `heavy_first`: the schedule (None: the
+    module's _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST). Returns the launched kernel, or False when the view does
     not fit (_attn_fwd_attention_refuse_view() says why)."""
     views = list(zip((q, k, v, o), strides))
     if _attn_fwd_attention_refuse_view(q.dtype if isinstance(q, _attn_fwd_attention_torch.Tensor) else None, batch, q_heads, kv_heads, seq_q, seq_k,
@@ -344,7 +368,8 @@ def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q,
                                _attn_fwd_attention_desc(v, kv_heads, seq_k, strides[2], bn), _attn_fwd_attention_desc(o, q_heads, seq_q, strides[3], rows),
                                seq_q, seq_k, float(sm_scale) * _attn_fwd_attention_LOG2E, q_heads, q_heads // kv_heads, *lse_args,
                                _attn_fwd_attention_BLOCK_M, bn, _attn_fwd_attention_stages_for(head_dim), bool(causal), seq_k % bn == 0, lse_mode,
-                               num_warps=4)
+                               _attn_fwd_attention_PINGPONG if pingpong is None else bool(pingpong),
+                               _attn_fwd_attention_HEAVY_FIRST if heavy_first is None else bool(heavy_first), num_warps=4)
 
 
 def _attn_fwd_attention__shape_refusal(q, k, v, o):
@@ -375,7 +400,7 @@ def _attn_fwd_attention_fits(q, k, v, o, causal):
     return _attn_fwd_attention_refuse_view(q.dtype, B, HQ, k.shape[1], SQ, k.shape[2], D, causal, list(zip(tensors, _attn_fwd_attention__strides(tensors))))
 
 
-def _attn_fwd_attention_launch(q, k, v, o, sm_scale, causal, lse=None, lse_base="e"):
+def _attn_fwd_attention_launch(q, k, v, o, sm_scale, causal, lse=None, lse_base="e", **schedule):
     """o = attention(q, k, v) for (B, H, S, D) tensors through the Gluon kernel, and each query
     row's log-sum-exp into `lse` (B, H, S) fp32 when given (`lse_base` 2 or "e"); returns the
     launched kernel, or False when the call does not fit (_attn_fwd_attention_fits() says why). The view's checks
@@ -389,7 +414,7 @@ def _attn_fwd_attention_launch(q, k, v, o, sm_scale, causal, lse=None, lse_base=
             return False
         view = (lse, _attn_fwd_attention__strides((lse,))[0], lse_base)
     return _attn_fwd_attention_launch_view(q, k, v, o, B, HQ, k.shape[1], SQ, k.shape[2], D, _attn_fwd_attention__strides((q, k, v, o)), sm_scale, causal,
-                       view)
+                       view, **schedule)
 
 
 def _attn_fwd_attention__fit_heads(bases, heads, group):
