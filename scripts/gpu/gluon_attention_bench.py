@@ -4,12 +4,13 @@ FlashAttention-2, memory-efficient), with and without its log-sum-exp output, ti
 each output checked against SDPA with the suite's attention tolerance.
 
     python3 scripts/gpu/gluon_attention_bench.py [CASE_INDEX ...]
-    python3 scripts/gpu/gluon_attention_bench.py --schedules [CASE_INDEX ...]
+    python3 scripts/gpu/gluon_attention_bench.py --schedules [--before OLD_TEMPLATE.py] [CASE_INDEX ...]
 
 Prints one line per case and route. With --schedules, times the template's schedules against
-each other instead (ping-pong between the consumer groups, a causal head's longest tiles first),
-interleaved in rounds in this one process, each checked against SDPA, with the ratio of each to
-the default schedule. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
+each other instead (ping-pong between the consumer groups, a causal head's longest tiles first,
+persistent programs), with SDPA's backends (and another version of the template, --before)
+interleaved in rounds in this one process, each schedule's output checked against SDPA, with the
+ratio of each to the default schedule. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
 """
 
 import importlib.util
@@ -41,11 +42,18 @@ def main():
     print(torch.cuda.get_device_name(), "torch", torch.__version__, "triton", triton.__version__,
           time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), flush=True)
     args = sys.argv[1:]
+    before = None
+    if "--before" in args:  # another version of the template, timed beside this one
+        path = args.pop(args.index("--before") + 1)
+        args.remove("--before")
+        spec_b = importlib.util.spec_from_file_location("gluon_attention_before", path)
+        before = importlib.util.module_from_spec(spec_b)
+        spec_b.loader.exec_module(before)
     schedules = "--schedules" in args
     picked = [CASES[int(i)] for i in args if i != "--schedules"] or CASES
     if schedules:
         for case in picked:
-            compare_schedules(mod, *case)
+            compare_schedules(mod, *case, before=before)
         return
     for (B, HQ, HKV, S, D, causal) in picked:
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -81,35 +89,57 @@ def main():
               flush=True)
 
 
-def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5):
-    """The template's schedules timed in interleaved rounds (median over rounds of each's median)."""
+def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None):
+    """The template's schedules timed in interleaved rounds (median over rounds of each's median);
+    `before`: another version of the template (a module), timed as "before" in the same rounds."""
     g = torch.Generator(device="cuda").manual_seed(0)
     q = torch.randn(B, HQ, S, D, device="cuda", dtype=torch.float16, generator=g)
     k = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
     v = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=HQ != HKV)
     scale = D ** -0.5
-    names = [(False, False), (True, False)] + ([(False, True), (True, True)] if causal else [])
-    times = {n: [] for n in names}
-    ok = {}
-    for pp, hf in names:
-        o = torch.empty_like(q)
-        mod.launch(q, k, v, o, scale, causal, pingpong=pp, heavy_first=hf)
-        torch.cuda.synchronize()
-        ok[(pp, hf)] = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
-    o = torch.empty_like(q)
+    # (pingpong, heavy_first, persistent); heavy_first only matters causal
+    names = [(pp, hf, ps) for pp in (False, True) for hf in ((False, True) if causal else (False,))
+             for ps in (False, True)]
+    runs = {n: (lambda n=n, o=o: mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1],
+                                            persistent=n[2]))
+            for n in names for o in [torch.empty_like(q)]}
+    if before is not None:
+        ob = torch.empty_like(q)
+        runs["before"] = lambda: before.launch(q, k, v, ob, scale, causal)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for name, member in SDPA_BACKENDS:  # the vendor's backends, timed in the same rounds
+        def vendor(member=member):
+            with sdpa_kernel([getattr(SDPBackend, member)]):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                        enable_gqa=HQ != HKV)
+        try:
+            vendor()
+            runs[name] = vendor
+        except Exception:  # a backend that cannot run the case is left out
+            pass
+    for run in runs.values():  # compiled and warm before any timing
+        run()
+    torch.cuda.synchronize()
+    times = {n: [] for n in runs}
+    order = list(runs)
     for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            times[n].append(time_fn(lambda: mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1]),
-                                    budget_ms=150)["median_ms"])
+        for n in (order if r % 2 == 0 else order[::-1]):
+            times[n].append(time_fn(runs[n], budget_ms=150)["median_ms"])
+    ok = {}
+    for n in names:  # each schedule's output, written by a fresh launch, against SDPA
+        o = torch.full_like(q, float("nan"))
+        mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1], persistent=n[2])
+        torch.cuda.synchronize()
+        ok[n] = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
     med = {n: sorted(ts)[len(ts) // 2] for n, ts in times.items()}
-    base = med[(False, False)]
+    base = med[(False, False, False)]
     flops = 4 * B * HQ * S * S * D * (0.5 if causal else 1.0)
     print(f"B={B} HQ={HQ} HKV={HKV} S={S} D={D} causal={causal}:", flush=True)
-    for n in names:
-        print(f"  pingpong={n[0]} heavy_first={n[1]}: {med[n]:.4f} ms {flops / med[n] / 1e9:.0f} TFLOP/s "
-              f"= {base / med[n]:.3f}x the default; rounds {' '.join(f'{t:.4f}' for t in times[n])}; matches: {ok[n]}",
-              flush=True)
+    for n in runs:
+        label = n if isinstance(n, str) else f"pingpong={n[0]} heavy_first={n[1]} persistent={n[2]}"
+        print(f"  {label}: {med[n]:.4f} ms {flops / med[n] / 1e9:.0f} TFLOP/s = {base / med[n]:.3f}x the default; "
+              f"rounds {' '.join(f'{t:.4f}' for t in times[n])}; matches: {ok.get(n, '-')}", flush=True)
 
 
 if __name__ == "__main__":

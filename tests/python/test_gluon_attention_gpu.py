@@ -32,8 +32,14 @@ CASES = [  # B, HQ, HKV, SQ, SK, D, causal, dtype, layout
 ]
 
 
+# The schedules (ping-pong, heavy first, persistent), each on every case: the default, all on, and
+# persistent alone (its tile loop without the other two).
+SCHEDULES = [{}, {"pingpong": True, "heavy_first": True, "persistent": True}, {"persistent": True}]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=["default", "all", "persistent"])
 @pytest.mark.parametrize("B,HQ,HKV,SQ,SK,D,causal,dtype,layout", CASES)
-def test_gluon_attention_matches_sdpa(B, HQ, HKV, SQ, SK, D, causal, dtype, layout):
+def test_gluon_attention_matches_sdpa(B, HQ, HKV, SQ, SK, D, causal, dtype, layout, schedule):
     torch = hopper()
     mod = load()
     dt = getattr(torch, dtype)
@@ -48,7 +54,7 @@ def test_gluon_attention_matches_sdpa(B, HQ, HKV, SQ, SK, D, causal, dtype, layo
     o = torch.full_like(q, float("nan"))
     scale = D ** -0.5
     assert mod.fits(q, k, v, o, causal) is None
-    assert mod.launch(q, k, v, o, scale, causal) is not False
+    assert mod.launch(q, k, v, o, scale, causal, **schedule) is not False
     torch.cuda.synchronize()
     kr = k.float().repeat_interleave(HQ // HKV, dim=1)
     vr = v.float().repeat_interleave(HQ // HKV, dim=1)

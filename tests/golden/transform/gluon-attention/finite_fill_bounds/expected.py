@@ -116,28 +116,58 @@ if _attn_fwd_attention__gluon is not None:
         return s
 
     @_attn_fwd_attention__gluon.jit
-    def _attn_fwd_attention__attn_load(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
-                   b, h, kvh, m0, n_tiles, BLOCK_N: _attn_fwd_attention__gl.constexpr):
-        ROWS: _attn_fwd_attention__gl.constexpr = q_desc.block_type.shape[2]
-        STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
-        for c in _attn_fwd_attention__gl.static_range(2):
-            _attn_fwd_attention__mbarrier.expect(q_bar.index(c), q_desc.block_type.nbytes)
-            _attn_fwd_attention__tma.async_copy_global_to_shared(q_desc, [b, h, m0 + c * ROWS, 0], q_bar.index(c), q_s.index(c))
-        for i in range(n_tiles):
-            slot = i % STAGES
-            phase = ((i // STAGES) & 1) ^ 1  # a fresh stage passes its first wait
-            _attn_fwd_attention__mbarrier.wait(k_empty.index(slot), phase)
-            _attn_fwd_attention__mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
-            _attn_fwd_attention__tma.async_copy_global_to_shared(k_desc, [b, kvh, i * BLOCK_N, 0], k_ready.index(slot), k_s.index(slot))
-            _attn_fwd_attention__mbarrier.wait(v_empty.index(slot), phase)
-            _attn_fwd_attention__mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
-            _attn_fwd_attention__tma.async_copy_global_to_shared(v_desc, [b, kvh, i * BLOCK_N, 0], v_ready.index(slot), v_s.index(slot))
+    def _attn_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, CAUSAL: _attn_fwd_attention__gl.constexpr,
+                   _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr):
+        # tile t: (batch, head) t // m_tiles, query tile t % m_tiles (a causal head's longest
+        # first when _attn_fwd_attention_HEAVY_FIRST); its key tiles
+        bh = t // m_tiles
+        mi = t % m_tiles
+        if CAUSAL and _attn_fwd_attention_HEAVY_FIRST:
+            mi = m_tiles - 1 - mi
+        b = bh // HQ
+        h = bh % HQ
+        m0 = mi * _attn_fwd_attention_BLOCK_M
+        if CAUSAL:
+            hi = _attn_fwd_attention__gl.minimum(seq_k, m0 + _attn_fwd_attention_BLOCK_M)
+        else:
+            hi = seq_k
+        return b, h, h // GROUP, m0, _attn_fwd_attention__gl.cdiv(hi, BLOCK_N)
 
     @_attn_fwd_attention__gluon.jit
-    def _attn_fwd_attention__attn_compute(c: _attn_fwd_attention__gl.constexpr, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn,
-                      b, h, m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                      BLOCK_N: _attn_fwd_attention__gl.constexpr, CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr,
-                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr):
+    def _attn_fwd_attention__attn_load(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                   m_tiles, n_work, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr,
+                   CAUSAL: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr):
+        ROWS: _attn_fwd_attention__gl.constexpr = q_desc.block_type.shape[2]
+        STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
+        it = 0  # key tiles brought so far (the ring's position)
+        done = 0  # query tiles taken so far
+        for t in range(_attn_fwd_attention__gl.program_id(0), n_work, _attn_fwd_attention__gl.num_programs(0)):
+            b, h, kvh, m0, n_tiles = _attn_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, CAUSAL, _attn_fwd_attention_HEAVY_FIRST, BLOCK_N)
+            for c in _attn_fwd_attention__gl.static_range(2):
+                # a group's Q buffer is free once it has read Q (and stored its output from it)
+                _attn_fwd_attention__mbarrier.wait(q_empty.index(c), (done & 1) ^ 1)
+                _attn_fwd_attention__mbarrier.expect(q_bar.index(c), q_desc.block_type.nbytes)
+                _attn_fwd_attention__tma.async_copy_global_to_shared(q_desc, [b, h, m0 + c * ROWS, 0], q_bar.index(c), q_s.index(c))
+            for i in range(n_tiles):
+                slot = it % STAGES
+                phase = ((it // STAGES) & 1) ^ 1  # a fresh stage passes its first wait
+                _attn_fwd_attention__mbarrier.wait(k_empty.index(slot), phase)
+                _attn_fwd_attention__mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
+                _attn_fwd_attention__tma.async_copy_global_to_shared(k_desc, [b, kvh, i * BLOCK_N, 0], k_ready.index(slot),
+                                                 k_s.index(slot))
+                _attn_fwd_attention__mbarrier.wait(v_empty.index(slot), phase)
+                _attn_fwd_attention__mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
+                _attn_fwd_attention__tma.async_copy_global_to_shared(v_desc, [b, kvh, i * BLOCK_N, 0], v_ready.index(slot),
+                                                 v_s.index(slot))
+                it += 1
+            done += 1
+
+    @_attn_fwd_attention__gluon.jit
+    def _attn_fwd_attention__attn_compute(c: _attn_fwd_attention__gl.constexpr, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready,
+                      v_empty, turn, m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale,
+                      lse_ptr, lse_sb, lse_sh, lse_ss, _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr,
+                      CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr,
+                      _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr, O_OWN: _attn_fwd_attention__gl.constexpr):
         ROWS: _attn_fwd_attention__gl.constexpr = q_s.type.shape[3]
         HEAD_DIM: _attn_fwd_attention__gl.constexpr = q_s.type.shape[4]
         STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
@@ -147,96 +177,115 @@ if _attn_fwd_attention__gluon is not None:
                                                         instr_shape=[16, HEAD_DIM, 16])
         P_L: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention__gl.DotOperandLayout(operand_index=0, parent=O_L, k_width=2)
         dtype: _attn_fwd_attention__gl.constexpr = q_s.dtype
-        row0 = m0 + c * ROWS
         q = q_s.index(c).reshape([ROWS, HEAD_DIM])
-        acc = _attn_fwd_attention__gl.full([ROWS, HEAD_DIM], 0.0, _attn_fwd_attention__gl.float32, layout=O_L)
         zero_s = _attn_fwd_attention__gl.full([ROWS, BLOCK_N], 0.0, _attn_fwd_attention__gl.float32, layout=S_L)
-
-        _attn_fwd_attention__mbarrier.wait(q_bar.index(c), 0)
-        _attn_fwd_attention__mbarrier.wait(k_ready.index(0), 0)
-        k0 = k_s.index(0).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
-        s = _attn_fwd_attention__wgmma(q, k0, zero_s, use_acc=False, is_async=True)
-        s = _attn_fwd_attention__wgmma_wait(0, deps=(s, q, k0))[0]
-        _attn_fwd_attention__mbarrier.arrive(k_empty.index(0), count=1)
-        s = _attn_fwd_attention__attn_scores(s, 0, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
-        m_i = _attn_fwd_attention__gl.max(s, axis=1)
-        p = _attn_fwd_attention__gl.exp2(s - m_i[:, None])
-        l_i = _attn_fwd_attention__gl.sum(p, axis=1)
-        alpha = _attn_fwd_attention__gl.full([ROWS], 1.0, _attn_fwd_attention__gl.float32, layout=_attn_fwd_attention__gl.SliceLayout(1, S_L))
-        for j in range(1, n_tiles):
-            # S_j = Q K_j^T and O += P_{j-1} V_{j-1} go to the tensor cores back to back; the
-            # softmax of S_j runs while the second one computes
-            cs = j % STAGES
-            _attn_fwd_attention__mbarrier.wait(k_ready.index(cs), (j // STAGES) & 1)
-            kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
-            if _attn_fwd_attention_PINGPONG:
-                # the groups issue their matmuls in turn (group 0 first), so that one group's
-                # softmax runs while the other's matmuls hold the tensor cores
-                if c == 0:
-                    if j > 1:
-                        _attn_fwd_attention__mbarrier.wait(turn.index(0), (j - 2) & 1)
-                else:
-                    _attn_fwd_attention__mbarrier.wait(turn.index(1), (j - 1) & 1)
-            s = _attn_fwd_attention__wgmma(q, kj, zero_s, use_acc=False, is_async=True)
+        it = 0  # key tiles consumed so far (the ring's position)
+        turns = 0  # loop iterations so far (the ping-pong barriers' position)
+        done = 0  # query tiles taken so far
+        for t in range(_attn_fwd_attention__gl.program_id(0), n_work, _attn_fwd_attention__gl.num_programs(0)):
+            b, h, kvh, m0, n_tiles = _attn_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, CAUSAL, _attn_fwd_attention_HEAVY_FIRST, BLOCK_N)
+            row0 = m0 + c * ROWS
+            acc = _attn_fwd_attention__gl.full([ROWS, HEAD_DIM], 0.0, _attn_fwd_attention__gl.float32, layout=O_L)
+            _attn_fwd_attention__mbarrier.wait(q_bar.index(c), done & 1)
+            s0 = it % STAGES
+            _attn_fwd_attention__mbarrier.wait(k_ready.index(s0), (it // STAGES) & 1)
+            k0 = k_s.index(s0).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
+            s = _attn_fwd_attention__wgmma(q, k0, zero_s, use_acc=False, is_async=True)
+            s = _attn_fwd_attention__wgmma_wait(0, deps=(s, q, k0))[0]
+            _attn_fwd_attention__mbarrier.arrive(k_empty.index(s0), count=1)
+            s = _attn_fwd_attention__attn_scores(s, 0, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
+            m_i = _attn_fwd_attention__gl.max(s, axis=1)
+            p = _attn_fwd_attention__gl.exp2(s - m_i[:, None])
+            l_i = _attn_fwd_attention__gl.sum(p, axis=1)
+            alpha = _attn_fwd_attention__gl.full([ROWS], 1.0, _attn_fwd_attention__gl.float32, layout=_attn_fwd_attention__gl.SliceLayout(1, S_L))
+            for j in range(1, n_tiles):
+                # S_j = Q K_j^T and O += P_{j-1} V_{j-1} go to the tensor cores back to back; the
+                # softmax of S_j runs while the second one computes
+                cs = (it + j) % STAGES
+                _attn_fwd_attention__mbarrier.wait(k_ready.index(cs), ((it + j) // STAGES) & 1)
+                kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
+                if _attn_fwd_attention_PINGPONG:
+                    # the groups issue their matmuls in turn (group 0 first), so that one group's
+                    # softmax runs while the other's matmuls hold the tensor cores
+                    if c == 0:
+                        if turns > 0:
+                            _attn_fwd_attention__mbarrier.wait(turn.index(0), (turns - 1) & 1)
+                    else:
+                        _attn_fwd_attention__mbarrier.wait(turn.index(1), turns & 1)
+                s = _attn_fwd_attention__wgmma(q, kj, zero_s, use_acc=False, is_async=True)
+                acc = acc * _attn_fwd_attention__gl.convert_layout(alpha, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
+                ps = (it + j - 1) % STAGES
+                _attn_fwd_attention__mbarrier.wait(v_ready.index(ps), ((it + j - 1) // STAGES) & 1)
+                vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
+                acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
+                if _attn_fwd_attention_PINGPONG:
+                    _attn_fwd_attention__mbarrier.arrive(turn.index(1 - c), count=1)
+                turns += 1
+                s = _attn_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
+                _attn_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
+                s = _attn_fwd_attention__attn_scores(s, j, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
+                m_new = _attn_fwd_attention__gl.maximum(m_i, _attn_fwd_attention__gl.max(s, axis=1))
+                p = _attn_fwd_attention__gl.exp2(s - m_new[:, None])
+                alpha = _attn_fwd_attention__gl.exp2(m_i - m_new)
+                l_i = l_i * alpha + _attn_fwd_attention__gl.sum(p, axis=1)
+                m_i = m_new
+                acc = _attn_fwd_attention__wgmma_wait(0, deps=(acc,))
+                _attn_fwd_attention__mbarrier.arrive(v_empty.index(ps), count=1)
+            if O_OWN:
+                _attn_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)  # Q is read no more: the next tile's may come
             acc = acc * _attn_fwd_attention__gl.convert_layout(alpha, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
-            ps = (j - 1) % STAGES
-            _attn_fwd_attention__mbarrier.wait(v_ready.index(ps), ((j - 1) // STAGES) & 1)
-            vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
-            acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
-            if _attn_fwd_attention_PINGPONG:
-                _attn_fwd_attention__mbarrier.arrive(turn.index(1 - c), count=1)
-            s = _attn_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
-            _attn_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
-            s = _attn_fwd_attention__attn_scores(s, j, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
-            m_new = _attn_fwd_attention__gl.maximum(m_i, _attn_fwd_attention__gl.max(s, axis=1))
-            p = _attn_fwd_attention__gl.exp2(s - m_new[:, None])
-            alpha = _attn_fwd_attention__gl.exp2(m_i - m_new)
-            l_i = l_i * alpha + _attn_fwd_attention__gl.sum(p, axis=1)
-            m_i = m_new
+            ls = (it + n_tiles - 1) % STAGES
+            _attn_fwd_attention__mbarrier.wait(v_ready.index(ls), ((it + n_tiles - 1) // STAGES) & 1)
+            vl = v_s.index(ls).reshape([BLOCK_N, HEAD_DIM])
+            acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vl, acc, is_async=True)
             acc = _attn_fwd_attention__wgmma_wait(0, deps=(acc,))
-            _attn_fwd_attention__mbarrier.arrive(v_empty.index(ps), count=1)
-        acc = acc * _attn_fwd_attention__gl.convert_layout(alpha, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
-        ls = (n_tiles - 1) % STAGES
-        _attn_fwd_attention__mbarrier.wait(v_ready.index(ls), ((n_tiles - 1) // STAGES) & 1)
-        vl = v_s.index(ls).reshape([BLOCK_N, HEAD_DIM])
-        acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vl, acc, is_async=True)
-        acc = _attn_fwd_attention__wgmma_wait(0, deps=(acc,))
-        _attn_fwd_attention__mbarrier.arrive(v_empty.index(ls), count=1)
-        o = (acc / _attn_fwd_attention__gl.convert_layout(l_i, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]).to(dtype)
-        o_s = q_s.index(c)  # this group's Q is read no more
-        o_s.reshape([ROWS, HEAD_DIM]).store(o)
-        _attn_fwd_attention__fence_async_shared()
-        _attn_fwd_attention__tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], o_s)  # rows past the sequence clipped
+            _attn_fwd_attention__mbarrier.arrive(v_empty.index(ls), count=1)
+            it += n_tiles
+            o = (acc / _attn_fwd_attention__gl.convert_layout(l_i, _attn_fwd_attention__gl.SliceLayout(1, O_L))[:, None]).to(dtype)
+            if O_OWN:
+                out = o_s.index(c)
+                _attn_fwd_attention__tma.store_wait(0)  # the previous tile's output has left the buffer
+            else:
+                out = q_s.index(c)  # this group's Q is read no more
+            out.reshape([ROWS, HEAD_DIM]).store(o)
+            _attn_fwd_attention__fence_async_shared()
+            _attn_fwd_attention__tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], out)  # rows past the sequence clipped
+            if not O_OWN:
+                _attn_fwd_attention__tma.store_wait(0)
+                _attn_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)
+            if LSE != 0:
+                # each row's log-sum-exp of its scaled scores: base 2 (LSE == 2) or natural (LSE == 1)
+                rows = row0 + _attn_fwd_attention__gl.arange(0, ROWS, layout=_attn_fwd_attention__gl.SliceLayout(1, S_L))
+                lse = m_i + _attn_fwd_attention__gl.log2(l_i)
+                if LSE == 1:
+                    lse = lse * 0.6931471805599453
+                _attn_fwd_attention__gl.store(lse_ptr + b * lse_sb + h * lse_sh + rows * lse_ss, lse, mask=rows < seq_q)
+            done += 1
         _attn_fwd_attention__tma.store_wait(0)
-        if LSE != 0:
-            # each row's log-sum-exp of its scaled scores: base 2 (LSE == 2) or natural (LSE == 1)
-            rows = row0 + _attn_fwd_attention__gl.arange(0, ROWS, layout=_attn_fwd_attention__gl.SliceLayout(1, S_L))
-            lse = m_i + _attn_fwd_attention__gl.log2(l_i)
-            if LSE == 1:
-                lse = lse * 0.6931471805599453
-            _attn_fwd_attention__gl.store(lse_ptr + b * lse_sb + h * lse_sh + rows * lse_ss, lse, mask=rows < seq_q)
 
     @_attn_fwd_attention__gluon.jit
-    def _attn_fwd_attention_attention_fwd(q_desc, k_desc, v_desc, o_desc, seq_q, seq_k, qk_scale, HQ, GROUP,
+    def _attn_fwd_attention_attention_fwd(q_desc, k_desc, v_desc, o_desc, seq_q, seq_k, qk_scale, HQ, GROUP, n_work,
                       lse_ptr, lse_sb, lse_sh, lse_ss,
                       _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr, STAGES: _attn_fwd_attention__gl.constexpr,
                       CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr,
-                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr):
-        if CAUSAL and _attn_fwd_attention_HEAVY_FIRST:  # a head's longest rows (most key tiles) start first: a shorter tail
-            pid_m = _attn_fwd_attention__gl.num_programs(0) - 1 - _attn_fwd_attention__gl.program_id(0)
-        else:
-            pid_m = _attn_fwd_attention__gl.program_id(0)
-        bh = _attn_fwd_attention__gl.program_id(1)
-        b = bh // HQ
-        h = bh % HQ
-        kvh = h // GROUP
+                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr, O_OWN: _attn_fwd_attention__gl.constexpr):
+        # Each program takes query tiles program_id, program_id + num_programs, ... of the n_work
+        # (batch, head, query tile) triples: one each when the grid has one program per tile;
+        # persistent (one program per SM), a tile's K/V loads and Q start while the previous
+        # tile's last matmuls and output store run.
         ROWS: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention_BLOCK_M // 2
         HEAD_DIM: _attn_fwd_attention__gl.constexpr = q_desc.block_type.shape[3]
         dtype: _attn_fwd_attention__gl.constexpr = q_desc.dtype
+        m_tiles = _attn_fwd_attention__gl.cdiv(seq_q, _attn_fwd_attention_BLOCK_M)
         q_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [2, 1, 1, ROWS, HEAD_DIM], q_desc.layout)
+        if O_OWN:
+            o_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [2, 1, 1, ROWS, HEAD_DIM], o_desc.layout)
+        else:
+            o_s = q_s
         k_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
         q_bar = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
+        q_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         k_ready = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         k_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         v_ready = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
@@ -244,6 +293,7 @@ if _attn_fwd_attention__gluon is not None:
         turn = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         for i in _attn_fwd_attention__gl.static_range(2):
             _attn_fwd_attention__mbarrier.init(q_bar.index(i), count=1)
+            _attn_fwd_attention__mbarrier.init(q_empty.index(i), count=1)
             _attn_fwd_attention__mbarrier.init(turn.index(i), count=1)
         for i in _attn_fwd_attention__gl.static_range(STAGES):
             _attn_fwd_attention__mbarrier.init(k_ready.index(i), count=1)
@@ -251,21 +301,15 @@ if _attn_fwd_attention__gluon is not None:
             _attn_fwd_attention__mbarrier.init(k_empty.index(i), count=2)  # both consumer groups release a stage
             _attn_fwd_attention__mbarrier.init(v_empty.index(i), count=2)
         _attn_fwd_attention__fence_async_shared()
-        m0 = pid_m * _attn_fwd_attention_BLOCK_M
-        if CAUSAL:
-            hi = _attn_fwd_attention__gl.minimum(seq_k, m0 + _attn_fwd_attention_BLOCK_M)
-        else:
-            hi = seq_k
-        n_tiles = _attn_fwd_attention__gl.cdiv(hi, BLOCK_N)
         _attn_fwd_attention__gl.warp_specialize([
-            (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn, b, h,
-                             m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
-                             EVEN_K, LSE, _attn_fwd_attention_PINGPONG)),
-            (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty, turn, b, h,
-                             m0, n_tiles, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, BLOCK_N, CAUSAL,
-                             EVEN_K, LSE, _attn_fwd_attention_PINGPONG)),
-            (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, k_ready, k_empty, v_ready, v_empty,
-                          b, h, kvh, m0, n_tiles, BLOCK_N)),
+            (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                             m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                             _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+            (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                             m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                             _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+            (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                          m_tiles, n_work, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _attn_fwd_attention_HEAVY_FIRST)),
         ], [4, 1], [240, 24])
 
 
@@ -281,6 +325,13 @@ def _attn_fwd_attention_stages_for(head_dim):
     q_bytes = _attn_fwd_attention_BLOCK_M * head_dim * 2
     stages = min(3, (200 * 1024 - q_bytes) // per_stage)
     return stages if stages >= 2 else 0
+
+
+def _attn_fwd_attention_own_output_for(head_dim):
+    """Whether the output has a shared-memory buffer of its own beside Q and the ring (then a
+    persistent program loads the next tile's Q while its output is stored)."""
+    per_stage = 2 * _attn_fwd_attention_block_n_for(head_dim) * head_dim * 2
+    return 2 * _attn_fwd_attention_BLOCK_M * head_dim * 2 + _attn_fwd_attention_stages_for(head_dim) * per_stage <= 200 * 1024
 
 
 def _attn_fwd_attention_refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal, views):
@@ -299,8 +350,8 @@ def _attn_fwd_attention_refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_
         return "a causal mask over query and key sequences of different lengths"
     if min(batch, q_heads, seq_q, seq_k) <= 0:
         return "an empty operand"
-    if batch * q_heads > 65535:
-        return f"{batch * q_heads} (batch, head) pairs: more than a grid's second axis takes (65535)"
+    if batch * q_heads * ((seq_q + _attn_fwd_attention_BLOCK_M - 1) // _attn_fwd_attention_BLOCK_M) >= 2 ** 31:
+        return "more query tiles than a grid takes (2^31)"
     for i, (t, strides) in enumerate(views):
         es = t.element_size()
         extents = (batch, kv_heads if i in (1, 2) else q_heads, seq_k if i in (1, 2) else seq_q)
@@ -326,20 +377,29 @@ def _attn_fwd_attention__tma_strides(st, seq, head_dim):
 
 
 # Schedules the kernel can take (timed against each other by scripts/gpu/gluon_attention_bench.py):
-# the consumer groups' matmuls issued in turn, a causal head's longest query tiles first.
+# the consumer groups' matmuls issued in turn, a causal head's longest query tiles first, one
+# program per SM taking tile after tile.
 _attn_fwd_attention_PINGPONG = False
 _attn_fwd_attention_HEAVY_FIRST = False
+_attn_fwd_attention_PERSISTENT = False
+_attn_fwd_attention__SMS = {}
+
+
+def _attn_fwd_attention__sm_count(device):
+    if device not in _attn_fwd_attention__SMS:
+        _attn_fwd_attention__SMS[device] = _attn_fwd_attention_torch.cuda.get_device_properties(device).multi_processor_count
+    return _attn_fwd_attention__SMS[device]
 
 
 def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal,
-                lse=None, pingpong=None, heavy_first=None):
+                lse=None, pingpong=None, heavy_first=None, persistent=None):
     """Attention over operands seen through explicit strides: q, o (batch, q_heads, seq_q,
     head_dim), k, v (batch, kv_heads, seq_k, head_dim) starting at each tensor's data pointer,
     `strides` four (stride_b, stride_h, stride_s) in elements, the head dimension contiguous (a
     kernel's own addressing, as a lowering reads it off the kernel). `lse`: None, or (tensor,
     (stride_b, stride_h, stride_s), base) to store each query row's log-sum-exp of its scaled
-    scores there too, fp32, base 2 or e. `pingpong`, `heavy_first`: the schedule (None: the
-    module's _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST). Returns the launched kernel, or False when the view does
+    scores there too, fp32, base 2 or e. `pingpong`, `heavy_first`, `persistent`: the schedule
+    (None: the module's _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, _attn_fwd_attention_PERSISTENT). Returns the launched kernel, or False when the view does
     not fit (_attn_fwd_attention_refuse_view() says why)."""
     views = list(zip((q, k, v, o), strides))
     if _attn_fwd_attention_refuse_view(q.dtype if isinstance(q, _attn_fwd_attention_torch.Tensor) else None, batch, q_heads, kv_heads, seq_q, seq_k,
@@ -361,13 +421,16 @@ def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q,
                                  [1, 1, block_rows, head_dim],
                                  _attn_fwd_attention__gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], dt))
 
-    grid = ((seq_q + _attn_fwd_attention_BLOCK_M - 1) // _attn_fwd_attention_BLOCK_M, batch * q_heads)
+    n_work = (seq_q + _attn_fwd_attention_BLOCK_M - 1) // _attn_fwd_attention_BLOCK_M * batch * q_heads
+    persistent = _attn_fwd_attention_PERSISTENT if persistent is None else bool(persistent)
+    grid = (min(n_work, _attn_fwd_attention__sm_count(q.device)) if persistent else n_work,)
     return _attn_fwd_attention_attention_fwd[grid](_attn_fwd_attention_desc(q, q_heads, seq_q, strides[0], rows), _attn_fwd_attention_desc(k, kv_heads, seq_k, strides[1], bn),
                                _attn_fwd_attention_desc(v, kv_heads, seq_k, strides[2], bn), _attn_fwd_attention_desc(o, q_heads, seq_q, strides[3], rows),
-                               seq_q, seq_k, float(sm_scale) * _attn_fwd_attention_LOG2E, q_heads, q_heads // kv_heads, *lse_args,
+                               seq_q, seq_k, float(sm_scale) * _attn_fwd_attention_LOG2E, q_heads, q_heads // kv_heads, n_work, *lse_args,
                                _attn_fwd_attention_BLOCK_M, bn, _attn_fwd_attention_stages_for(head_dim), bool(causal), seq_k % bn == 0, lse_mode,
                                _attn_fwd_attention_PINGPONG if pingpong is None else bool(pingpong),
-                               _attn_fwd_attention_HEAVY_FIRST if heavy_first is None else bool(heavy_first), num_warps=4)
+                               _attn_fwd_attention_HEAVY_FIRST if heavy_first is None else bool(heavy_first),
+                               persistent and _attn_fwd_attention_own_output_for(head_dim), num_warps=4)
 
 
 def _attn_fwd_attention__shape_refusal(q, k, v, o):
