@@ -8,7 +8,7 @@ each output checked against SDPA with the suite's attention tolerance.
 
 Prints one line per case and route. With --schedules, times the template's schedules against
 each other instead (ping-pong between the consumer groups, a causal head's longest tiles first,
-persistent programs), with SDPA's backends (and another version of the template, --before)
+persistent programs, three consumer groups for head sizes up to 64), with SDPA's backends (and another version of the template, --before)
 interleaved in rounds in this one process, each schedule's output checked against SDPA, with the
 ratio of each to the default schedule. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
 """
@@ -98,11 +98,12 @@ def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None):
     v = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=HQ != HKV)
     scale = D ** -0.5
-    # (pingpong, heavy_first, persistent); heavy_first only matters causal
-    names = [(pp, hf, ps) for pp in (False, True) for hf in ((False, True) if causal else (False,))
-             for ps in (False, True)]
+    # (pingpong, heavy_first, persistent, groups); heavy_first only matters causal, three
+    # consumer groups are taken up to a head size of 64
+    names = [(pp, hf, ps, gr) for pp in (False, True) for hf in ((False, True) if causal else (False,))
+             for ps in (False, True) for gr in ((2, 3) if D <= 64 else (2,))]
     runs = {n: (lambda n=n, o=o: mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1],
-                                            persistent=n[2]))
+                                            persistent=n[2], groups=n[3]))
             for n in names for o in [torch.empty_like(q)]}
     if before is not None:
         ob = torch.empty_like(q)
@@ -129,15 +130,15 @@ def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None):
     ok = {}
     for n in names:  # each schedule's output, written by a fresh launch, against SDPA
         o = torch.full_like(q, float("nan"))
-        mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1], persistent=n[2])
+        mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1], persistent=n[2], groups=n[3])
         torch.cuda.synchronize()
         ok[n] = torch.allclose(o.float(), ref.float(), rtol=1e-2, atol=2e-3)
     med = {n: sorted(ts)[len(ts) // 2] for n, ts in times.items()}
-    base = med[(False, False, False)]
+    base = med[(False, False, False, 2)]
     flops = 4 * B * HQ * S * S * D * (0.5 if causal else 1.0)
     print(f"B={B} HQ={HQ} HKV={HKV} S={S} D={D} causal={causal}:", flush=True)
     for n in runs:
-        label = n if isinstance(n, str) else f"pingpong={n[0]} heavy_first={n[1]} persistent={n[2]}"
+        label = n if isinstance(n, str) else f"pingpong={n[0]} heavy_first={n[1]} persistent={n[2]} groups={n[3]}"
         print(f"  {label}: {med[n]:.4f} ms {flops / med[n] / 1e9:.0f} TFLOP/s = {base / med[n]:.3f}x the default; "
               f"rounds {' '.join(f'{t:.4f}' for t in times[n])}; matches: {ok.get(n, '-')}", flush=True)
 

@@ -32,12 +32,14 @@ CASES = [  # B, HQ, HKV, SQ, SK, D, causal, dtype, layout
 ]
 
 
-# The schedules (ping-pong, heavy first, persistent), each on every case: the default, all on, and
-# persistent alone (its tile loop without the other two).
-SCHEDULES = [{}, {"pingpong": True, "heavy_first": True, "persistent": True}, {"persistent": True}]
+# The schedules (ping-pong, heavy first, persistent, three consumer groups up to a head size of
+# 64), each on every case: the default, all on, persistent alone (its tile loop without the
+# others), three groups alone.
+SCHEDULES = [{}, {"pingpong": True, "heavy_first": True, "persistent": True, "groups": 3}, {"persistent": True},
+             {"groups": 3}]
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES, ids=["default", "all", "persistent"])
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=["default", "all", "persistent", "three-groups"])
 @pytest.mark.parametrize("B,HQ,HKV,SQ,SK,D,causal,dtype,layout", CASES)
 def test_gluon_attention_matches_sdpa(B, HQ, HKV, SQ, SK, D, causal, dtype, layout, schedule):
     torch = hopper()

@@ -62,7 +62,7 @@ def spills_in_loops(cubin):
     return [(hex(a), i) for a, i in instrs if re.match(r"(@\S+\s+)?(STL|LDL)", i) and any(lo <= a <= hi for lo, hi in loops)]
 
 
-def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpong=False, own_output=False):
+def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpong=False, own_output=False, groups=2):
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
@@ -70,23 +70,23 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpon
     from triton.experimental.gluon._runtime import GluonASTSource
 
     elem = {"fp16": gl.float16, "bf16": gl.bfloat16}[dtype]
-    rows = mod.BLOCK_M // 2
+    rows = 64
 
     def desc(block_rows):
         layout = gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], elem)
         return f"tensordesc<{dtype}[1, 1, {block_rows}, {head_dim}],{layout!r}>"
 
     fn = mod.attention_fwd
-    bn = mod.block_n_for(head_dim)
+    bn = mod.block_n_for(head_dim, groups)
     sig = {"q_desc": desc(rows), "k_desc": desc(bn), "v_desc": desc(bn), "o_desc": desc(rows),
            "seq_q": "i32", "seq_k": "i32", "qk_scale": "fp32", "HQ": "i32", "GROUP": "i32", "n_work": "i32",
            "lse_ptr": "*fp32", "lse_sb": "i32", "lse_sh": "i32", "lse_ss": "i32",
            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "STAGES": "constexpr", "CAUSAL": "constexpr",
            "EVEN_K": "constexpr", "LSE": "constexpr", "PINGPONG": "constexpr", "HEAVY_FIRST": "constexpr",
-           "O_OWN": "constexpr"}
-    consts = {"BLOCK_M": mod.BLOCK_M, "BLOCK_N": bn, "STAGES": mod.stages_for(head_dim),
+           "O_OWN": "constexpr", "GROUPS": "constexpr"}
+    consts = {"BLOCK_M": 64 * groups, "BLOCK_N": bn, "STAGES": mod.stages_for(head_dim, groups),
               "CAUSAL": causal, "EVEN_K": even_k, "LSE": lse, "PINGPONG": pingpong, "HEAVY_FIRST": causal,
-              "O_OWN": own_output}
+              "O_OWN": own_output, "GROUPS": groups}
     names = list(fn.arg_names)
     src = GluonASTSource(fn, sig, {(names.index(k),): v for k, v in consts.items()}, {})
     with knobs.nvidia.scope(), knobs.compilation.scope():
@@ -95,16 +95,17 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpon
         return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
 
 
-@pytest.mark.parametrize("head_dim,causal,even_k,dtype,lse,pingpong,own_output", [
-    (128, False, True, "fp16", 0, False, False), (128, True, False, "bf16", 2, False, False),
-    (64, False, False, "fp16", 1, False, False), (32, True, True, "fp16", 0, False, False),
-    (256, True, False, "bf16", 1, False, False), (16, False, True, "fp16", 0, False, False),
-    (128, False, True, "fp16", 0, True, True), (128, True, False, "bf16", 2, True, True),
-    (64, False, True, "fp16", 0, True, True)])
+@pytest.mark.parametrize("head_dim,causal,even_k,dtype,lse,pingpong,own_output,groups", [
+    (128, False, True, "fp16", 0, False, False, 2), (128, True, False, "bf16", 2, False, False, 2),
+    (64, False, False, "fp16", 1, False, False, 2), (32, True, True, "fp16", 0, False, False, 2),
+    (256, True, False, "bf16", 1, False, False, 2), (16, False, True, "fp16", 0, False, False, 2),
+    (128, False, True, "fp16", 0, True, True, 2), (128, True, False, "bf16", 2, True, True, 2),
+    (64, False, True, "fp16", 0, True, True, 2), (64, False, True, "fp16", 0, True, True, 3),
+    (64, True, False, "bf16", 2, True, False, 3), (32, False, True, "fp16", 0, False, True, 3)])
 def test_compiles_for_sm90_without_spills_or_serialized_wgmma(head_dim, causal, even_k, dtype, lse, pingpong,
-                                                              own_output, capfd):
+                                                              own_output, groups, capfd):
     mod = load()
-    kernel = compile_for_sm90(mod, head_dim, causal, even_k, dtype, lse, pingpong, own_output)
+    kernel = compile_for_sm90(mod, head_dim, causal, even_k, dtype, lse, pingpong, own_output, groups)
     log = capfd.readouterr()
     text = log.out + log.err
     assert "ptxas info" in text  # the log was printed: the checks below read something
@@ -127,6 +128,9 @@ def test_stages_fit_shared_memory():
     for d in (16, 32, 64, 128, 256):
         per_stage = 2 * mod.block_n_for(d) * d * 2
         assert mod.BLOCK_M * d * 2 + mod.stages_for(d) * per_stage <= 200 * 1024
+        if d <= 64:  # three consumer groups: 192 query rows, 64 keys per tile
+            per_stage = 2 * mod.block_n_for(d, 3) * d * 2
+            assert 192 * d * 2 + mod.stages_for(d, 3) * per_stage <= 200 * 1024 and mod.stages_for(d, 3) >= 2
 
 
 def test_fit_check_refuses_what_tma_and_wgmma_cannot_take():

@@ -71,6 +71,14 @@ asynchronous wgmma, then the softmax of S_j runs while the tensor cores compute 
 registers as wgmma's A operand). Masks are applied only to the key tiles that need them (the
 diagonal tiles of a causal mask, the last tile of a sequence the tile does not divide).
 
+Schedules, each a switch (module constants, or _attn_fwd_attention_launch_view's keywords), off until timed better
+on the GPU: _attn_fwd_attention_PINGPONG (the consumer groups issue their matmuls in turn through mbarriers, so one
+group's softmax runs while another's matmuls hold the tensor cores), _attn_fwd_attention_HEAVY_FIRST (a causal
+head's longest query tiles start first), _attn_fwd_attention_PERSISTENT (one program per SM takes tile after tile;
+with an output buffer of its own, the next tile's Q and K/V load while the previous output is
+stored) and _attn_fwd_attention_GROUPS = 3 (192 query rows per program in three consumer groups, 64 keys per tile,
+for head sizes up to 64).
+
 Measured on an H100 80GB HBM3 (Triton 3.6.0, _attn_fwd_attention_torch 2.11, 2026-12-07, docs/measurements.md):
 B=4 H=32 S=2048 D=128 fp16 0.46 ms = 0.94 of cuDNN attention (SDPA's fastest backend), causal
 0.93-0.95, GQA (32 query heads, 8 KV heads) 0.94, D=64 0.89-0.90.
@@ -141,11 +149,12 @@ if _attn_fwd_attention__gluon is not None:
                    CAUSAL: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr):
         ROWS: _attn_fwd_attention__gl.constexpr = q_desc.block_type.shape[2]
         STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
+        _attn_fwd_attention_GROUPS: _attn_fwd_attention__gl.constexpr = q_s.type.shape[0]
         it = 0  # key tiles brought so far (the ring's position)
         done = 0  # query tiles taken so far
         for t in range(_attn_fwd_attention__gl.program_id(0), n_work, _attn_fwd_attention__gl.num_programs(0)):
             b, h, kvh, m0, n_tiles = _attn_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, CAUSAL, _attn_fwd_attention_HEAVY_FIRST, BLOCK_N)
-            for c in _attn_fwd_attention__gl.static_range(2):
+            for c in _attn_fwd_attention__gl.static_range(_attn_fwd_attention_GROUPS):
                 # a group's Q buffer is free once it has read Q (and stored its output from it)
                 _attn_fwd_attention__mbarrier.wait(q_empty.index(c), (done & 1) ^ 1)
                 _attn_fwd_attention__mbarrier.expect(q_bar.index(c), q_desc.block_type.nbytes)
@@ -173,6 +182,7 @@ if _attn_fwd_attention__gluon is not None:
         ROWS: _attn_fwd_attention__gl.constexpr = q_s.type.shape[3]
         HEAD_DIM: _attn_fwd_attention__gl.constexpr = q_s.type.shape[4]
         STAGES: _attn_fwd_attention__gl.constexpr = k_s.type.shape[0]
+        _attn_fwd_attention_GROUPS: _attn_fwd_attention__gl.constexpr = q_s.type.shape[0]
         S_L: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention__gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                         instr_shape=[16, BLOCK_N, 16])
         O_L: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention__gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
@@ -207,8 +217,8 @@ if _attn_fwd_attention__gluon is not None:
                 _attn_fwd_attention__mbarrier.wait(k_ready.index(cs), ((it + j) // STAGES) & 1)
                 kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
                 if _attn_fwd_attention_PINGPONG:
-                    # the groups issue their matmuls in turn (group 0 first), so that one group's
-                    # softmax runs while the other's matmuls hold the tensor cores
+                    # the groups issue their matmuls in turn (group 0 first, then 1, ...), so that
+                    # one group's softmax runs while another's matmuls hold the tensor cores
                     if c == 0:
                         if turns > 0:
                             _attn_fwd_attention__mbarrier.wait(turn.index(0), (turns - 1) & 1)
@@ -221,7 +231,7 @@ if _attn_fwd_attention__gluon is not None:
                 vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
                 acc = _attn_fwd_attention__wgmma(_attn_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
                 if _attn_fwd_attention_PINGPONG:
-                    _attn_fwd_attention__mbarrier.arrive(turn.index(1 - c), count=1)
+                    _attn_fwd_attention__mbarrier.arrive(turn.index((c + 1) % _attn_fwd_attention_GROUPS), count=1)
                 turns += 1
                 s = _attn_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
                 _attn_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
@@ -270,70 +280,87 @@ if _attn_fwd_attention__gluon is not None:
                       lse_ptr, lse_sb, lse_sh, lse_ss,
                       _attn_fwd_attention_BLOCK_M: _attn_fwd_attention__gl.constexpr, BLOCK_N: _attn_fwd_attention__gl.constexpr, STAGES: _attn_fwd_attention__gl.constexpr,
                       CAUSAL: _attn_fwd_attention__gl.constexpr, EVEN_K: _attn_fwd_attention__gl.constexpr, LSE: _attn_fwd_attention__gl.constexpr,
-                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr, O_OWN: _attn_fwd_attention__gl.constexpr):
+                      _attn_fwd_attention_PINGPONG: _attn_fwd_attention__gl.constexpr, _attn_fwd_attention_HEAVY_FIRST: _attn_fwd_attention__gl.constexpr, O_OWN: _attn_fwd_attention__gl.constexpr,
+                      _attn_fwd_attention_GROUPS: _attn_fwd_attention__gl.constexpr):
         # Each program takes query tiles program_id, program_id + num_programs, ... of the n_work
         # (batch, head, query tile) triples: one each when the grid has one program per tile;
         # persistent (one program per SM), a tile's K/V loads and Q start while the previous
         # tile's last matmuls and output store run.
-        ROWS: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention_BLOCK_M // 2
+        ROWS: _attn_fwd_attention__gl.constexpr = _attn_fwd_attention_BLOCK_M // _attn_fwd_attention_GROUPS
         HEAD_DIM: _attn_fwd_attention__gl.constexpr = q_desc.block_type.shape[3]
         dtype: _attn_fwd_attention__gl.constexpr = q_desc.dtype
         m_tiles = _attn_fwd_attention__gl.cdiv(seq_q, _attn_fwd_attention_BLOCK_M)
-        q_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [2, 1, 1, ROWS, HEAD_DIM], q_desc.layout)
+        q_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [_attn_fwd_attention_GROUPS, 1, 1, ROWS, HEAD_DIM], q_desc.layout)
         if O_OWN:
-            o_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [2, 1, 1, ROWS, HEAD_DIM], o_desc.layout)
+            o_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [_attn_fwd_attention_GROUPS, 1, 1, ROWS, HEAD_DIM], o_desc.layout)
         else:
             o_s = q_s
         k_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], k_desc.layout)
         v_s = _attn_fwd_attention__gl.allocate_shared_memory(dtype, [STAGES, 1, 1, BLOCK_N, HEAD_DIM], v_desc.layout)
-        q_bar = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
-        q_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
+        q_bar = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [_attn_fwd_attention_GROUPS, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
+        q_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [_attn_fwd_attention_GROUPS, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         k_ready = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         k_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         v_ready = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
         v_empty = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [STAGES, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
-        turn = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [2, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
-        for i in _attn_fwd_attention__gl.static_range(2):
+        turn = _attn_fwd_attention__gl.allocate_shared_memory(_attn_fwd_attention__gl.int64, [_attn_fwd_attention_GROUPS, 1], _attn_fwd_attention__mbarrier.MBarrierLayout())
+        for i in _attn_fwd_attention__gl.static_range(_attn_fwd_attention_GROUPS):
             _attn_fwd_attention__mbarrier.init(q_bar.index(i), count=1)
             _attn_fwd_attention__mbarrier.init(q_empty.index(i), count=1)
             _attn_fwd_attention__mbarrier.init(turn.index(i), count=1)
         for i in _attn_fwd_attention__gl.static_range(STAGES):
             _attn_fwd_attention__mbarrier.init(k_ready.index(i), count=1)
             _attn_fwd_attention__mbarrier.init(v_ready.index(i), count=1)
-            _attn_fwd_attention__mbarrier.init(k_empty.index(i), count=2)  # both consumer groups release a stage
-            _attn_fwd_attention__mbarrier.init(v_empty.index(i), count=2)
+            _attn_fwd_attention__mbarrier.init(k_empty.index(i), count=_attn_fwd_attention_GROUPS)  # every consumer group releases a stage
+            _attn_fwd_attention__mbarrier.init(v_empty.index(i), count=_attn_fwd_attention_GROUPS)
         _attn_fwd_attention__fence_async_shared()
-        _attn_fwd_attention__gl.warp_specialize([
-            (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
-                             m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                             _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
-            (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
-                             m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                             _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
-            (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
-                          m_tiles, n_work, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _attn_fwd_attention_HEAVY_FIRST)),
-        ], [4, 1], [240, 24])
+        if _attn_fwd_attention_GROUPS == 3:  # 192 rows: three consumer groups of 64 (registers for 64 x BLOCK_N scores, head <= 64)
+            _attn_fwd_attention__gl.warp_specialize([
+                (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                                 m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                                 _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+                (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                                 m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                                 _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+                (_attn_fwd_attention__attn_compute, (2, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                                 m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                                 _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+                (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                              m_tiles, n_work, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _attn_fwd_attention_HEAVY_FIRST)),
+            ], [4, 4, 1], [168, 168, 24])
+        else:
+            _attn_fwd_attention__gl.warp_specialize([
+                (_attn_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                                 m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                                 _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+                (_attn_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
+                                 m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
+                                 _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, O_OWN)),
+                (_attn_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                              m_tiles, n_work, HQ, GROUP, seq_k, _attn_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _attn_fwd_attention_HEAVY_FIRST)),
+            ], [4, 1], [240, 24])
 
 
-def _attn_fwd_attention_block_n_for(head_dim):
+def _attn_fwd_attention_block_n_for(head_dim, groups=2):
     """Keys per tile: 128, or 64 above a head size of 128 (the output accumulator then takes
-    head_dim / 2 registers of each consumer thread, and the scores must take fewer)."""
-    return 128 if head_dim <= 128 else 64
+    head_dim / 2 registers of each consumer thread, and the scores must take fewer) or with three
+    consumer groups (each has 168 registers, not 240)."""
+    return 128 if head_dim <= 128 and groups == 2 else 64
 
 
-def _attn_fwd_attention_stages_for(head_dim):
+def _attn_fwd_attention_stages_for(head_dim, groups=2):
     """Stages of the K/V ring that fit shared memory (Q and a K and a V tile per stage), or 0."""
-    per_stage = 2 * _attn_fwd_attention_block_n_for(head_dim) * head_dim * 2
-    q_bytes = _attn_fwd_attention_BLOCK_M * head_dim * 2
+    per_stage = 2 * _attn_fwd_attention_block_n_for(head_dim, groups) * head_dim * 2
+    q_bytes = 64 * groups * head_dim * 2
     stages = min(3, (200 * 1024 - q_bytes) // per_stage)
     return stages if stages >= 2 else 0
 
 
-def _attn_fwd_attention_own_output_for(head_dim):
+def _attn_fwd_attention_own_output_for(head_dim, groups=2):
     """Whether the output has a shared-memory buffer of its own beside Q and the ring (then a
     persistent program loads the next tile's Q while its output is stored)."""
-    per_stage = 2 * _attn_fwd_attention_block_n_for(head_dim) * head_dim * 2
-    return 2 * _attn_fwd_attention_BLOCK_M * head_dim * 2 + _attn_fwd_attention_stages_for(head_dim) * per_stage <= 200 * 1024
+    per_stage = 2 * _attn_fwd_attention_block_n_for(head_dim, groups) * head_dim * 2
+    return 2 * 64 * groups * head_dim * 2 + _attn_fwd_attention_stages_for(head_dim, groups) * per_stage <= 200 * 1024
 
 
 def _attn_fwd_attention_refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, causal, views):
@@ -352,7 +379,7 @@ def _attn_fwd_attention_refuse_view(dtype, batch, q_heads, kv_heads, seq_q, seq_
         return "a causal mask over query and key sequences of different lengths"
     if min(batch, q_heads, seq_q, seq_k) <= 0:
         return "an empty operand"
-    if batch * q_heads * ((seq_q + _attn_fwd_attention_BLOCK_M - 1) // _attn_fwd_attention_BLOCK_M) >= 2 ** 31:
+    if batch * q_heads * ((seq_q + 127) // 128) >= 2 ** 31:
         return "more query tiles than a grid takes (2^31)"
     for i, (t, strides) in enumerate(views):
         es = t.element_size()
@@ -384,6 +411,7 @@ def _attn_fwd_attention__tma_strides(st, seq, head_dim):
 _attn_fwd_attention_PINGPONG = False
 _attn_fwd_attention_HEAVY_FIRST = False
 _attn_fwd_attention_PERSISTENT = False
+_attn_fwd_attention_GROUPS = 2  # consumer groups of 64 query rows; 3 (192 rows per program) is taken for head sizes up to 64
 _attn_fwd_attention__SMS = {}
 
 
@@ -394,14 +422,14 @@ def _attn_fwd_attention__sm_count(device):
 
 
 def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q, seq_k, head_dim, strides, sm_scale, causal,
-                lse=None, pingpong=None, heavy_first=None, persistent=None):
+                lse=None, pingpong=None, heavy_first=None, persistent=None, groups=None):
     """Attention over operands seen through explicit strides: q, o (batch, q_heads, seq_q,
     head_dim), k, v (batch, kv_heads, seq_k, head_dim) starting at each tensor's data pointer,
     `strides` four (stride_b, stride_h, stride_s) in elements, the head dimension contiguous (a
     kernel's own addressing, as a lowering reads it off the kernel). `lse`: None, or (tensor,
     (stride_b, stride_h, stride_s), base) to store each query row's log-sum-exp of its scaled
-    scores there too, fp32, base 2 or e. `pingpong`, `heavy_first`, `persistent`: the schedule
-    (None: the module's _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, _attn_fwd_attention_PERSISTENT). Returns the launched kernel, or False when the view does
+    scores there too, fp32, base 2 or e. `pingpong`, `heavy_first`, `persistent`, `groups`: the
+    schedule (None: the module's _attn_fwd_attention_PINGPONG, _attn_fwd_attention_HEAVY_FIRST, _attn_fwd_attention_PERSISTENT, _attn_fwd_attention_GROUPS). Returns the launched kernel, or False when the view does
     not fit (_attn_fwd_attention_refuse_view() says why)."""
     views = list(zip((q, k, v, o), strides))
     if _attn_fwd_attention_refuse_view(q.dtype if isinstance(q, _attn_fwd_attention_torch.Tensor) else None, batch, q_heads, kv_heads, seq_q, seq_k,
@@ -414,8 +442,11 @@ def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q,
             return False
         lse_args, lse_mode = (t, int(st[0]), int(st[1]), int(st[2])), 2 if base == 2 else 1
     dt = _attn_fwd_attention__gl.float16 if q.dtype == _attn_fwd_attention_torch.float16 else _attn_fwd_attention__gl.bfloat16
-    rows = _attn_fwd_attention_BLOCK_M // 2
-    bn = _attn_fwd_attention_block_n_for(head_dim)
+    groups = _attn_fwd_attention_GROUPS if groups is None else int(groups)
+    groups = 3 if groups == 3 and head_dim <= 64 else 2
+    block_m = 64 * groups
+    rows = 64
+    bn = _attn_fwd_attention_block_n_for(head_dim, groups)
 
     def _attn_fwd_attention_desc(t, heads, seq, st, block_rows):
         sb, sh, ss = _attn_fwd_attention__tma_strides(st, seq, head_dim)
@@ -423,16 +454,16 @@ def _attn_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q,
                                  [1, 1, block_rows, head_dim],
                                  _attn_fwd_attention__gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], dt))
 
-    n_work = (seq_q + _attn_fwd_attention_BLOCK_M - 1) // _attn_fwd_attention_BLOCK_M * batch * q_heads
+    n_work = (seq_q + block_m - 1) // block_m * batch * q_heads
     persistent = _attn_fwd_attention_PERSISTENT if persistent is None else bool(persistent)
     grid = (min(n_work, _attn_fwd_attention__sm_count(q.device)) if persistent else n_work,)
     return _attn_fwd_attention_attention_fwd[grid](_attn_fwd_attention_desc(q, q_heads, seq_q, strides[0], rows), _attn_fwd_attention_desc(k, kv_heads, seq_k, strides[1], bn),
                                _attn_fwd_attention_desc(v, kv_heads, seq_k, strides[2], bn), _attn_fwd_attention_desc(o, q_heads, seq_q, strides[3], rows),
                                seq_q, seq_k, float(sm_scale) * _attn_fwd_attention_LOG2E, q_heads, q_heads // kv_heads, n_work, *lse_args,
-                               _attn_fwd_attention_BLOCK_M, bn, _attn_fwd_attention_stages_for(head_dim), bool(causal), seq_k % bn == 0, lse_mode,
+                               block_m, bn, _attn_fwd_attention_stages_for(head_dim, groups), bool(causal), seq_k % bn == 0, lse_mode,
                                _attn_fwd_attention_PINGPONG if pingpong is None else bool(pingpong),
                                _attn_fwd_attention_HEAVY_FIRST if heavy_first is None else bool(heavy_first),
-                               persistent and _attn_fwd_attention_own_output_for(head_dim), num_warps=4)
+                               persistent and _attn_fwd_attention_own_output_for(head_dim, groups), groups, num_warps=4)
 
 
 def _attn_fwd_attention__shape_refusal(q, k, v, o):
