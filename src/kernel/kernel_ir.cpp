@@ -1000,6 +1000,18 @@ class Builder {
         opaque(e, "operator not modelled");
         return unknown();
       }
+      if ((op == "and" || op == "or" || op == "xor") && a.sym() && b.sym()) {
+        // bitwise on integers: exact when both are known (`STAGE & 2` with STAGE = 1 is 0, not
+        // true); `&` of a number other than 0 or 1 is no logical and
+        auto ca = sym::constant(a.sym()), cb = sym::constant(b.sym());
+        if (ca && cb) return scalarValue(sym::num(op == "and" ? (*ca & *cb) : op == "or" ? (*ca | *cb) : (*ca ^ *cb)));
+        auto notBool = [](const std::optional<int64_t>& c) { return c && *c != 0 && *c != 1; };
+        if (op != "or" && (notBool(ca) || notBool(cb))) {
+          Value r = binary(e, op, a, b);
+          r.aff.reset();
+          return r;
+        }
+      }
       return binary(e, op, a, b);
     }
     if (t == "UnaryOp") {
@@ -1896,7 +1908,7 @@ class Builder {
     a.shape_known = !bp.block_shape.empty();
     a.ptr.base = bp.base;
     a.ptr.base_evidence = "the base of the block pointer";
-    sym::Expr off = sym::num(0);
+    sym::Expr off = bp.base_offset ? bp.base_offset : sym::num(0);
     bool ok = bp.offsets.size() == bp.strides.size() && bp.strides.size() == bp.block_shape.size() && !bp.base.empty();
     for (size_t i = 0; ok && i < bp.strides.size(); ++i) {
       off = sym::add(off, sym::mul(bp.offsets[i], bp.strides[i]));
@@ -2039,6 +2051,7 @@ class Builder {
       sym::Expr extra = sym::sub(bv.aff->offset, sym::var(bp.base));
       if (sym::constant(extra) != 0 && !bp.strides.empty()) {
         out_.notes.push_back(fmt::format("line {}: block pointer base carries an offset ({})", bp.loc.line, sym::str(extra)));
+        bp.base_offset = extra;
       }
     }
     if (bp.base.empty()) opaque(e, "block pointer base is not a pointer parameter");

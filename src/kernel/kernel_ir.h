@@ -137,6 +137,7 @@ struct IrBlockPtr {
   IrLoc loc;
   std::string base;
   std::vector<sym::Expr> shape, strides, offsets, block_shape;
+  sym::Expr base_offset;       // elements added to the base pointer (`base=Q + off`), null when none
   std::vector<int> order;
   int advanced_from = -1;      // tl.advance of this block pointer
   std::vector<sym::Expr> advance;

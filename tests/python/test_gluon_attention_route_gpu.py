@@ -111,3 +111,23 @@ def test_pointer_form_route(case, causal, S):
                                                            scale=0.125)
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_stage_mode_helper_route(causal):
+    """The key loop in a helper called per stage: MODE=1 (non-causal) is routed, MODE=3 (causal,
+    two helper calls) runs as written; both match SDPA, and the log-sum-exp (base 2) matches."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "stage_mode_helper_loop", "expected.py"), f"stage_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out, lse = routed.attention(q, k, v, causal, 0.125)
+    taken, refused = _taken(routed)
+    assert bool(taken) == (not causal) and not refused, (taken, refused)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    scores = 0.125 * q.float() @ k.float().transpose(-1, -2)
+    if causal:
+        scores = scores.masked_fill(torch.ones(512, 512, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(lse, torch.logsumexp(scores, dim=-1) / math.log(2), rtol=1e-4, atol=1e-3)

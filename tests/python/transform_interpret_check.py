@@ -149,6 +149,23 @@ def attention_with_lse2(mod, B, H, S, D):
     return close(out, ref, 1e-2, 2e-3) and close(lse.reshape(ref_lse.shape), ref_lse, 1e-4, 1e-3)
 
 
+def staged_attention_both_modes(mod, B, H, S, D):
+    """attention(q, k, v, causal, scale) -> (output, base-2 log-sum-exp), causal and not."""
+    ok = True
+    for causal in (False, True):
+        q, k, v = (torch.randn(B, H, S, D, generator=gen).half() for _ in range(3))
+        scale = 1.0 / math.sqrt(D)
+        out, lse = mod.attention(q, k, v, causal, scale)
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=scale,
+                                                               is_causal=causal)
+        scores = scale * q.float() @ k.float().transpose(-1, -2)
+        if causal:
+            scores = scores.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+        ref_lse = torch.logsumexp(scores, dim=-1) / math.log(2)
+        ok = ok and close(out, ref, 1e-2, 2e-3) and close(lse, ref_lse, 1e-4, 1e-3)
+    return ok
+
+
 def same_as_input(case, fn_name):
     """The rewritten launcher returns exactly what the launcher as written returns (a rewrite
     of the torch glue around the kernel), on fp16 values with a NaN-free row of zeros."""
@@ -595,6 +612,7 @@ CASES = {
     "gluon-attention/exp2_folded_scale": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
     "gluon-attention/exp2_with_lse": (attention_with_lse2, (2, 2, 100, 64)),
     "gluon-attention/block_pointers_flag_lse": (attention_with_lse2, (2, 2, 128, 64)),
+    "gluon-attention/stage_mode_helper_loop": (staged_attention_both_modes, (1, 2, 256, 64)),
     "gluon-attention/causal_flag_masked_zeros": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "gluon-attention/finite_fill_bounds": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
     "gluon-attention/even_flags_branch_loads": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),

@@ -28,8 +28,8 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   }
   const IrDot& qk = kir.dots[0];
   const IrDot& pv = kir.dots[1];
-  if (qk.loop < 0 || qk.loop != pv.loop || !qk.via.empty() || !pv.via.empty()) {
-    *why = "the two dots are not in one loop of the kernel's own body";
+  if (qk.loop < 0 || qk.loop != pv.loop || qk.via != pv.via) {
+    *why = "the two dots are not in one loop";
     return false;
   }
   const IrLoop& loop = kir.loops[static_cast<size_t>(qk.loop)];
@@ -81,7 +81,8 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   }
   for (int id : {f->q, f->k, f->v, f->o}) {
     const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
-    if (!a.via.empty() || !a.guards.empty()) {
+    // K and V are loaded where the dots are (the kernel, or a helper holding the key loop)
+    if (a.via != (id == f->k || id == f->v ? qk.via : std::vector<std::string>{}) || !a.guards.empty()) {
       *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
       return false;
     }
@@ -181,23 +182,21 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
 
 
 // One reading of a kernel body as attention: the statements before the loop, the loop's
-// carried values and body, the stores after it, each step refusing with `why`.
+// carried values and body, the stores after it, each step refusing with `why`. The key loop
+// may sit in a @triton.jit helper the body calls (`acc, l_i, m_i = _inner(acc, l_i, m_i, q,
+// ...)`): the helper's statements are read in a scope of their own, its parameters bound to the
+// call's values and what it returns to the call's targets.
 class Reading {
  public:
   Reading(const PassContext& ctx, const KernelIR& kir, AttentionForm& f, std::string* why)
       : ctx(ctx), kir(kir), f(f), ev(ctx, kir, f), why(why) {}
 
   bool run() {
-    for (const auto& st : ctx.body()) {
-      auto p = nodePos(st);
-      if (isType(st, "For") && p && p->line == f.loop->loc.line) loop = &st;
-    }
-    if (!loop) return *why = "the key loop is not a statement of the kernel's body", false;
-    const Node& body = ctx.body();
-    for (; i < body.size() && &body[i] != loop; ++i) {
-      if (!statement(body[i])) return false;
-    }
-    return carried() && softmax() && stores() && rows();
+    if (!block(ctx.body())) return false;
+    if (!loop) return *why = "the key loop is not a statement of the kernel's body or of a helper it calls", false;
+    if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
+    if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
+    return rows();
   }
 
  private:
@@ -207,9 +206,11 @@ class Reading {
   Evaluator ev;
   std::string* why;
   const Node* loop = nullptr;
-  size_t i = 0;             // the body's statement being read
   std::string m, l, acc;    // the carried running max, running sum and accumulator
   Val pv;                   // the accumulator's value at the end of the loop
+  bool stored = false, lse_stored = false;
+  int depth = 0;                          // helpers being read
+  std::optional<std::vector<Val>> returned;  // what the helper being read returned
 
   static std::string target(const Node& st) {
     if (isType(st, "Assign") && st["targets"].size() == 1 && isType(st["targets"][0], "Name")) {
@@ -227,6 +228,24 @@ class Reading {
     // `x op= y` is `x = x op y` over the domain (acc *= alpha[:, None]; acc += tl.dot(p, v); qk += ...)
     if (isType(st, "AugAssign")) {
       std::string name = target(st);
+      const std::string& op = nodeType(st["op"]);
+      if (auto it = ev.env.find(name); it != ev.env.end() && it->second.k == VK::kScalar &&
+                                       (op == "Mult" || op == "Div" || op == "Add" || op == "Sub")) {
+        Val b = ev.eval(st["value"]);  // `qk_scale *= 1.44269504`, `lo += BLOCK_M`: scalar arithmetic
+        if (b.k != VK::kScalar) return unknown(fmt::format("line {}: '{}'", ev.line(st), ctx.slice(st).substr(0, 60)));
+        Val v = it->second;
+        if (op == "Mult") {
+          v.factors.insert(v.factors.end(), b.factors.begin(), b.factors.end());
+          v.isym = v.isym && b.isym ? sym::mul(v.isym, b.isym) : nullptr;
+        } else if (op == "Div") {
+          v.factors.push_back(reciprocal(b.factors));
+          v.isym = nullptr;
+        } else {
+          v.isym = v.isym && b.isym ? (op == "Add" ? sym::add(v.isym, b.isym) : sym::sub(v.isym, b.isym)) : nullptr;
+          v.factors = {v.isym ? "(" + pythonInt(kir, v.isym) + ")" : "<unknown>"};
+        }
+        return v;
+      }
       Val v = ev.combine(nodeType(st["op"]), ev.env.count(name) ? ev.env[name] : Val{}, ev.eval(st["value"]),
                          st["value"], nullptr);
       if (v.k == VK::kUnknown && v.why.empty()) {
@@ -238,16 +257,122 @@ class Reading {
     return ev.eval(st["value"]);
   }
 
+  bool block(const Node& stmts) {
+    for (const auto& st : stmts) {
+      if (returned) break;
+      if (!statement(st)) return false;
+    }
+    return true;
+  }
+
+  // The @triton.jit helper of this module a call names, or null.
+  const Kernel* helperOf(const Node& v) const {
+    if (!isType(v, "Call") || !isType(v["func"], "Name")) return nullptr;
+    const Kernel* h = ctx.ir->kernel(v["func"]["id"].get<std::string>());
+    return h && h != ctx.kernel && h->def && !h->home ? h : nullptr;
+  }
+
+  // A value bound to a helper's parameter: a constexpr mode's integer (`4 - STAGE`) where the
+  // form fixes it, the value otherwise.
+  Val argument(const Node& a) {
+    std::string w;
+    if (auto c = ev.constInt(a, false, &w); c && !isType(a, "Name")) {
+      Val v;
+      v.k = VK::kScalar;
+      v.isym = sym::num(*c);
+      v.factors = {fmt::format("({})", *c)};
+      return v;
+    }
+    return ev.eval(a);
+  }
+
+  // `targets = helper(args)`: the helper read in a scope of its own.
+  bool inlineCall(const Node& call, const Kernel& h, std::vector<Val>* results) {
+    if (depth >= 4) return *why = fmt::format("line {}: helpers nested deeper than 4", ev.line(call)), false;
+    std::map<std::string, Val> scope;
+    const Node& args = call["args"];
+    for (size_t i = 0; i < h.params.size(); ++i) {
+      const Param& p = h.params[i];
+      const Node* a = i < args.size() ? &args[i] : keywordArg(call, p.name.c_str());
+      if (!a) a = p.default_value;
+      scope[p.name] = a ? argument(*a) : unknown(fmt::format("line {}: no value for '{}'", ev.line(call), p.name));
+    }
+    std::swap(scope, ev.env);
+    ++depth;
+    auto outer = std::move(returned);
+    returned.reset();
+    bool ok = block(h.def->at("body"));
+    std::optional<std::vector<Val>> got = std::move(returned);
+    returned = std::move(outer);
+    --depth;
+    std::swap(scope, ev.env);
+    if (!ok) return false;
+    if (!got) return *why = fmt::format("line {}: {} returns nothing", ev.line(call), h.name), false;
+    *results = *got;
+    return true;
+  }
+
+  bool assignTargets(const Node& t, std::vector<Val> vals, int line) {
+    if (isType(t, "Name") && vals.size() == 1) {
+      ev.env[t["id"].get<std::string>()] = vals[0];
+      return true;
+    }
+    if ((isType(t, "Tuple") || isType(t, "List")) && t["elts"].size() == vals.size()) {
+      for (size_t i = 0; i < vals.size(); ++i) {
+        if (!isType(t["elts"][i], "Name")) break;
+        ev.env[t["elts"][i]["id"].get<std::string>()] = vals[i];
+        if (i + 1 == vals.size()) return true;
+      }
+    }
+    *why = fmt::format("line {}: an assignment the attention reading does not take", line);
+    return false;
+  }
+
   bool statement(const Node& st) {
     if (isDoc(st) || isType(st, "Pass")) return true;
-    // `if FLAG:` on a constexpr parameter: the branch this form's value of FLAG takes
+    // `if FLAG:` / `if STAGE == 2:` on constexprs: the branch this form's values take
     if (isType(st, "If")) {
       std::optional<bool> on = ev.flagTest(st["test"], why);
       if (!on) return false;
-      for (const auto& inner : *on ? st["body"] : st["orelse"]) {
-        if (!statement(inner)) return false;
+      return block(*on ? st["body"] : st["orelse"]);
+    }
+    if (isType(st, "For")) {
+      auto p = nodePos(st);
+      if (loop || !p || p->line != f.loop->loc.line) {
+        return *why = fmt::format("line {}: a loop other than the key loop", ev.line(st)), false;
       }
+      loop = &st;
+      return carried() && softmax() && afterLoop();
+    }
+    if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) return store(st);
+    if (isType(st, "Expr") && isType(st["value"], "Call") && ctx.isTlCall(st["value"], "static_assert")) return true;
+    if (isType(st, "Return")) {
+      if (depth == 0) {
+        if (st["value"].is_null()) return returned = std::vector<Val>{}, true;
+        return *why = fmt::format("line {}: the kernel returns a value", ev.line(st)), false;
+      }
+      std::vector<Val> vals;
+      const Node& v = st["value"];
+      if (v.is_null()) return *why = fmt::format("line {}: a helper returns nothing", ev.line(st)), false;
+      if (isType(v, "Tuple")) {
+        for (const auto& x : v["elts"]) vals.push_back(ev.eval(x));
+      } else {
+        vals.push_back(ev.eval(v));
+      }
+      returned = vals;
       return true;
+    }
+    if (isType(st, "Assign") && st["targets"].size() == 1) {
+      const Node& t = st["targets"][0];
+      if (const Kernel* h = helperOf(st["value"])) {
+        std::vector<Val> vals;
+        return inlineCall(st["value"], *h, &vals) && assignTargets(t, vals, ev.line(st));
+      }
+      if (isType(t, "Tuple") && isType(st["value"], "Tuple") && t["elts"].size() == st["value"]["elts"].size()) {
+        std::vector<Val> vals;  // `lo, hi = 0, start_m * BLOCK_M`: every value read before any is bound
+        for (const auto& x : st["value"]["elts"]) vals.push_back(ev.eval(x));
+        return assignTargets(t, vals, ev.line(st));
+      }
     }
     std::string name = target(st);
     if (name.empty()) {
@@ -356,70 +481,50 @@ class Reading {
     return true;
   }
 
-  // After the loop: the carried values are final; the stores.
-  bool stores() {
-    const Node& body = ctx.body();
+  // After the loop: the carried values are final.
+  bool afterLoop() {
     ev.after_loop = true;
     ev.env[m] = valOf(VK::kMFinal);
     ev.env[l] = valOf(VK::kLFinal);
     ev.env[acc] = valOf(VK::kAccFinal);
     ev.env.erase(f.loop->var);
-    // The stores, each valued where it stands: the output acc / l, and optionally the rows'
-    // log-sum-exp m + log(l) in the exponent's base.
-    bool stored = false, lse_stored = false;
-    // The statements after the loop, `if FLAG:` blocks replaced by the branch this form takes.
-    std::vector<const Node*> after;
-    std::function<bool(const Node&)> take = [&](const Node& st) {
-      if (!isType(st, "If")) return after.push_back(&st), true;
-      std::optional<bool> on = ev.flagTest(st["test"], why);
-      if (!on) return false;
-      for (const auto& inner : *on ? st["body"] : st["orelse"]) {
-        if (!take(inner)) return false;
-      }
-      return true;
-    };
-    for (++i; i < body.size(); ++i) {
-      if (!take(body[i])) return false;
-    }
-    for (size_t j = 0; j < after.size(); ++j) {
-      const Node& st = *after[j];
-      if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) {
-        const Node& call = st["value"];
-        if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
-        auto p = nodePos(call);
-        int id = -1;
-        for (const auto& a : kir.accesses) {
-          if (p && a.loc.line == p->line && a.loc.col == p->col) id = a.id;
-        }
-        Val value = ev.eval(call["args"][1]);
-        if (id == f.o && !stored) {
-          ev.notePointerRows(ev.eval(call["args"][0]));
-          if (value.k != VK::kOut) {
-            *why = value.why.empty() ? "the stored value is not the accumulator divided by the running sum"
-                                     : "the stored value is not the accumulator divided by the running sum: " + value.why;
-            return false;
-          }
-          f.out_cast = value.cast ? value.dtype : "";
-          stored = true;
-        } else if (id == f.lse && f.lse >= 0 && !lse_stored) {
-          if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
-            *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
-                               "base",
-                               ev.line(st));
-            return false;
-          }
-          lse_stored = true;
-        } else {
-          return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
-        }
-        continue;
-      }
-      if (isType(st, "Return") && j + 1 == after.size() && st["value"].is_null()) continue;
-      if (!statement(st)) return false;
-    }
-    if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
-    if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
     return true;
+  }
+
+  // A store, valued where it stands: the output acc / l, and optionally the rows' log-sum-exp
+  // m + log(l) in the exponent's base.
+  bool store(const Node& st) {
+    const Node& call = st["value"];
+    if (!ev.after_loop) return *why = fmt::format("line {}: a store before the key loop ends", ev.line(st)), false;
+    if (call["args"].size() < 2) return *why = "a tl.store without a value", false;
+    auto p = nodePos(call);
+    int id = -1;
+    for (const auto& a : kir.accesses) {
+      if (p && a.loc.line == p->line && a.loc.col == p->col) id = id < 0 ? a.id : -2;
+    }
+    Val value = ev.eval(call["args"][1]);
+    if (id == f.o && !stored) {
+      ev.notePointerRows(ev.eval(call["args"][0]));
+      if (value.k != VK::kOut) {
+        *why = value.why.empty() ? "the stored value is not the accumulator divided by the running sum"
+                                 : "the stored value is not the accumulator divided by the running sum: " + value.why;
+        return false;
+      }
+      f.out_cast = value.cast ? value.dtype : "";
+      stored = true;
+      return true;
+    }
+    if (id == f.lse && f.lse >= 0 && !lse_stored) {
+      if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
+        *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
+                           "base",
+                           ev.line(st));
+        return false;
+      }
+      lse_stored = true;
+      return true;
+    }
+    return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
   }
 
   // The first query row, each way the kernel says it; masks on the keys start at the loop variable.
@@ -434,11 +539,19 @@ class Reading {
         }
       }
     }
-    // The first query row: from the masks of Q and the output, and the causal comparison.
+    // The first query row: from the masks of Q and the output, and the causal comparison;
+    // without either, from their block pointers' row offsets (the route's plan refuses a
+    // program whose offset also holds its (batch, head) base).
     for (int id : {f.q, f.o}) {
       for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
         if (b.axis == 0 && b.index_offset) f.row_starts.push_back(b.index_offset);
       }
+    }
+    for (int id : {f.q, f.o}) {
+      const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
+      if (!f.row_starts.empty() || a.block_ptr < 0) continue;
+      const IrBlockPtr& bp = kir.block_ptrs[static_cast<size_t>(a.block_ptr)];
+      if (bp.advanced_from < 0 && !bp.offsets.empty() && bp.offsets[0]) f.row_starts.push_back(bp.offsets[0]);
     }
     if (f.row_starts.empty()) {
       *why = "neither a mask nor a causal comparison says which query rows a program takes";

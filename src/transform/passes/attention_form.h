@@ -36,6 +36,9 @@ struct AttentionForm {
   // says "flag:NAME" when the body tests a flag the form does not fix (the pass then reads
   // one form per value).
   std::map<std::string, bool> flags;
+  // Constexpr modes (`if STAGE & 1:`, `STAGE == 2`, `4 - STAGE` passed to a helper) this form
+  // fixes to a value: read from a Kernel IR built with it; a call selects the form by value.
+  std::map<std::string, int64_t> modes;
   // The Kernel IR the ids and the loop below refer to (readAttention's; one per form when the
   // forms were read from IRs built with their flags' values).
   const KernelIR* kir = nullptr;

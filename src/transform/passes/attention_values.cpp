@@ -113,21 +113,82 @@ Val Evaluator::eval(const Node& n) {
 }
 
 std::optional<bool> Evaluator::flagTest(const Node& t, std::string* why) const {
-  if (isType(t, "UnaryOp") && nodeType(t["op"]) == "Not") {
-    auto v = flagTest(t["operand"], why);
-    return v ? std::optional<bool>(!*v) : std::nullopt;
-  }
+  std::string w;
+  if (auto v = constInt(t, true, &w)) return *v != 0;
+  *why = w.rfind("flag:", 0) == 0 || w.rfind("mode:", 0) == 0
+             ? w
+             : fmt::format("line {}: a condition other than a constexpr flag ({})", line(t), short_(ctx_.slice(t)));
+  return std::nullopt;
+}
+
+std::optional<int64_t> Evaluator::constInt(const Node& t, bool truth, std::string* why) const {
   if (isType(t, "Name")) {
     std::string id = t["id"];
-    const IrParam* p = kir_.param(id);
-    if (p && p->kind == ParamKind::kConstexpr && !env.count(id)) {
-      auto it = form_.flags.find(id);
-      if (it != form_.flags.end()) return it->second;
-      *why = "flag:" + id;
+    if (auto it = env.find(id); it != env.end()) {  // a helper's mode, bound to the caller's value
+      if (it->second.k == VK::kScalar && it->second.isym) return sym::constant(it->second.isym);
       return std::nullopt;
     }
+    const IrParam* p = kir_.param(id);
+    if (!p || p->kind != ParamKind::kConstexpr) return std::nullopt;
+    if (auto m = form_.modes.find(id); m != form_.modes.end()) return m->second;
+    if (auto f = form_.flags.find(id); f != form_.flags.end()) {
+      if (truth) return f->second ? 1 : 0;
+      *why = "mode:" + id;  // read for its truth only, used here for its value
+      return std::nullopt;
+    }
+    *why = (truth ? "flag:" : "mode:") + id;
+    return std::nullopt;
   }
-  *why = fmt::format("line {}: a condition other than a constexpr flag ({})", line(t), short_(ctx_.slice(t)));
+  if (isType(t, "Constant")) {
+    if (t["vt"] == "bool") return t["value"].get<bool>() ? 1 : 0;
+    if (auto i = intLiteral(t)) return *i;
+    return std::nullopt;
+  }
+  if (isType(t, "UnaryOp")) {
+    const std::string& op = nodeType(t["op"]);
+    auto v = constInt(t["operand"], op == "Not", why);
+    if (!v) return std::nullopt;
+    if (op == "Not") return *v == 0 ? 1 : 0;
+    if (op == "USub") return -*v;
+    return std::nullopt;
+  }
+  if (isType(t, "BoolOp")) {  // `and` / `or` on truths
+    const bool is_and = nodeType(t["op"]) == "And";
+    for (const auto& x : t["values"]) {
+      auto v = constInt(x, true, why);
+      if (!v) return std::nullopt;
+      if ((*v != 0) != is_and) return is_and ? 0 : 1;
+    }
+    return is_and ? 1 : 0;
+  }
+  if (isType(t, "BinOp")) {
+    const std::string& op = nodeType(t["op"]);
+    // `A | B` is true when either is (values or truths alike); any other operator needs values
+    const bool either = truth && op == "BitOr";
+    auto a = constInt(t["left"], either, why);
+    if (!a) return std::nullopt;
+    auto b = constInt(t["right"], either, why);
+    if (!b) return std::nullopt;
+    if (op == "BitOr") return either ? ((*a != 0) || (*b != 0) ? 1 : 0) : (*a | *b);
+    if (op == "BitAnd") return *a & *b;
+    if (op == "Add") return *a + *b;
+    if (op == "Sub") return *a - *b;
+    if (op == "Mult") return *a * *b;
+    return std::nullopt;
+  }
+  if (isType(t, "Compare") && t["ops"].size() == 1 && t["comparators"].size() == 1) {
+    auto a = constInt(t["left"], false, why);
+    if (!a) return std::nullopt;
+    auto b = constInt(t["comparators"][0], false, why);
+    if (!b) return std::nullopt;
+    const std::string& op = nodeType(t["ops"][0]);
+    if (op == "Eq") return *a == *b;
+    if (op == "NotEq") return *a != *b;
+    if (op == "Lt") return *a < *b;
+    if (op == "LtE") return *a <= *b;
+    if (op == "Gt") return *a > *b;
+    if (op == "GtE") return *a >= *b;
+  }
   return std::nullopt;
 }
 
@@ -155,10 +216,11 @@ const Node* Evaluator::arg(const Node& call, size_t i, const char* kw) const {
 int Evaluator::accessAt(const Node& call) const {
   auto p = nodePos(call);
   if (!p) return -1;
+  int id = -1;  // the one access there (a helper inlined twice has two: neither is taken)
   for (const auto& a : kir_.accesses) {
-    if (a.loc.line == p->line && a.loc.col == p->col && a.via.empty()) return a.id;
+    if (a.loc.line == p->line && a.loc.col == p->col) id = id == -1 ? a.id : -2;
   }
-  return -1;
+  return id < 0 ? -1 : id;
 }
 
 sym::Expr Evaluator::symOf(const Node& n) const {
@@ -393,6 +455,7 @@ Val Evaluator::call(const Node& n) {
     v.k = VK::kInit;
     return v;
   }
+  if ((f == "multiple_of" || f == "max_contiguous") && !n["args"].empty()) return eval(n["args"][0]);  // hints
   if (f == "trans" || f == "permute") {
     Val x = eval(n["args"][0]);
     if (x.k != VK::kK) return unknown("");

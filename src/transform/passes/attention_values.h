@@ -95,9 +95,13 @@ class Evaluator {
 
   Val eval(const Node& n);
 
-  // The value of a test on constexpr flags in this form (`FLAG`, `not FLAG`), or nullopt with
-  // `why` naming the flag (flag:NAME) when the form has not fixed it, or saying the test is not one.
+  // The value of a test on constexpr flags and modes in this form (`FLAG`, `not FLAG`, `A or B`,
+  // `STAGE & 1`, `STAGE == 2`, a helper's mode bound to `4 - STAGE`), or nullopt with `why`
+  // naming the flag (flag:NAME, a name tested for truth) or mode (mode:NAME, a name whose value
+  // counts) when the form has not fixed it, or saying the test is not one.
   std::optional<bool> flagTest(const Node& t, std::string* why) const;
+  // An integer the form fixes (`truth`: only its truth counts), as flagTest reads it.
+  std::optional<int64_t> constInt(const Node& t, bool truth, std::string* why) const;
 
   int line(const Node& n) const;
 

@@ -137,28 +137,41 @@ class GluonAttentionPass : public Pass {
     // Triton compiles each (at most 5 flags).
     std::deque<KernelIR> flagged;
     std::string flagged_why;
+    int refused_values = 0;
     if (forms.empty()) {
       const std::vector<std::string> names = booleanFlags(ctx, kir);
-      if (!names.empty() && names.size() <= 5) {
-        for (unsigned bits = 0; bits < (1u << names.size()); ++bits) {
+      const std::map<std::string, std::vector<int64_t>> modes = modeValues(ctx, kir, names);
+      size_t mode_sets = 1;
+      for (const auto& [n, vs] : modes) mode_sets *= vs.size();
+      if ((!names.empty() || !modes.empty()) && names.size() <= 5 && (mode_sets << names.size()) <= 64) {
+        for (size_t combo = 0; combo < (mode_sets << names.size()); ++combo) {
           ParamTypes types;
           types.prune_constant_branches = true;
           AttentionForm f;
           for (size_t i = 0; i < names.size(); ++i) {
-            const bool v = (bits >> i) & 1u;
+            const bool v = (combo >> i) & 1u;
             types.values[names[i]] = v ? 1 : 0;
             f.flags[names[i]] = v;
+          }
+          size_t rest = combo >> names.size();
+          for (const auto& [n, vs] : modes) {
+            types.values[n] = f.modes[n] = vs[rest % vs.size()];
+            rest /= vs.size();
           }
           flagged.push_back(buildKernelIR(*ctx.ir, *ctx.kernel, types));
           std::string w;
           if (readAttention(ctx, flagged.back(), &f, &w)) {
             forms.push_back(f);
-          } else if (flagged_why.empty()) {
-            flagged_why = w;
+          } else if (refused_values < 4) {  // each assignment not taken, named with its reason
+            std::vector<std::string> vals;
+            for (const auto& [n, v] : f.flags) vals.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
+            for (const auto& [n, v] : f.modes) vals.push_back(fmt::format("{}={}", n, v));
+            flagged_why += fmt::format("{}{}: {}", refused_values++ ? "; " : "", fmt::join(vals, ", "), w);
           }
         }
         // what the note says of the values not taken: the flagged readings', not the first's
         if (!forms.empty()) first_why = flagged_why;
+        else if (!flagged_why.empty()) first_why += "; read per value of its constexpr flags and modes: " + flagged_why;
       }
     }
     if (forms.empty()) {
@@ -226,11 +239,60 @@ class GluonAttentionPass : public Pass {
     return out;
   }
 
+  // The kernel's constexpr parameters whose value (not only truth) decides what it does: tested
+  // against integers (`STAGE == 2`, `STAGE & 1`). Each with the values worth a reading: the
+  // integers it is compared with, and every combination of the bits it is tested for (at most
+  // 3 bits, 8 values); at most two such parameters.
+  static std::map<std::string, std::vector<int64_t>> modeValues(const PassContext& ctx, const KernelIR& kir,
+                                                               const std::vector<std::string>& flags) {
+    std::set<std::string> constexprs;
+    for (const auto& p : kir.params) {
+      if (p.kind == ParamKind::kConstexpr && std::find(flags.begin(), flags.end(), p.name) == flags.end()) {
+        constexprs.insert(p.name);
+      }
+    }
+    std::map<std::string, std::set<int64_t>> values;
+    std::map<std::string, int64_t> bits;
+    walk(ctx.body(), [&](const Node& n) {
+      auto pair = [&](const Node& a, const Node& b, bool bit) {
+        if (!isType(a, "Name") || !constexprs.count(a["id"].get<std::string>())) return;
+        auto c = intLiteral(b);
+        if (!c || *c < 0 || *c > 255) return;
+        const std::string id = a["id"];
+        if (bit) bits[id] |= *c;
+        else values[id].insert(*c);
+      };
+      if (isType(n, "Compare") && n["ops"].size() == 1 && n["comparators"].size() == 1) {
+        const std::string& op = nodeType(n["ops"][0]);
+        if (op == "Eq" || op == "NotEq") {
+          pair(n["left"], n["comparators"][0], false);
+          pair(n["comparators"][0], n["left"], false);
+        }
+      } else if (isType(n, "BinOp") && nodeType(n["op"]) == "BitAnd") {
+        pair(n["left"], n["right"], true);
+        pair(n["right"], n["left"], true);
+      }
+      return true;
+    });
+    for (const auto& [id, mask] : bits) {
+      if (mask >= 8) continue;
+      for (int64_t v = 0; v < 8; ++v) {
+        if ((v & ~mask) == 0) values[id].insert(v);
+      }
+    }
+    std::map<std::string, std::vector<int64_t>> out;
+    for (const auto& [id, vs] : values) {
+      if (vs.size() <= 8 && out.size() < 2) out[id] = std::vector<int64_t>(vs.begin(), vs.end());
+    }
+    return out;
+  }
+
   static std::string describe(const std::vector<AttentionForm>& forms) {
     std::vector<std::string> parts;
     for (const auto& f : forms) {
       std::vector<std::string> flags;
       for (const auto& [n, v] : f.flags) flags.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
+      for (const auto& [n, v] : f.modes) flags.push_back(fmt::format("{}={}", n, v));
       parts.push_back(fmt::format("{}{} attention, scores scaled by {}{}",
                                   flags.empty() ? "" : fmt::format("({}) ", fmt::join(flags, ", ")),
                                   f.causal ? "causal" : "non-causal", fmt::join(f.scale, " * "),
@@ -276,6 +338,7 @@ class GluonAttentionPass : public Pass {
     std::string strides, bm, bn, d, loop_var, loop_start, loop_step;
     std::vector<std::string> head_strides;            // parameters that must be 1 (the head dimension contiguous)
     std::vector<std::string> fills;                   // per form: ((value, factors), ...) of its finite mask fills
+    std::set<std::string> mode_names;                 // flag_names that select by value (modes), not truth
   };
 
   // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
@@ -309,7 +372,10 @@ class GluonAttentionPass : public Pass {
     // The form the call's constexpr flags select (the kernel read once per value of each flag it tests).
     {
       std::vector<std::string> kv;
-      for (const auto& n : t.flag_names) kv.push_back(fmt::format("\"{0}\": bool({0})", n));
+      for (const auto& n : t.flag_names) {
+        kv.push_back(t.mode_names.count(n) ? fmt::format("\"{0}\": getattr({0}, \"value\", {0})", n)
+                                           : fmt::format("\"{0}\": bool({0})", n));
+      }
       s += i1 + "_tf_flags = {" + fmt::format("{}", fmt::join(kv, ", ")) + "}\n";
       s += i1 + "_tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([" + fmt::format("{}", fmt::join(t.flag_sets, ", ")) +
            "])\n";
@@ -443,7 +509,7 @@ class GluonAttentionPass : public Pass {
     };
     // Per form: where each program reads and writes, the mask, the scale, the dtypes it rounds to.
     std::vector<std::string> where_ret, scales, dtypes, flag_sets, fills;
-    std::set<std::string> flag_names;
+    std::set<std::string> flag_names, mode_names;
     // Forms read from Kernel IRs of their own (flag values) must agree on what the launch
     // function takes once: the pointers, the tiles, the strides and the loop's steps.
     auto common = [&](const AttentionForm& g) {
@@ -500,6 +566,11 @@ class GluonAttentionPass : public Pass {
         kv.push_back(fmt::format("\"{}\": {}", n, v ? "True" : "False"));
         flag_names.insert(n);
       }
+      for (const auto& [n, v] : g.modes) {
+        kv.push_back(fmt::format("\"{}\": {}", n, v));
+        flag_names.insert(n);
+        mode_names.insert(n);
+      }
       flag_sets.push_back("{" + fmt::format("{}", fmt::join(kv, ", ")) + "}");
     }
     cur = &kir;
@@ -541,6 +612,7 @@ class GluonAttentionPass : public Pass {
     for (const auto& g : forms) t.causal.push_back(g.causal);
     for (const auto& h : f.head_strides) t.head_strides.push_back(py(h));
     t.fills = fills;
+    t.mode_names = mode_names;
     if (!bad.empty()) {
       *why = bad;
       return false;
