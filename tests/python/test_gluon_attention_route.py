@@ -190,11 +190,12 @@ def test_flags_that_choose_loads_pick_their_form_per_call():
         assert plan["q_heads"] == B * H
 
 
-def test_stage_mode_helper_kernel_plans_the_mode_it_reads():
+def test_stage_mode_helper_kernel_plans_both_modes():
     """The key loop in a helper called per stage (MODE & 1, MODE & 2, the helper's PHASE = 4 -
-    MODE): MODE=1 (every key in one helper call) is read and planned with its (batch, head)
-    base folded into block pointers' bases; MODE=3 (two calls, the diagonal masked) is not read,
-    so its calls go to the kernel as written."""
+    MODE): MODE=1 (every key in one helper call) and MODE=3 (the keys before the diagonal block
+    unmasked, then the diagonal block masked: two loops, one softmax) are both read and planned,
+    the (batch, head) base folded into the block pointers' bases; MODE=2 (the diagonal block
+    alone) is not attention over the keys, so its calls go to the kernel as written."""
     mod = _load(os.path.join(GOLDEN, "stage_mode_helper_loop", "expected.py"), "stage_expected")
     B, H, S, D = 2, 3, 256, 64
     q = torch.zeros(B, H, S, D, dtype=torch.float16)
@@ -205,12 +206,21 @@ def test_stage_mode_helper_kernel_plans_the_mode_it_reads():
                                                       *q.stride(), *q.stride(), *q.stride(), *q.stride(), H, S,
                                                       DIM=D, ROWS=128, KEYS=64, MODE=mode)
 
-    assert launch(3) is False and not mod._staged_attention_attention_PLANS  # no form: no plan
-    assert launch(1) is False  # CPU tensors: the template refuses after the plan
+    assert launch(2) is False and not mod._staged_attention_attention_PLANS  # no form: no plan
+    for mode in (1, 3):
+        assert launch(mode) is False  # CPU tensors: the template refuses after the plan
     plans = list(mod._staged_attention_attention_PLANS.values())
-    assert len(plans) == 1 and not isinstance(plans[0], str), plans
-    plan = plans[0]
-    # contiguous heads: (B, H) pairs read as one batch of B * H heads, the same view
-    assert plan["batch"] * plan["q_heads"] == B * H and plan["q_heads"] == plan["kv_heads"]
-    assert (plan["seq_q"], plan["seq_k"]) == (S, S)
-    assert plan["strides"][0][1:] == (S * D, D) and plan["strides"][4][1:] == (S, 1)
+    assert len(plans) == 2 and not any(isinstance(p, str) for p in plans), plans
+    for plan in plans:
+        # contiguous heads: (B, H) pairs read as one batch of B * H heads, the same view
+        assert plan["batch"] * plan["q_heads"] == B * H and plan["q_heads"] == plan["kv_heads"]
+        assert (plan["seq_q"], plan["seq_k"]) == (S, S)
+        assert plan["strides"][0][1:] == (S * D, D) and plan["strides"][4][1:] == (S, 1)
+    # 64-row programs: the first loop ends at each program's first row, the plan holds
+    mod._staged_attention_attention_PLANS.clear()
+    launch_rows = mod._staged_attention_attention_launch((S // 64, B * H, 1), q, q, q, 0.125, lse, q,
+                                                         *q.stride(), *q.stride(), *q.stride(), *q.stride(), H, S,
+                                                         DIM=D, ROWS=64, KEYS=64, MODE=3)
+    assert launch_rows is False
+    plans = list(mod._staged_attention_attention_PLANS.values())
+    assert len(plans) == 1 and not isinstance(plans[0], str) and plans[0]["seq_k"] == S, plans

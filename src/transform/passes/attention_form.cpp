@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace tf {
 using namespace attention;  // NOLINT: the domain this file reads the kernel with
@@ -20,9 +21,74 @@ std::string pythonInt(const KernelIR& kir, const sym::Expr& e) {
 
 namespace {
 
+// Two integer expressions equal for every value of their variables: the same once simplified,
+// or equal at 16 points of positive values drawn at random (sums whose floor divisions and
+// remainders cancel do not simplify; they are equal everywhere when equal at these points).
+bool equal(const sym::Expr& x, const sym::Expr& y) {
+  if (!x || !y || sym::isOpaque(x) || sym::isOpaque(y)) return false;
+  if (sym::same(x, y)) return true;
+  std::set<std::string> names = sym::vars(x);
+  sym::collectVars(y, names);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int point = 0; point < 16; ++point) {
+    std::map<std::string, int64_t> values;
+    for (const auto& n : names) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      values[n] = 1 + static_cast<int64_t>((state >> 33) % 997);
+    }
+    auto ex = sym::eval(x, sym::envOf(values)), ey = sym::eval(y, sym::envOf(values));
+    if (!ex || !ey || *ex != *ey) return false;
+  }
+  return true;
+}
+
+// A second key loop goes on where the first stops, by the same steps, its K and V tiles
+// addressed as the first loop's would be at its keys: K (and V) at the first loop's iteration
+// x is f(0) + x d, at the second's y g(0) + y d, with step * (g(0) - f(0)) == (start2 - start1) * d.
+bool secondLoop(const KernelIR& kir, const AttentionForm& f, std::string* why) {
+  const IrLoop& a = *f.loop;
+  const IrLoop& b = *f.loop2;
+  if (!b.start || !a.stop || !sym::same(kir.expand(b.start), kir.expand(a.stop)) || !b.step ||
+      !sym::same(kir.expand(b.step), kir.expand(a.step))) {
+    *why = fmt::format("line {}: the second key loop does not start where the first stops, by the same steps",
+                       b.loc.line);
+    return false;
+  }
+  auto at = [&](int id, const IrLoop& L, int64_t x) {
+    const std::string iter = fmt::format("iter({})", L.id);
+    return sym::substitute(kir.expand(kir.accesses[static_cast<size_t>(id)].ptr.offset),
+                           [&](const std::string& v) { return v == iter ? sym::num(x) : nullptr; });
+  };
+  for (auto [one, two] : {std::pair{f.k, f.k2}, std::pair{f.v, f.v2}}) {
+    const IrAccess& x = kir.accesses[static_cast<size_t>(one)];
+    const IrAccess& y = kir.accesses[static_cast<size_t>(two)];
+    bool same = x.ptr.base == y.ptr.base && x.ptr.terms.size() == y.ptr.terms.size() && y.ptr.affine &&
+                x.mask == y.mask && x.other == y.other && x.block_ptr >= 0 == (y.block_ptr >= 0);
+    for (size_t i = 0; same && i < x.ptr.terms.size(); ++i) {
+      same = x.ptr.terms[i].axis == y.ptr.terms[i].axis && x.ptr.terms[i].wrap == y.ptr.terms[i].wrap &&
+             sym::same(kir.expand(x.ptr.terms[i].stride), kir.expand(y.ptr.terms[i].stride)) &&
+             sym::same(kir.expand(x.ptr.terms[i].extent), kir.expand(y.ptr.terms[i].extent));
+    }
+    sym::Expr d = sym::sub(at(one, a, 1), at(one, a, 0));
+    same = same && equal(d, sym::sub(at(two, b, 1), at(two, b, 0))) &&
+           equal(sym::mul(kir.expand(a.step), sym::sub(at(two, b, 0), at(one, a, 0))),
+                 sym::mul(sym::sub(kir.expand(b.start), kir.expand(a.start)), d));
+    if (!same) {
+      *why = fmt::format("line {}: the second key loop's tile is not the first loop's at its keys", y.loc.line);
+      return false;
+    }
+  }
+  return true;
+}
+
 // The four accesses: Q and K from the first dot, V from the second, O the one store.
 bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
-  if (kir.dots.size() != 2) {
+  // Two dots in one loop; or two in each of two loops (one helper inlined twice: the keys before
+  // the diagonal block, then the diagonal block)
+  const bool two_loops = kir.dots.size() == 4 && kir.dots[2].loop >= 0 && kir.dots[2].loop == kir.dots[3].loop &&
+                         kir.dots[2].loop != kir.dots[0].loop && kir.dots[2].via == kir.dots[0].via &&
+                         kir.dots[3].via == kir.dots[0].via;
+  if (kir.dots.size() != 2 && !two_loops) {
     *why = fmt::format("{} dots (attention has two: Q K^T and P V)", kir.dots.size());
     return false;
   }
@@ -31,6 +97,18 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   if (qk.loop < 0 || qk.loop != pv.loop || qk.via != pv.via) {
     *why = "the two dots are not in one loop";
     return false;
+  }
+  if (two_loops) {
+    const IrDot& qk2 = kir.dots[2];
+    const IrDot& pv2 = kir.dots[3];
+    f->loop2 = &kir.loops[static_cast<size_t>(qk2.loop)];
+    f->k2 = qk2.b_access;
+    f->v2 = pv2.b_access;
+    if (qk2.a_access != qk.a_access || pv2.a_access >= 0 || f->k2 < 0 || f->v2 < 0 || f->loop2->depth != 1 ||
+        !(f->loop2->kind == "range" || f->loop2->kind == "tl.range")) {
+      *why = "the second key loop's dots are not Q K^T and P V of K and V tiles it loads";
+      return false;
+    }
   }
   const IrLoop& loop = kir.loops[static_cast<size_t>(qk.loop)];
   if (loop.depth != 1 || !(loop.kind == "range" || loop.kind == "tl.range")) {
@@ -63,7 +141,7 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
                a.guards.empty() && a.ptr.affine && !a.ptr.base.empty() && a.block_ptr < 0 && a.descriptor < 0 &&
                a.ptr.terms[0].wrap.empty()) {
       f->lse = a.id;  // a row vector: the log-sum-exp, if its value says so
-    } else if (a.id != f->q && a.id != f->k && a.id != f->v) {
+    } else if (a.id != f->q && a.id != f->k && a.id != f->v && a.id != f->k2 && a.id != f->v2) {
       *why = fmt::format("line {}: an access besides Q, K, V and the output ({})", a.loc.line, a.text);
       return false;
     }
@@ -75,14 +153,19 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
   const IrAccess& q = kir.accesses[static_cast<size_t>(f->q)];
   const IrAccess& o = kir.accesses[static_cast<size_t>(f->o)];
   if (q.loop >= 0 || o.loop >= 0 || kir.accesses[static_cast<size_t>(f->k)].loop != qk.loop ||
-      kir.accesses[static_cast<size_t>(f->v)].loop != qk.loop) {
+      kir.accesses[static_cast<size_t>(f->v)].loop != qk.loop ||
+      (f->loop2 && (kir.accesses[static_cast<size_t>(f->k2)].loop != f->loop2->id ||
+                    kir.accesses[static_cast<size_t>(f->v2)].loop != f->loop2->id))) {
     *why = "Q is not loaded and the output not stored outside the key loop, or K and V not loaded in it";
     return false;
   }
-  for (int id : {f->q, f->k, f->v, f->o}) {
+  std::vector<int> ids = {f->q, f->k, f->v, f->o};
+  if (f->loop2) ids.insert(ids.end(), {f->k2, f->v2});
+  for (int id : ids) {
     const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
     // K and V are loaded where the dots are (the kernel, or a helper holding the key loop)
-    if (a.via != (id == f->k || id == f->v ? qk.via : std::vector<std::string>{}) || !a.guards.empty()) {
+    const bool kv = id == f->k || id == f->v || id == f->k2 || id == f->v2;
+    if (a.via != (kv ? qk.via : std::vector<std::string>{}) || !a.guards.empty()) {
       *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
       return false;
     }
@@ -157,8 +240,9 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
     *why = fmt::format("line {}: the key loop does not step from 0 by the K tile's keys", loop.loc.line);
     return false;
   }
+  if (f->loop2 && !secondLoop(kir, *f, why)) return false;
   // Masks: bounds of the row (Q, output) or key (K, V) axis only, each part understood.
-  for (int id : {f->q, f->k, f->v, f->o}) {
+  for (int id : ids) {
     const IrAccess& a = kir.accesses[static_cast<size_t>(id)];
     if (a.mask.empty()) continue;
     size_t comparisons = 0;
@@ -169,7 +253,7 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
         if (at + 1 < a.mask.size() && a.mask[at + 1] == '=') ++at;
       }
     }
-    int dim = id == f->k ? f->head_axis_k : 1;
+    int dim = id == f->k || id == f->k2 ? f->head_axis_k : 1;
     bool ok = comparisons == a.mask_bounds.size() && a.mask.find('|') == std::string::npos;
     for (const auto& b : a.mask_bounds) ok = ok && b.axis >= 0 && b.axis != dim && b.bound && b.index_offset;
     if (!ok) {
@@ -194,6 +278,7 @@ class Reading {
   bool run() {
     if (!block(ctx.body())) return false;
     if (!loop) return *why = "the key loop is not a statement of the kernel's body or of a helper it calls", false;
+    if (f.loop2 && segment != 2) return *why = "the second key loop is not read", false;
     if (!stored) return *why = "the output is not stored by a tl.store statement after the loop", false;
     if (f.lse >= 0 && !lse_stored) return *why = "a second store", false;
     return rows();
@@ -209,6 +294,8 @@ class Reading {
   std::string m, l, acc;    // the carried running max, running sum and accumulator
   Val pv;                   // the accumulator's value at the end of the loop
   bool stored = false, lse_stored = false;
+  int segment = 0;                        // key loops read (two: the second goes on with the first's softmax)
+  Val pv1;                                // the accumulator at the end of the first of two
   int depth = 0;                          // helpers being read
   std::optional<std::vector<Val>> returned;  // what the helper being read returned
 
@@ -338,11 +425,17 @@ class Reading {
     }
     if (isType(st, "For")) {
       auto p = nodePos(st);
-      if (loop || !p || p->line != f.loop->loc.line) {
+      const IrLoop* L = segment == 0 ? f.loop : segment == 1 ? f.loop2 : nullptr;
+      if (!L || !p || p->line != L->loc.line) {
         return *why = fmt::format("line {}: a loop other than the key loop", ev.line(st)), false;
       }
       loop = &st;
-      return carried() && softmax() && afterLoop();
+      ++segment;
+      ev.cur_loop = L->id;
+      ev.after_loop = false;
+      bool ok = carried() && softmax() && afterLoop();
+      ev.cur_loop = -1;
+      return ok;
     }
     if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) return store(st);
     if (isType(st, "Expr") && isType(st["value"], "Call") && ctx.isTlCall(st["value"], "static_assert")) return true;
@@ -387,10 +480,19 @@ class Reading {
   // The loop's carried values (by their values on entry), then its body.
   bool carried() {
     std::map<std::string, int> in_loop = storeCounts((*loop)["body"]);
+    m.clear(), l.clear(), acc.clear();
+    const bool go_on = segment == 2;  // the second loop takes the first's final values
     for (const auto& [name, n] : in_loop) {
       auto it = ev.env.find(name);
       if (it == ev.env.end()) continue;
       Val& v = it->second;
+      if (go_on && (v.k == VK::kNegInf || v.k == VK::kInit)) {
+        *why = fmt::format("the second key loop starts '{}' afresh", name);
+        return false;
+      }
+      if (go_on && v.k == VK::kMFinal) v = valOf(VK::kNegInf), v.rank = 1;
+      else if (go_on && v.k == VK::kLFinal) v = valOf(VK::kInit), v.rank = 1;
+      else if (go_on && v.k == VK::kAccFinal) v = valOf(VK::kInit), v.rank = 2;
       if (v.k == VK::kNegInf && v.rank == 1) {
         if (!m.empty()) return *why = "two running maxima", false;
         m = name;
@@ -452,6 +554,23 @@ class Reading {
         !sameFactors(pv.mfactors, mv.mfactors) || pv.conds != mv.conds) {
       *why = "the accumulator, the running sum and the running max are not one softmax's";
       return false;
+    }
+    if (f.loop2 && segment == 1) {  // the first of two loops: the second must go on with it
+      pv1 = pv;
+      return true;
+    }
+    if (segment == 2) {
+      // One softmax over both loops' keys: the same scale, base and rounding; the first loop's
+      // masks are the second's (a causal mask the first loop omits holds there when its keys all
+      // precede the program's first row: the route checks that per program).
+      bool subset = std::all_of(pv1.conds.begin(), pv1.conds.end(), [&](const Conj& c) {
+        return std::find(pv.conds.begin(), pv.conds.end(), c) != pv.conds.end();
+      });
+      if (pv1.base != pv.base || !sameFactors(pv1.factors, pv.factors) || !sameFactors(pv1.mfactors, pv.mfactors) ||
+          pv1.dtype != pv.dtype || !subset) {
+        *why = "the two key loops are not one softmax's (scale, base, rounding or masks differ)";
+        return false;
+      }
     }
     f.base = pv.base;
     f.scale = sorted(pv.mfactors);
@@ -530,7 +649,8 @@ class Reading {
   // The first query row, each way the kernel says it; masks on the keys start at the loop variable.
   bool rows() {
     for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
-    for (int id : {f.k, f.v}) {
+    for (int id : {f.k, f.v, f.k2, f.v2}) {
+      if (id < 0) continue;
       for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
         if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {
           *why = fmt::format("line {}: the keys a mask bounds do not start at the loop variable",

@@ -45,6 +45,11 @@ struct AttentionForm {
   int q = -1, k = -1, v = -1, o = -1;   // Kernel IR access ids
   int lse = -1;                         // the rows' log-sum-exp store, -1 when none
   const IrLoop* loop = nullptr;         // the key loop
+  // A second key loop that goes on with the first's softmax over the keys after it (a kernel
+  // that visits the keys before its diagonal block unmasked, then the diagonal block masked):
+  // its loop and K, V accesses (the same helper inlined twice); null, -1 with one loop.
+  const IrLoop* loop2 = nullptr;
+  int k2 = -1, v2 = -1;
   bool k_rows = false;                  // K's tile is loaded [keys, head] (then transposed for the dot)
   int head_axis_k = -1;                 // the axis of K's tile along the head dimension
   std::vector<sym::Expr> head_strides;  // head-dimension strides that are parameters: each must be 1

@@ -216,10 +216,14 @@ const Node* Evaluator::arg(const Node& call, size_t i, const char* kw) const {
 int Evaluator::accessAt(const Node& call) const {
   auto p = nodePos(call);
   if (!p) return -1;
-  int id = -1;  // the one access there (a helper inlined twice has two: neither is taken)
+  // the one access there; of a helper inlined twice, the one in the loop being read
+  int id = -1, in_loop = -1;
   for (const auto& a : kir_.accesses) {
-    if (a.loc.line == p->line && a.loc.col == p->col) id = id == -1 ? a.id : -2;
+    if (a.loc.line != p->line || a.loc.col != p->col) continue;
+    id = id == -1 ? a.id : -2;
+    if (cur_loop >= 0 && a.loop == cur_loop) in_loop = in_loop == -1 ? a.id : -2;
   }
+  if (id == -2 && in_loop >= 0) return in_loop;
   return id < 0 ? -1 : id;
 }
 
@@ -411,8 +415,8 @@ Val Evaluator::call(const Node& n) {
     if (a == form_.q && !n["args"].empty()) notePointerRows(eval(n["args"][0]));
     Val v;
     if (a == form_.q) v.k = VK::kQ;
-    else if (a == form_.k) v.k = VK::kK;
-    else if (a == form_.v) v.k = VK::kV;
+    else if (a == form_.k || (a >= 0 && a == form_.k2)) v.k = VK::kK;
+    else if (a == form_.v || (a >= 0 && a == form_.v2)) v.k = VK::kV;
     else return unknown(fmt::format("line {}: a load other than Q, K and V", line(n)));
     return v;
   }

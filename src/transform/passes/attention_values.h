@@ -89,6 +89,7 @@ class Evaluator {
 
   std::map<std::string, Val> env;
   bool after_loop = false;
+  int cur_loop = -1;  // the Kernel IR loop being read (tells apart a helper's accesses inlined twice)
   std::vector<sym::Expr> pointer_rows;  // first rows of Q's and the output's tiles, from their pointers
 
   void notePointerRows(const Val& p);

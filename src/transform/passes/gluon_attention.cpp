@@ -530,9 +530,15 @@ class GluonAttentionPass : public Pass {
       }
       std::vector<std::string> rows;
       for (const auto& r : g.row_starts) rows.push_back(py(r));
+      // Two key loops: the second's end is the keys'; with a causal mask only in the second, every
+      // key of the first must precede the program's first row (else no first row agrees: refused)
+      if (g.loop2 && g.causal && !rows.empty()) {
+        rows.push_back(fmt::format("({0} if {1} <= {0} else -1)", rows.front(), py(g.loop->stop)));
+      }
       where_ret.push_back(fmt::format(
           "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(g.q).ptr.offset),
-          py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset), py(g.loop->stop), bound(g.q),
+          py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset),
+          py(g.loop2 ? g.loop2->stop : g.loop->stop), bound(g.q),
           bound(g.o), bound(g.k), bound(g.v), g.where_key_bound ? py(g.where_key_bound) : "None",
           g.where_row_bound ? py(g.where_row_bound) : "None"));
       if (g.lse >= 0) {

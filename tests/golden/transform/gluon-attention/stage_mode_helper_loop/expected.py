@@ -690,10 +690,10 @@ def _staged_attention_attention_launch(grid, Q, K, V, scale, LSE, O, s_qb, s_qh,
             or any(_tf_x.dtype != _tf_t[0].dtype for _tf_x in _tf_t)):
         return False
     _tf_flags = {"MODE": getattr(MODE, "value", MODE)}
-    _tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([{"MODE": 1}])
+    _tf_form = next((_tf_i for _tf_i, _tf_f in enumerate([{"MODE": 1}, {"MODE": 3}])
                      if all(_tf_flags[_tf_n] == _tf_b for _tf_n, _tf_b in _tf_f.items())), None)
     # the dtypes the form's casts of P and the output keep exact
-    if _tf_form is None or _tf_t[0].dtype not in [(_tf_torch.float16,)][_tf_form]:
+    if _tf_form is None or _tf_t[0].dtype not in [(_tf_torch.float16,), (_tf_torch.float16,)][_tf_form]:
         return False
     if (s_qd, s_vd, s_od, s_kd,) != (1, 1, 1, 1,):  # the head dimension contiguous
         return False
@@ -705,7 +705,7 @@ def _staged_attention_attention_launch(grid, Q, K, V, scale, LSE, O, s_qb, s_qh,
                          **options))
     grid = tuple(int(_tf_g) for _tf_g in grid)
     _tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in (Q, K, V, scale, LSE, O, s_qb, s_qh, s_qs, s_qd, s_kb, s_kh, s_ks, s_kd, s_vb, s_vh, s_vs, s_vd, s_ob, s_oh, s_os, s_od, HEADS, SEQ, DIM, ROWS, KEYS, MODE,))
-    _tf_causal = (False,)[_tf_form]
+    _tf_causal = (False, True,)[_tf_form]
     _tf_plan = _staged_attention_attention_PLANS.get(_tf_key)
     if _tf_plan is None:
         def _tf_where(_tf_p, _tf_j):
@@ -715,7 +715,10 @@ def _staged_attention_attention_launch(grid, Q, K, V, scale, LSE, O, s_qb, s_qh,
             next_power_of_2 = lambda a: 1 << (max(int(a), 1) - 1).bit_length()  # noqa: E731
             key0 = _tf_j
             iter = lambda a: (_tf_j - (0)) // (KEYS)  # noqa: E731  (iterations of loop a)
-            return ((ROWS*program_id(0),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, SEQ, None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
+            if _tf_form == 0:
+                return ((ROWS*program_id(0),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, SEQ, None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
+            if _tf_form == 1:
+                return ((ROWS*program_id(0), (ROWS*program_id(0) if ROWS*program_id(0) <= ROWS*program_id(0) else -1),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, ROWS*(program_id(0) + 1), None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
 
         _tf_plan = _staged_attention_attention_plan_view(_tf_where, grid, ROWS, KEYS, (s_qs, s_ks, s_vs, s_os), _tf_causal, 1)
         if len(_staged_attention_attention_PLANS) > 64:
@@ -723,8 +726,12 @@ def _staged_attention_attention_launch(grid, Q, K, V, scale, LSE, O, s_qb, s_qh,
         _staged_attention_attention_PLANS[_tf_key] = _tf_plan
     if isinstance(_tf_plan, str):
         return False
-    _tf_scale = float(getattr((1.4426950408889634), "value", (1.4426950408889634))) * float(getattr((scale), "value", (scale))) * 0.6931471805599453
+    _tf_scale = [float(getattr((1.4426950408889634), "value", (1.4426950408889634))) * float(getattr((scale), "value", (scale))) * 0.6931471805599453,
+                 float(getattr((1.4426950408889634), "value", (1.4426950408889634))) * float(getattr((scale), "value", (scale))) * 0.6931471805599453][_tf_form]
     if not (0.0 < _tf_scale < float("inf")):
+        return False
+    _tf_fills = [(), ((-1000000, float(getattr((scale), "value", (scale))) * float(getattr((1.4426950408889634), "value", (1.4426950408889634)))),)][_tf_form]
+    if not all(_tf_c > 0 and _tf_f * _tf_scale / _tf_c <= -1e4 for _tf_f, _tf_c in _tf_fills):
         return False
     _tf_v = [_staged_attention_attention_at_offset(_tf_x, _tf_o) for _tf_x, _tf_o in zip(_tf_t + (LSE,), _tf_plan["offsets"])]
     if any(_tf_x is None for _tf_x in _tf_v):
