@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <set>
 
 namespace tf {
@@ -452,8 +453,36 @@ class Analyzer {
     }
     std::string callee = dottedName(func);
     if (callee == "range" || callee == "min" || callee == "max" || callee == "len" || callee == "int") return Shape{};
-    if (ir_.kernel(callee)) return std::nullopt;  // a nested jit function: not inlined yet
+    if (const Kernel* h = ir_.kernel(callee)) {  // a nested jit function: not inlined yet, its dots and exps counted
+      helperFacts(*h, depth > 0, 0);
+      return std::nullopt;
+    }
     return std::nullopt;
+  }
+
+  // A helper's tl.dot calls in loops and its exponentials, and its own helpers' (4 deep).
+  void helperFacts(const Kernel& h, bool in_loop, int nesting) {
+    if (!h.def || h.home || &h == &k_ || nesting >= 4) return;
+    std::function<void(const Node&, bool)> visit = [&](const Node& n, bool looped) {
+      if (n.is_array()) {
+        for (const auto& x : n) visit(x, looped);
+        return;
+      }
+      if (!n.is_object()) return;
+      const bool loop = isType(n, "For") || isType(n, "While");
+      if (isType(n, "Call")) {
+        std::string f = lname(n["func"]);
+        if (f == "dot" && looped) ++facts_.helper_dots_in_loops;
+        if (f == "exp" || f == "exp2") facts_.helper_calls_exp = true;
+        if (const Kernel* inner = f.empty() ? ir_.kernel(dottedName(n["func"])) : nullptr) {
+          helperFacts(*inner, looped, nesting + 1);
+        }
+      }
+      for (const auto& [key, child] : n.items()) {
+        if (child.is_object() || child.is_array()) visit(child, looped || (loop && key == "body"));
+      }
+    };
+    visit(h.def->at("body"), in_loop);
   }
 
   void setRole(const std::string& dim, const char* role) {

@@ -44,6 +44,10 @@ struct KernelFacts {
   int loads = 0, stores = 0, atomics = 0, reductions = 0;
   bool calls_exp = false;   // tl.exp: the exp2 pass may fold log2(e) into a scale
   bool calls_exp2 = false;  // tl.exp2 / tl.math.exp2: a softmax written in base 2 already
+  // In the @triton.jit helpers the kernel calls (read for these facts only, not inlined): dots
+  // inside a loop (of the helper, or around the call), and whether they call tl.exp / tl.exp2.
+  int helper_dots_in_loops = 0;
+  bool helper_calls_exp = false;
   // A function of the module that launches the kernel sums, after the launch, a tensor it
   // passes to it, whole or along one dimension (torch.sum(t), t.sum(0), t.mean(dim=1)): what
   // the fused-sum pass rewrites.

@@ -130,6 +130,8 @@ nlohmann::json EngineInput::toJson() const {
                        {"reductions", f.reductions},
                        {"calls_exp", f.calls_exp},
                        {"calls_exp2", f.calls_exp2},
+                       {"helper_dots_in_loops", f.helper_dots_in_loops},
+                       {"helper_calls_exp", f.helper_calls_exp},
                        {"launcher_sums", f.launcher_sums},
                        {"launcher_converts", f.launcher_converts},
                        {"params", params}};

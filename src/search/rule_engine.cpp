@@ -329,8 +329,18 @@ class RuleEngine final : public ReasoningEngine {
     // attention template (a loader warp, two consumer warp groups in FlashAttention-3's order)
     // ran at 0.89-1.02 of cuDNN attention on an H100 (docs/measurements.md, 2026-12-07). The pass
     // proves the softmax from the source and refuses anything else.
-    // The softmax may be written in either base (FlashAttention-2's Triton kernels use exp2).
-    if (dots_in_loops == 2 && (callsExp(in, f.kernel) || callsExp2(in, f.kernel))) {
+    // The softmax may be written in either base (FlashAttention-2's Triton kernels use exp2),
+    // and its keys visited in two loops (the tutorial's helper called before and on the
+    // diagonal block: four dots in loops).
+    int helper_dots = 0;  // dots in the loops of helpers the kernel calls (the tutorial's _attn_fwd_inner)
+    bool helper_exp = false;
+    for (const auto& [k, facts] : in.tunables->facts) {
+      if (!f.kernel.empty() && k != f.kernel) continue;
+      helper_dots += facts.helper_dots_in_loops;
+      helper_exp = helper_exp || facts.helper_calls_exp;
+    }
+    const int attention_dots = dots_in_loops + helper_dots;
+    if ((attention_dots == 2 || attention_dots == 4) && (callsExp(in, f.kernel) || callsExp2(in, f.kernel) || helper_exp)) {
       addPass(in, out, f, PassName::kGluonAttention, "attention's online softmax between two dots: the Gluon "
               "attention for Hopper (a TMA loader warp, two consumer warp groups overlapping softmax and wgmma)");
     }

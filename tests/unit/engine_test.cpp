@@ -314,7 +314,14 @@ TEST_F(RuleEngineTest, TwoLoopDotsWithAnExponentialTryGluonAttention) {
   set_.facts["mm"].calls_exp2 = false;
   set_.facts["mm"].calls_exp = true;
   EXPECT_TRUE(proposes(FindingKind::kMemoryBound));
-  set_.facts["mm"].dots[1].in_loop = false;  // one dot in the loop: not attention's form
+  set_.facts["mm"].dots.push_back(set_.facts["mm"].dots[0]);  // the keys in two loops: four dots
+  set_.facts["mm"].dots.push_back(set_.facts["mm"].dots[0]);
+  EXPECT_TRUE(proposes(FindingKind::kLatencyBound));
+  set_.facts["mm"].dots.push_back(set_.facts["mm"].dots[0]);  // three in loops: not attention's form
+  set_.facts["mm"].dots[1].in_loop = false;
+  set_.facts["mm"].dots[2].in_loop = false;
+  EXPECT_FALSE(proposes(FindingKind::kLatencyBound));
+  set_.facts["mm"].dots.resize(2);  // one dot in the loop: not attention's form
   EXPECT_FALSE(proposes(FindingKind::kLatencyBound));
 }
 

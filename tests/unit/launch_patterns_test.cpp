@@ -659,6 +659,15 @@ TEST(KernelFacts, CallsExpIsSeenInAttentionNotInAMatmul) {
       facts("tests/golden/transform/gluon-attention/exp2_folded_scale/input.py", "attention", "attn_fwd");
   EXPECT_TRUE(base2.calls_exp2);
   EXPECT_FALSE(base2.calls_exp);
+  EXPECT_EQ(base2.helper_dots_in_loops, 0);
+  // The key loop in a helper called twice (before and on the diagonal): its dots in loops and
+  // its exp2 count for the kernel (the rule proposes the Gluon attention from them).
+  const KernelFacts staged =
+      facts("tests/golden/transform/gluon-attention/stage_mode_helper_loop/input.py", "attention", "staged_attention");
+  EXPECT_TRUE(staged.dots.empty());
+  EXPECT_EQ(staged.helper_dots_in_loops, 4);
+  EXPECT_TRUE(staged.helper_calls_exp);
+  EXPECT_FALSE(staged.calls_exp2);
 }
 
 }  // namespace
