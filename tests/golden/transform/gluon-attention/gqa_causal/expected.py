@@ -74,8 +74,8 @@ asynchronous wgmma, then the softmax of S_j runs while the tensor cores compute 
 registers as wgmma's A operand). Masks are applied only to the key tiles that need them (the
 diagonal tiles of a causal mask, the last tile of a sequence the tile does not divide).
 
-Schedules, each a switch (module constants, or _gqa_attention_kernel_attention_launch_view's keywords), off until timed better
-on the GPU: _gqa_attention_kernel_attention_PINGPONG (the consumer groups issue their matmuls in turn through mbarriers, so one
+Schedules, each a switch (module constants, or _gqa_attention_kernel_attention_launch_view's keywords); _gqa_attention_kernel_attention_PERSISTENT is on for calls
+without a causal mask (1.06x on an H100), the others off (no gain measured): _gqa_attention_kernel_attention_PINGPONG (the consumer groups issue their matmuls in turn through mbarriers, so one
 group's softmax runs while another's matmuls hold the tensor cores), _gqa_attention_kernel_attention_HEAVY_FIRST (a causal
 head's longest query tiles start first), _gqa_attention_kernel_attention_PERSISTENT (one program per SM takes tile after tile;
 with an output buffer of its own, the next tile's Q and K/V load while the previous output is
@@ -83,8 +83,9 @@ stored) and _gqa_attention_kernel_attention_GROUPS = 3 (192 query rows per progr
 for head sizes up to 64).
 
 Measured on an H100 80GB HBM3 (Triton 3.6.0, _gqa_attention_kernel_attention_torch 2.11, 2026-12-07, docs/measurements.md):
-B=4 H=32 S=2048 D=128 fp16 0.46 ms = 0.94 of cuDNN attention (SDPA's fastest backend), causal
-0.93-0.95, GQA (32 query heads, 8 KV heads) 0.94, D=64 0.89-0.90.
+B=4 H=32 S=2048 D=128 fp16, persistent, 0.435 ms = 0.995-1.00 of cuDNN attention (SDPA's
+fastest backend); causal 0.304 ms = 0.90 (the one-tile kernel before the tile loop: 0.293 ms,
+0.93); earlier: GQA (32 query heads, 8 KV heads) 0.94, D=64 0.89-0.90.
 
 `_gqa_attention_kernel_attention_launch(q, k, v, o, ...)` takes (B, H, S, D) tensors; `_gqa_attention_kernel_attention_launch_view(...)` takes base tensors and
 explicit (batch, head, row) strides, the form a kernel's own addressing gives (a lowering binds
@@ -408,12 +409,14 @@ def _gqa_attention_kernel_attention__tma_strides(st, seq, head_dim):
     return b, h, s
 
 
-# Schedules the kernel can take (timed against each other by scripts/gpu/gluon_attention_bench.py):
-# the consumer groups' matmuls issued in turn, a causal head's longest query tiles first, one
-# program per SM taking tile after tile.
+# Schedules the kernel can take (timed against each other by scripts/gpu/gluon_attention_bench.py
+# --schedules): the consumer groups' matmuls issued in turn, a causal head's longest query tiles
+# first, one program per SM taking tile after tile (by default for calls without a causal mask:
+# 0.4346 against 0.4621 ms, 1.06x, B=4 H=32 S=2048 D=128 fp16 on an H100, two runs; causal
+# calls gained nothing from any schedule, docs/measurements.md).
 _gqa_attention_kernel_attention_PINGPONG = False
 _gqa_attention_kernel_attention_HEAVY_FIRST = False
-_gqa_attention_kernel_attention_PERSISTENT = False
+_gqa_attention_kernel_attention_PERSISTENT = True  # for calls without a causal mask
 _gqa_attention_kernel_attention_GROUPS = 2  # consumer groups of 64 query rows; 3 (192 rows per program) is taken for head sizes up to 64
 _gqa_attention_kernel_attention__SMS = {}
 
@@ -458,7 +461,7 @@ def _gqa_attention_kernel_attention_launch_view(q, k, v, o, batch, q_heads, kv_h
                                  _gqa_attention_kernel_attention__gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], dt))
 
     n_work = (seq_q + block_m - 1) // block_m * batch * q_heads
-    persistent = _gqa_attention_kernel_attention_PERSISTENT if persistent is None else bool(persistent)
+    persistent = _gqa_attention_kernel_attention_PERSISTENT and not causal if persistent is None else bool(persistent)
     grid = (min(n_work, _gqa_attention_kernel_attention__sm_count(q.device)) if persistent else n_work,)
     return _gqa_attention_kernel_attention_attention_fwd[grid](_gqa_attention_kernel_attention_desc(q, q_heads, seq_q, strides[0], rows), _gqa_attention_kernel_attention_desc(k, kv_heads, seq_k, strides[1], bn),
                                _gqa_attention_kernel_attention_desc(v, kv_heads, seq_k, strides[2], bn), _gqa_attention_kernel_attention_desc(o, q_heads, seq_q, strides[3], rows),
