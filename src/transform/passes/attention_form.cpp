@@ -404,12 +404,10 @@ class Reading {
       ev.env[t["id"].get<std::string>()] = vals[0];
       return true;
     }
-    if ((isType(t, "Tuple") || isType(t, "List")) && t["elts"].size() == vals.size()) {
-      for (size_t i = 0; i < vals.size(); ++i) {
-        if (!isType(t["elts"][i], "Name")) break;
-        ev.env[t["elts"][i]["id"].get<std::string>()] = vals[i];
-        if (i + 1 == vals.size()) return true;
-      }
+    if ((isType(t, "Tuple") || isType(t, "List")) && t["elts"].size() == vals.size() &&
+        std::all_of(t["elts"].begin(), t["elts"].end(), [](const Node& e) { return isType(e, "Name"); })) {
+      for (size_t i = 0; i < vals.size(); ++i) ev.env[t["elts"][i]["id"].get<std::string>()] = vals[i];
+      return true;
     }
     *why = fmt::format("line {}: an assignment the attention reading does not take", line);
     return false;

@@ -163,10 +163,7 @@ class GluonAttentionPass : public Pass {
           if (readAttention(ctx, flagged.back(), &f, &w)) {
             forms.push_back(f);
           } else if (refused_values < 4) {  // each assignment not taken, named with its reason
-            std::vector<std::string> vals;
-            for (const auto& [n, v] : f.flags) vals.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
-            for (const auto& [n, v] : f.modes) vals.push_back(fmt::format("{}={}", n, v));
-            flagged_why += fmt::format("{}{}: {}", refused_values++ ? "; " : "", fmt::join(vals, ", "), w);
+            flagged_why += fmt::format("{}{}: {}", refused_values++ ? "; " : "", fmt::join(assignments(f), ", "), w);
           }
         }
         // what the note says of the values not taken: the flagged readings', not the first's
@@ -287,12 +284,18 @@ class GluonAttentionPass : public Pass {
     return out;
   }
 
+  // The constexpr values a form was read with, as Python writes them: FLAG=True, STAGE=3.
+  static std::vector<std::string> assignments(const AttentionForm& f) {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : f.flags) out.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
+    for (const auto& [n, v] : f.modes) out.push_back(fmt::format("{}={}", n, v));
+    return out;
+  }
+
   static std::string describe(const std::vector<AttentionForm>& forms) {
     std::vector<std::string> parts;
     for (const auto& f : forms) {
-      std::vector<std::string> flags;
-      for (const auto& [n, v] : f.flags) flags.push_back(fmt::format("{}={}", n, v ? "True" : "False"));
-      for (const auto& [n, v] : f.modes) flags.push_back(fmt::format("{}={}", n, v));
+      const std::vector<std::string> flags = assignments(f);
       parts.push_back(fmt::format("{}{} attention, scores scaled by {}{}",
                                   flags.empty() ? "" : fmt::format("({}) ", fmt::join(flags, ", ")),
                                   f.causal ? "causal" : "non-causal", fmt::join(f.scale, " * "),
