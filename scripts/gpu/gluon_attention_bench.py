@@ -4,13 +4,14 @@ FlashAttention-2, memory-efficient), with and without its log-sum-exp output, ti
 each output checked against SDPA with the suite's attention tolerance.
 
     python3 scripts/gpu/gluon_attention_bench.py [CASE_INDEX ...]
-    python3 scripts/gpu/gluon_attention_bench.py --schedules [--before OLD_TEMPLATE.py] [CASE_INDEX ...]
+    python3 scripts/gpu/gluon_attention_bench.py --schedules [--basic] [--before OLD_TEMPLATE.py] [CASE_INDEX ...]
 
 Prints one line per case and route. With --schedules, times the template's schedules against
 each other instead (ping-pong between the consumer groups, a causal head's longest tiles first,
 persistent programs, three consumer groups for head sizes up to 64), with SDPA's backends (and another version of the template, --before)
 interleaved in rounds in this one process, each schedule's output checked against SDPA, with the
-ratio of each to the default schedule. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
+ratio of each to the one-tile schedule; --basic times only one tile per program against
+persistent programs (and two against three consumer groups), fewer kernels to compile. Needs torch, Triton 3.6 with Gluon, an sm_90 GPU.
 """
 
 import importlib.util
@@ -50,10 +51,11 @@ def main():
         before = importlib.util.module_from_spec(spec_b)
         spec_b.loader.exec_module(before)
     schedules = "--schedules" in args
-    picked = [CASES[int(i)] for i in args if i != "--schedules"] or CASES
+    basic = "--basic" in args
+    picked = [CASES[int(i)] for i in args if not i.startswith("--")] or CASES
     if schedules:
         for case in picked:
-            compare_schedules(mod, *case, before=before)
+            compare_schedules(mod, *case, before=before, basic=basic)
         return
     for (B, HQ, HKV, S, D, causal) in picked:
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -89,9 +91,10 @@ def main():
               flush=True)
 
 
-def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None):
+def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None, basic=False):
     """The template's schedules timed in interleaved rounds (median over rounds of each's median);
-    `before`: another version of the template (a module), timed as "before" in the same rounds."""
+    `before`: another version of the template (a module), timed as "before" in the same rounds;
+    `basic`: neither ping-pong nor heaviest-first."""
     g = torch.Generator(device="cuda").manual_seed(0)
     q = torch.randn(B, HQ, S, D, device="cuda", dtype=torch.float16, generator=g)
     k = torch.randn(B, HKV, S, D, device="cuda", dtype=torch.float16, generator=g)
@@ -100,7 +103,8 @@ def compare_schedules(mod, B, HQ, HKV, S, D, causal, rounds=5, before=None):
     scale = D ** -0.5
     # (pingpong, heavy_first, persistent, groups); heavy_first only matters causal, three
     # consumer groups are taken up to a head size of 64
-    names = [(pp, hf, ps, gr) for pp in (False, True) for hf in ((False, True) if causal else (False,))
+    names = [(pp, hf, ps, gr) for pp in ((False,) if basic else (False, True))
+             for hf in ((False, True) if causal and not basic else (False,))
              for ps in (False, True) for gr in ((2, 3) if D <= 64 else (2,))]
     runs = {n: (lambda n=n, o=o: mod.launch(q, k, v, o, scale, causal, pingpong=n[0], heavy_first=n[1],
                                             persistent=n[2], groups=n[3]))

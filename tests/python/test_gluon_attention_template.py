@@ -62,7 +62,8 @@ def spills_in_loops(cubin):
     return [(hex(a), i) for a, i in instrs if re.match(r"(@\S+\s+)?(STL|LDL)", i) and any(lo <= a <= hi for lo, hi in loops)]
 
 
-def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpong=False, own_output=False, groups=2):
+def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpong=False, own_output=False, groups=2,
+                     loop=None):
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
@@ -71,6 +72,7 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpon
 
     elem = {"fp16": gl.float16, "bf16": gl.bfloat16}[dtype]
     rows = 64
+    loop = own_output if loop is None else loop  # a program's own output buffer is a persistent program's
 
     def desc(block_rows):
         layout = gl.NVMMASharedLayout.get_default_for([1, 1, block_rows, head_dim], elem)
@@ -83,10 +85,10 @@ def compile_for_sm90(mod, head_dim, causal, even_k, dtype="fp16", lse=0, pingpon
            "lse_ptr": "*fp32", "lse_sb": "i32", "lse_sh": "i32", "lse_ss": "i32",
            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "STAGES": "constexpr", "CAUSAL": "constexpr",
            "EVEN_K": "constexpr", "LSE": "constexpr", "PINGPONG": "constexpr", "HEAVY_FIRST": "constexpr",
-           "O_OWN": "constexpr", "GROUPS": "constexpr"}
+           "O_OWN": "constexpr", "GROUPS": "constexpr", "LOOP": "constexpr"}
     consts = {"BLOCK_M": 64 * groups, "BLOCK_N": bn, "STAGES": mod.stages_for(head_dim, groups),
               "CAUSAL": causal, "EVEN_K": even_k, "LSE": lse, "PINGPONG": pingpong, "HEAVY_FIRST": causal,
-              "O_OWN": own_output, "GROUPS": groups}
+              "O_OWN": own_output, "GROUPS": groups, "LOOP": loop}
     names = list(fn.arg_names)
     src = GluonASTSource(fn, sig, {(names.index(k),): v for k, v in consts.items()}, {})
     with knobs.nvidia.scope(), knobs.compilation.scope():

@@ -148,41 +148,57 @@ if _flash_fwd_attention__gluon is not None:
         return b, h, h // GROUP, m0, _flash_fwd_attention__gl.cdiv(hi, BLOCK_N)
 
     @_flash_fwd_attention__gluon.jit
-    def _flash_fwd_attention__attn_load(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
-                   m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
-                   CAUSAL: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr):
+    def _flash_fwd_attention__attn_load_tile(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                        t, it, done, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
+                        CAUSAL: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr):
+        # brings query tile t's Q and its K/V tiles; `it` key tiles and `done` query tiles were
+        # brought before it (the rings' positions). Returns the new `it`.
         ROWS: _flash_fwd_attention__gl.constexpr = q_desc.block_type.shape[2]
         STAGES: _flash_fwd_attention__gl.constexpr = k_s.type.shape[0]
         _flash_fwd_attention_GROUPS: _flash_fwd_attention__gl.constexpr = q_s.type.shape[0]
-        it = 0  # key tiles brought so far (the ring's position)
-        done = 0  # query tiles taken so far
-        for t in range(_flash_fwd_attention__gl.program_id(0), n_work, _flash_fwd_attention__gl.num_programs(0)):
-            b, h, kvh, m0, n_tiles = _flash_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, BLOCK_N)
-            for c in _flash_fwd_attention__gl.static_range(_flash_fwd_attention_GROUPS):
-                # a group's Q buffer is free once it has read Q (and stored its output from it)
-                _flash_fwd_attention__mbarrier.wait(q_empty.index(c), (done & 1) ^ 1)
-                _flash_fwd_attention__mbarrier.expect(q_bar.index(c), q_desc.block_type.nbytes)
-                _flash_fwd_attention__tma.async_copy_global_to_shared(q_desc, [b, h, m0 + c * ROWS, 0], q_bar.index(c), q_s.index(c))
-            for i in range(n_tiles):
-                slot = it % STAGES
-                phase = ((it // STAGES) & 1) ^ 1  # a fresh stage passes its first wait
-                _flash_fwd_attention__mbarrier.wait(k_empty.index(slot), phase)
-                _flash_fwd_attention__mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
-                _flash_fwd_attention__tma.async_copy_global_to_shared(k_desc, [b, kvh, i * BLOCK_N, 0], k_ready.index(slot),
-                                                 k_s.index(slot))
-                _flash_fwd_attention__mbarrier.wait(v_empty.index(slot), phase)
-                _flash_fwd_attention__mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
-                _flash_fwd_attention__tma.async_copy_global_to_shared(v_desc, [b, kvh, i * BLOCK_N, 0], v_ready.index(slot),
-                                                 v_s.index(slot))
-                it += 1
-            done += 1
+        b, h, kvh, m0, n_tiles = _flash_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, BLOCK_N)
+        for c in _flash_fwd_attention__gl.static_range(_flash_fwd_attention_GROUPS):
+            # a group's Q buffer is free once it has read Q (and stored its output from it)
+            _flash_fwd_attention__mbarrier.wait(q_empty.index(c), (done & 1) ^ 1)
+            _flash_fwd_attention__mbarrier.expect(q_bar.index(c), q_desc.block_type.nbytes)
+            _flash_fwd_attention__tma.async_copy_global_to_shared(q_desc, [b, h, m0 + c * ROWS, 0], q_bar.index(c), q_s.index(c))
+        for i in range(n_tiles):
+            slot = (it + i) % STAGES
+            phase = (((it + i) // STAGES) & 1) ^ 1  # a fresh stage passes its first wait
+            _flash_fwd_attention__mbarrier.wait(k_empty.index(slot), phase)
+            _flash_fwd_attention__mbarrier.expect(k_ready.index(slot), k_desc.block_type.nbytes)
+            _flash_fwd_attention__tma.async_copy_global_to_shared(k_desc, [b, kvh, i * BLOCK_N, 0], k_ready.index(slot), k_s.index(slot))
+            _flash_fwd_attention__mbarrier.wait(v_empty.index(slot), phase)
+            _flash_fwd_attention__mbarrier.expect(v_ready.index(slot), v_desc.block_type.nbytes)
+            _flash_fwd_attention__tma.async_copy_global_to_shared(v_desc, [b, kvh, i * BLOCK_N, 0], v_ready.index(slot), v_s.index(slot))
+        return it + n_tiles
 
     @_flash_fwd_attention__gluon.jit
-    def _flash_fwd_attention__attn_compute(c: _flash_fwd_attention__gl.constexpr, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready,
-                      v_empty, turn, m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale,
-                      lse_ptr, lse_sb, lse_sh, lse_ss, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
-                      CAUSAL: _flash_fwd_attention__gl.constexpr, EVEN_K: _flash_fwd_attention__gl.constexpr, LSE: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_PINGPONG: _flash_fwd_attention__gl.constexpr,
-                      _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr, O_OWN: _flash_fwd_attention__gl.constexpr):
+    def _flash_fwd_attention__attn_load(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                   m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
+                   CAUSAL: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr, LOOP: _flash_fwd_attention__gl.constexpr):
+        if LOOP:  # tile after tile, the rings' positions carried from one to the next
+            it = 0
+            done = 0
+            for t in range(_flash_fwd_attention__gl.program_id(0), n_work, _flash_fwd_attention__gl.num_programs(0)):
+                it = _flash_fwd_attention__attn_load_tile(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty,
+                                     v_ready, v_empty, t, it, done, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N,
+                                     CAUSAL, _flash_fwd_attention_HEAVY_FIRST)
+                done += 1
+        else:  # one tile: the rings start at position 0, known when compiling
+            _flash_fwd_attention__attn_load_tile(q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready,
+                            v_empty, _flash_fwd_attention__gl.program_id(0), 0, 0, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL,
+                            _flash_fwd_attention_HEAVY_FIRST)
+
+    @_flash_fwd_attention__gluon.jit
+    def _flash_fwd_attention__attn_compute_tile(c: _flash_fwd_attention__gl.constexpr, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready,
+                           v_empty, turn, t, it, turns, done, m_tiles, HQ, GROUP, seq_q, seq_k, qk_scale,
+                           lse_ptr, lse_sb, lse_sh, lse_ss, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
+                           CAUSAL: _flash_fwd_attention__gl.constexpr, EVEN_K: _flash_fwd_attention__gl.constexpr, LSE: _flash_fwd_attention__gl.constexpr,
+                           _flash_fwd_attention_PINGPONG: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr, O_OWN: _flash_fwd_attention__gl.constexpr):
+        # consumer group c's rows of query tile t; `it` key tiles, `turns` ping-pong turns and
+        # `done` query tiles were consumed before it (the rings' and barriers' positions).
+        # Returns the new `it` and `turns`.
         ROWS: _flash_fwd_attention__gl.constexpr = q_s.type.shape[3]
         HEAD_DIM: _flash_fwd_attention__gl.constexpr = q_s.type.shape[4]
         STAGES: _flash_fwd_attention__gl.constexpr = k_s.type.shape[0]
@@ -195,88 +211,105 @@ if _flash_fwd_attention__gluon is not None:
         dtype: _flash_fwd_attention__gl.constexpr = q_s.dtype
         q = q_s.index(c).reshape([ROWS, HEAD_DIM])
         zero_s = _flash_fwd_attention__gl.full([ROWS, BLOCK_N], 0.0, _flash_fwd_attention__gl.float32, layout=S_L)
-        it = 0  # key tiles consumed so far (the ring's position)
-        turns = 0  # loop iterations so far (the ping-pong barriers' position)
-        done = 0  # query tiles taken so far
-        for t in range(_flash_fwd_attention__gl.program_id(0), n_work, _flash_fwd_attention__gl.num_programs(0)):
-            b, h, kvh, m0, n_tiles = _flash_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, BLOCK_N)
-            row0 = m0 + c * ROWS
-            acc = _flash_fwd_attention__gl.full([ROWS, HEAD_DIM], 0.0, _flash_fwd_attention__gl.float32, layout=O_L)
-            _flash_fwd_attention__mbarrier.wait(q_bar.index(c), done & 1)
-            s0 = it % STAGES
-            _flash_fwd_attention__mbarrier.wait(k_ready.index(s0), (it // STAGES) & 1)
-            k0 = k_s.index(s0).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
-            s = _flash_fwd_attention__wgmma(q, k0, zero_s, use_acc=False, is_async=True)
-            s = _flash_fwd_attention__wgmma_wait(0, deps=(s, q, k0))[0]
-            _flash_fwd_attention__mbarrier.arrive(k_empty.index(s0), count=1)
-            s = _flash_fwd_attention__attn_scores(s, 0, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
-            m_i = _flash_fwd_attention__gl.max(s, axis=1)
-            p = _flash_fwd_attention__gl.exp2(s - m_i[:, None])
-            l_i = _flash_fwd_attention__gl.sum(p, axis=1)
-            alpha = _flash_fwd_attention__gl.full([ROWS], 1.0, _flash_fwd_attention__gl.float32, layout=_flash_fwd_attention__gl.SliceLayout(1, S_L))
-            for j in range(1, n_tiles):
-                # S_j = Q K_j^T and O += P_{j-1} V_{j-1} go to the tensor cores back to back; the
-                # softmax of S_j runs while the second one computes
-                cs = (it + j) % STAGES
-                _flash_fwd_attention__mbarrier.wait(k_ready.index(cs), ((it + j) // STAGES) & 1)
-                kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
-                if _flash_fwd_attention_PINGPONG:
-                    # the groups issue their matmuls in turn (group 0 first, then 1, ...), so that
-                    # one group's softmax runs while another's matmuls hold the tensor cores
-                    if c == 0:
-                        if turns > 0:
-                            _flash_fwd_attention__mbarrier.wait(turn.index(0), (turns - 1) & 1)
-                    else:
-                        _flash_fwd_attention__mbarrier.wait(turn.index(1), turns & 1)
-                s = _flash_fwd_attention__wgmma(q, kj, zero_s, use_acc=False, is_async=True)
-                acc = acc * _flash_fwd_attention__gl.convert_layout(alpha, _flash_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
-                ps = (it + j - 1) % STAGES
-                _flash_fwd_attention__mbarrier.wait(v_ready.index(ps), ((it + j - 1) // STAGES) & 1)
-                vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
-                acc = _flash_fwd_attention__wgmma(_flash_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
-                if _flash_fwd_attention_PINGPONG:
-                    _flash_fwd_attention__mbarrier.arrive(turn.index((c + 1) % _flash_fwd_attention_GROUPS), count=1)
-                turns += 1
-                s = _flash_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
-                _flash_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
-                s = _flash_fwd_attention__attn_scores(s, j, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
-                m_new = _flash_fwd_attention__gl.maximum(m_i, _flash_fwd_attention__gl.max(s, axis=1))
-                p = _flash_fwd_attention__gl.exp2(s - m_new[:, None])
-                alpha = _flash_fwd_attention__gl.exp2(m_i - m_new)
-                l_i = l_i * alpha + _flash_fwd_attention__gl.sum(p, axis=1)
-                m_i = m_new
-                acc = _flash_fwd_attention__wgmma_wait(0, deps=(acc,))
-                _flash_fwd_attention__mbarrier.arrive(v_empty.index(ps), count=1)
-            if O_OWN:
-                _flash_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)  # Q is read no more: the next tile's may come
+        b, h, kvh, m0, n_tiles = _flash_fwd_attention__attn_tile(t, m_tiles, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, BLOCK_N)
+        row0 = m0 + c * ROWS
+        acc = _flash_fwd_attention__gl.full([ROWS, HEAD_DIM], 0.0, _flash_fwd_attention__gl.float32, layout=O_L)
+        _flash_fwd_attention__mbarrier.wait(q_bar.index(c), done & 1)
+        s0 = it % STAGES
+        _flash_fwd_attention__mbarrier.wait(k_ready.index(s0), (it // STAGES) & 1)
+        k0 = k_s.index(s0).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
+        s = _flash_fwd_attention__wgmma(q, k0, zero_s, use_acc=False, is_async=True)
+        s = _flash_fwd_attention__wgmma_wait(0, deps=(s, q, k0))[0]
+        _flash_fwd_attention__mbarrier.arrive(k_empty.index(s0), count=1)
+        s = _flash_fwd_attention__attn_scores(s, 0, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
+        m_i = _flash_fwd_attention__gl.max(s, axis=1)
+        p = _flash_fwd_attention__gl.exp2(s - m_i[:, None])
+        l_i = _flash_fwd_attention__gl.sum(p, axis=1)
+        alpha = _flash_fwd_attention__gl.full([ROWS], 1.0, _flash_fwd_attention__gl.float32, layout=_flash_fwd_attention__gl.SliceLayout(1, S_L))
+        for j in range(1, n_tiles):
+            # S_j = Q K_j^T and O += P_{j-1} V_{j-1} go to the tensor cores back to back; the
+            # softmax of S_j runs while the second one computes
+            cs = (it + j) % STAGES
+            _flash_fwd_attention__mbarrier.wait(k_ready.index(cs), ((it + j) // STAGES) & 1)
+            kj = k_s.index(cs).reshape([BLOCK_N, HEAD_DIM]).permute((1, 0))
+            if _flash_fwd_attention_PINGPONG:
+                # the groups issue their matmuls in turn (group 0 first, then 1, ...), so that
+                # one group's softmax runs while another's matmuls hold the tensor cores
+                tn = turns + j - 1  # turns taken before this one
+                if c == 0:
+                    if tn > 0:
+                        _flash_fwd_attention__mbarrier.wait(turn.index(0), (tn - 1) & 1)
+                else:
+                    _flash_fwd_attention__mbarrier.wait(turn.index(1), tn & 1)
+            s = _flash_fwd_attention__wgmma(q, kj, zero_s, use_acc=False, is_async=True)
             acc = acc * _flash_fwd_attention__gl.convert_layout(alpha, _flash_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
-            ls = (it + n_tiles - 1) % STAGES
-            _flash_fwd_attention__mbarrier.wait(v_ready.index(ls), ((it + n_tiles - 1) // STAGES) & 1)
-            vl = v_s.index(ls).reshape([BLOCK_N, HEAD_DIM])
-            acc = _flash_fwd_attention__wgmma(_flash_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vl, acc, is_async=True)
+            ps = (it + j - 1) % STAGES
+            _flash_fwd_attention__mbarrier.wait(v_ready.index(ps), ((it + j - 1) // STAGES) & 1)
+            vp = v_s.index(ps).reshape([BLOCK_N, HEAD_DIM])
+            acc = _flash_fwd_attention__wgmma(_flash_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vp, acc, is_async=True)
+            if _flash_fwd_attention_PINGPONG:
+                _flash_fwd_attention__mbarrier.arrive(turn.index((c + 1) % _flash_fwd_attention_GROUPS), count=1)
+            s = _flash_fwd_attention__wgmma_wait(1, deps=(s, kj))[0]
+            _flash_fwd_attention__mbarrier.arrive(k_empty.index(cs), count=1)
+            s = _flash_fwd_attention__attn_scores(s, j, row0, seq_k, qk_scale, S_L, ROWS, BLOCK_N, CAUSAL, EVEN_K)
+            m_new = _flash_fwd_attention__gl.maximum(m_i, _flash_fwd_attention__gl.max(s, axis=1))
+            p = _flash_fwd_attention__gl.exp2(s - m_new[:, None])
+            alpha = _flash_fwd_attention__gl.exp2(m_i - m_new)
+            l_i = l_i * alpha + _flash_fwd_attention__gl.sum(p, axis=1)
+            m_i = m_new
             acc = _flash_fwd_attention__wgmma_wait(0, deps=(acc,))
-            _flash_fwd_attention__mbarrier.arrive(v_empty.index(ls), count=1)
-            it += n_tiles
-            o = (acc / _flash_fwd_attention__gl.convert_layout(l_i, _flash_fwd_attention__gl.SliceLayout(1, O_L))[:, None]).to(dtype)
-            if O_OWN:
-                out = o_s.index(c)
-                _flash_fwd_attention__tma.store_wait(0)  # the previous tile's output has left the buffer
-            else:
-                out = q_s.index(c)  # this group's Q is read no more
-            out.reshape([ROWS, HEAD_DIM]).store(o)
-            _flash_fwd_attention__fence_async_shared()
-            _flash_fwd_attention__tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], out)  # rows past the sequence clipped
-            if not O_OWN:
-                _flash_fwd_attention__tma.store_wait(0)
-                _flash_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)
-            if LSE != 0:
-                # each row's log-sum-exp of its scaled scores: base 2 (LSE == 2) or natural (LSE == 1)
-                rows = row0 + _flash_fwd_attention__gl.arange(0, ROWS, layout=_flash_fwd_attention__gl.SliceLayout(1, S_L))
-                lse = m_i + _flash_fwd_attention__gl.log2(l_i)
-                if LSE == 1:
-                    lse = lse * 0.6931471805599453
-                _flash_fwd_attention__gl.store(lse_ptr + b * lse_sb + h * lse_sh + rows * lse_ss, lse, mask=rows < seq_q)
-            done += 1
+            _flash_fwd_attention__mbarrier.arrive(v_empty.index(ps), count=1)
+        if O_OWN:
+            _flash_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)  # Q is read no more: the next tile's may come
+        acc = acc * _flash_fwd_attention__gl.convert_layout(alpha, _flash_fwd_attention__gl.SliceLayout(1, O_L))[:, None]
+        ls = (it + n_tiles - 1) % STAGES
+        _flash_fwd_attention__mbarrier.wait(v_ready.index(ls), ((it + n_tiles - 1) // STAGES) & 1)
+        vl = v_s.index(ls).reshape([BLOCK_N, HEAD_DIM])
+        acc = _flash_fwd_attention__wgmma(_flash_fwd_attention__gl.convert_layout(p.to(dtype), P_L), vl, acc, is_async=True)
+        acc = _flash_fwd_attention__wgmma_wait(0, deps=(acc,))
+        _flash_fwd_attention__mbarrier.arrive(v_empty.index(ls), count=1)
+        o = (acc / _flash_fwd_attention__gl.convert_layout(l_i, _flash_fwd_attention__gl.SliceLayout(1, O_L))[:, None]).to(dtype)
+        if O_OWN:
+            out = o_s.index(c)
+            _flash_fwd_attention__tma.store_wait(0)  # the previous tile's output has left the buffer
+        else:
+            out = q_s.index(c)  # this group's Q is read no more
+        out.reshape([ROWS, HEAD_DIM]).store(o)
+        _flash_fwd_attention__fence_async_shared()
+        _flash_fwd_attention__tma.async_copy_shared_to_global(o_desc, [b, h, row0, 0], out)  # rows past the sequence clipped
+        if not O_OWN:
+            _flash_fwd_attention__tma.store_wait(0)
+            _flash_fwd_attention__mbarrier.arrive(q_empty.index(c), count=1)
+        if LSE != 0:
+            # each row's log-sum-exp of its scaled scores: base 2 (LSE == 2) or natural (LSE == 1)
+            rows = row0 + _flash_fwd_attention__gl.arange(0, ROWS, layout=_flash_fwd_attention__gl.SliceLayout(1, S_L))
+            lse = m_i + _flash_fwd_attention__gl.log2(l_i)
+            if LSE == 1:
+                lse = lse * 0.6931471805599453
+            _flash_fwd_attention__gl.store(lse_ptr + b * lse_sb + h * lse_sh + rows * lse_ss, lse, mask=rows < seq_q)
+        return it + n_tiles, turns + n_tiles - 1
+
+    @_flash_fwd_attention__gluon.jit
+    def _flash_fwd_attention__attn_compute(c: _flash_fwd_attention__gl.constexpr, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready,
+                      v_empty, turn, m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale,
+                      lse_ptr, lse_sb, lse_sh, lse_ss, _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr,
+                      CAUSAL: _flash_fwd_attention__gl.constexpr, EVEN_K: _flash_fwd_attention__gl.constexpr, LSE: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_PINGPONG: _flash_fwd_attention__gl.constexpr,
+                      _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr, O_OWN: _flash_fwd_attention__gl.constexpr, LOOP: _flash_fwd_attention__gl.constexpr):
+        if LOOP:  # tile after tile, the rings' positions carried from one to the next
+            it = 0
+            turns = 0
+            done = 0
+            for t in range(_flash_fwd_attention__gl.program_id(0), n_work, _flash_fwd_attention__gl.num_programs(0)):
+                it, turns = _flash_fwd_attention__attn_compute_tile(c, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty,
+                                               v_ready, v_empty, turn, t, it, turns, done, m_tiles, HQ, GROUP, seq_q,
+                                               seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss, _flash_fwd_attention_BLOCK_M, BLOCK_N,
+                                               CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)
+                done += 1
+        else:  # one tile: every position starts at 0, known when compiling
+            _flash_fwd_attention__attn_compute_tile(c, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
+                               turn, _flash_fwd_attention__gl.program_id(0), 0, 0, 0, m_tiles, HQ, GROUP, seq_q, seq_k, qk_scale,
+                               lse_ptr, lse_sb, lse_sh, lse_ss, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG,
+                               _flash_fwd_attention_HEAVY_FIRST, O_OWN)
         _flash_fwd_attention__tma.store_wait(0)
 
     @_flash_fwd_attention__gluon.jit
@@ -285,7 +318,7 @@ if _flash_fwd_attention__gluon is not None:
                       _flash_fwd_attention_BLOCK_M: _flash_fwd_attention__gl.constexpr, BLOCK_N: _flash_fwd_attention__gl.constexpr, STAGES: _flash_fwd_attention__gl.constexpr,
                       CAUSAL: _flash_fwd_attention__gl.constexpr, EVEN_K: _flash_fwd_attention__gl.constexpr, LSE: _flash_fwd_attention__gl.constexpr,
                       _flash_fwd_attention_PINGPONG: _flash_fwd_attention__gl.constexpr, _flash_fwd_attention_HEAVY_FIRST: _flash_fwd_attention__gl.constexpr, O_OWN: _flash_fwd_attention__gl.constexpr,
-                      _flash_fwd_attention_GROUPS: _flash_fwd_attention__gl.constexpr):
+                      _flash_fwd_attention_GROUPS: _flash_fwd_attention__gl.constexpr, LOOP: _flash_fwd_attention__gl.constexpr):
         # Each program takes query tiles program_id, program_id + num_programs, ... of the n_work
         # (batch, head, query tile) triples: one each when the grid has one program per tile;
         # persistent (one program per SM), a tile's K/V loads and Q start while the previous
@@ -322,26 +355,26 @@ if _flash_fwd_attention__gluon is not None:
             _flash_fwd_attention__gl.warp_specialize([
                 (_flash_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
                                  m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)),
+                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN, LOOP)),
                 (_flash_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
                                  m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)),
+                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN, LOOP)),
                 (_flash_fwd_attention__attn_compute, (2, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
                                  m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)),
+                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN, LOOP)),
                 (_flash_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
-                              m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _flash_fwd_attention_HEAVY_FIRST)),
+                              m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, LOOP)),
             ], [4, 4, 1], [168, 168, 24])
         else:
             _flash_fwd_attention__gl.warp_specialize([
                 (_flash_fwd_attention__attn_compute, (0, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
                                  m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)),
+                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN, LOOP)),
                 (_flash_fwd_attention__attn_compute, (1, o_desc, q_s, o_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty, turn,
                                  m_tiles, n_work, HQ, GROUP, seq_q, seq_k, qk_scale, lse_ptr, lse_sb, lse_sh, lse_ss,
-                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN)),
+                                 _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, EVEN_K, LSE, _flash_fwd_attention_PINGPONG, _flash_fwd_attention_HEAVY_FIRST, O_OWN, LOOP)),
                 (_flash_fwd_attention__attn_load, (q_desc, k_desc, v_desc, q_s, k_s, v_s, q_bar, q_empty, k_ready, k_empty, v_ready, v_empty,
-                              m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _flash_fwd_attention_HEAVY_FIRST)),
+                              m_tiles, n_work, HQ, GROUP, seq_k, _flash_fwd_attention_BLOCK_M, BLOCK_N, CAUSAL, _flash_fwd_attention_HEAVY_FIRST, LOOP)),
             ], [4, 1], [240, 24])
 
 
@@ -469,7 +502,7 @@ def _flash_fwd_attention_launch_view(q, k, v, o, batch, q_heads, kv_heads, seq_q
                                block_m, bn, _flash_fwd_attention_stages_for(head_dim, groups), bool(causal), seq_k % bn == 0, lse_mode,
                                _flash_fwd_attention_PINGPONG if pingpong is None else bool(pingpong),
                                _flash_fwd_attention_HEAVY_FIRST if heavy_first is None else bool(heavy_first),
-                               persistent and _flash_fwd_attention_own_output_for(head_dim, groups), groups, num_warps=4)
+                               persistent and _flash_fwd_attention_own_output_for(head_dim, groups), groups, persistent, num_warps=4)
 
 
 def _flash_fwd_attention__shape_refusal(q, k, v, o):
