@@ -224,3 +224,27 @@ def test_stage_mode_helper_kernel_plans_both_modes():
     assert launch_rows is False
     plans = list(mod._staged_attention_attention_PLANS.values())
     assert len(plans) == 1 and not isinstance(plans[0], str) and plans[0]["seq_k"] == S, plans
+
+
+def test_descriptor_kernel_plans_inside_its_descriptors():
+    """Tensor descriptors built in the kernel over every (batch, head)'s rows stacked, the key
+    loop in a helper advancing its own row offsets: both modes planned when every tile lies
+    inside its descriptor; a sequence the tiles do not divide makes the last head's tiles cross
+    the descriptor's end (the kernel zero-fills and clips them): refused, the kernel runs."""
+    mod = _load(os.path.join(GOLDEN, "descriptor_rows_helper", "expected.py"), "descriptor_expected")
+    Z, H, D = 2, 3, 64
+    for S, planned in ((256, True), (200, False)):
+        q = torch.zeros(Z, H, S, D, dtype=torch.float16)
+        lse = torch.zeros(Z, H, S, dtype=torch.float32)
+        for mode in (1, 3):
+            mod._desc_attention_attention_PLANS.clear()
+            launched = mod._desc_attention_attention_launch(((S + 127) // 128, Z * H, 1), 0.125, lse, Z, H, q, q, q,
+                                                             q, S, D=D, BM=128, BN=64, MODE=mode)
+            assert launched is False  # CPU tensors: the template refuses after the plan
+            (plan,) = mod._desc_attention_attention_PLANS.values()
+            if planned:
+                assert not isinstance(plan, str), plan
+                assert plan["batch"] * plan["q_heads"] == Z * H and (plan["seq_q"], plan["seq_k"]) == (S, S)
+                assert plan["strides"][0][1:] == (S * D, D) and plan["strides"][4][1:] == (S, 1)
+            else:
+                assert plan == "a tensor descriptor's tile crosses its shape (rows the kernel zero-fills or clips)"

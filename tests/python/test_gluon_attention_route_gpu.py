@@ -131,3 +131,15 @@ def test_stage_mode_helper_route(causal):
     q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out, lse = routed.attention(q, k, v, causal, 0.125)
     _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_descriptor_route(causal):
+    """Tensor descriptors built in the kernel (Q, K, V, O as one [rows, head] matrix each): both
+    modes routed, matching SDPA and the base-2 log-sum-exp."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "descriptor_rows_helper", "expected.py"), f"descriptor_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(11)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out, lse = routed.attention(q, k, v, causal, 0.125)
+    _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)

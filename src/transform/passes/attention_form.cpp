@@ -63,7 +63,8 @@ bool secondLoop(const KernelIR& kir, const AttentionForm& f, std::string* why) {
     const IrAccess& x = kir.accesses[static_cast<size_t>(one)];
     const IrAccess& y = kir.accesses[static_cast<size_t>(two)];
     bool same = x.ptr.base == y.ptr.base && x.ptr.terms.size() == y.ptr.terms.size() && y.ptr.affine &&
-                x.mask == y.mask && x.other == y.other && x.block_ptr >= 0 == (y.block_ptr >= 0);
+                x.mask == y.mask && x.other == y.other && (x.block_ptr >= 0) == (y.block_ptr >= 0) &&
+                x.descriptor == y.descriptor;
     for (size_t i = 0; same && i < x.ptr.terms.size(); ++i) {
       same = x.ptr.terms[i].axis == y.ptr.terms[i].axis && x.ptr.terms[i].wrap == y.ptr.terms[i].wrap &&
              sym::same(kir.expand(x.ptr.terms[i].stride), kir.expand(y.ptr.terms[i].stride)) &&
@@ -169,9 +170,14 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
       return false;
     }
-    if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2 || a.descriptor >= 0) {
-      *why = fmt::format("line {}: an address that is not a pointer parameter plus an offset and two index terms "
-                         "(tensor descriptors are not taken yet)",
+    if (a.descriptor >= 0 && kir.descriptors[static_cast<size_t>(a.descriptor)].host) {
+      *why = fmt::format("line {}: a tensor descriptor built on the host (its strides and shape are the caller's: "
+                         "not taken yet)",
+                         a.loc.line);
+      return false;
+    }
+    if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2) {
+      *why = fmt::format("line {}: an address that is not a pointer parameter plus an offset and two index terms",
                          a.loc.line);
       return false;
     }
@@ -435,7 +441,9 @@ class Reading {
       ev.cur_loop = -1;
       return ok;
     }
-    if (isType(st, "Expr") && ctx.isTlCall(st["value"], "store")) return store(st);
+    if (isType(st, "Expr") && (ctx.isTlCall(st["value"], "store") || ev.descriptorAccess(st["value"], "store") >= 0)) {
+      return store(st);
+    }
     if (isType(st, "Expr") && isType(st["value"], "Call") && ctx.isTlCall(st["value"], "static_assert")) return true;
     if (isType(st, "Return")) {
       if (depth == 0) {
@@ -632,6 +640,7 @@ class Reading {
       return true;
     }
     if (id == f.lse && f.lse >= 0 && !lse_stored) {
+      noteVectorRows(call["args"][0]);  // its rows are the program's query rows
       if (value.k != VK::kLse || value.base != f.base || !pv.factors.empty()) {
         *why = fmt::format("line {}: a row vector stored that is not the log-sum-exp m + log(l) in the exponent's "
                            "base",
@@ -642,6 +651,28 @@ class Reading {
       return true;
     }
     return *why = fmt::format("line {}: a store besides the output and its log-sum-exp", ev.line(st)), false;
+  }
+
+  // A row vector's pointer (`LSE + pair * SEQ + offs_m`): the first index of its one addend
+  // that is an arange over the rows, noted as where the program's query rows start.
+  void noteVectorRows(const Node& ptr) {
+    std::vector<const Node*> addends, todo = {&ptr};
+    while (!todo.empty()) {
+      const Node* x = todo.back();
+      todo.pop_back();
+      if (isType(*x, "BinOp") && nodeType((*x)["op"]) == "Add") {
+        todo.push_back(&(*x)["left"]);
+        todo.push_back(&(*x)["right"]);
+      } else {
+        addends.push_back(x);
+      }
+    }
+    std::vector<sym::Expr> rows;
+    for (const Node* x : addends) {
+      Val v = ev.eval(*x);
+      if (v.k == VK::kIndex && v.bcast < 0 && v.isym) rows.push_back(v.isym);
+    }
+    if (rows.size() == 1) ev.pointer_rows.push_back(rows.front());
   }
 
   // The first query row, each way the kernel says it; masks on the keys start at the loop variable.

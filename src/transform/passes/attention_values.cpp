@@ -227,6 +227,12 @@ int Evaluator::accessAt(const Node& call) const {
   return id < 0 ? -1 : id;
 }
 
+int Evaluator::descriptorAccess(const Node& call, const char* method) const {
+  if (!isType(call, "Call") || !isType(call["func"], "Attribute") || call["func"]["attr"] != method) return -1;
+  int a = accessAt(call);
+  return a >= 0 && kir_.accesses[static_cast<size_t>(a)].descriptor >= 0 ? a : -1;
+}
+
 sym::Expr Evaluator::symOf(const Node& n) const {
   if (isType(n, "Name")) {
     auto it = env.find(n["id"]);
@@ -410,9 +416,9 @@ Val Evaluator::call(const Node& n) {
     }
     return unknown("");
   }
-  if (f == "load") {
+  if (f == "load" || (f.empty() && descriptorAccess(n, "load") >= 0)) {
     int a = accessAt(n);
-    if (a == form_.q && !n["args"].empty()) notePointerRows(eval(n["args"][0]));
+    if (a == form_.q && !n["args"].empty() && f == "load") notePointerRows(eval(n["args"][0]));
     Val v;
     if (a == form_.q) v.k = VK::kQ;
     else if (a == form_.k || (a >= 0 && a == form_.k2)) v.k = VK::kK;

@@ -106,6 +106,10 @@ class Evaluator {
 
   int line(const Node& n) const;
 
+  // The Kernel IR access of a tensor descriptor's `.load(...)` or `.store(...)` (`method`) at a
+  // call, or -1 when the call is not one.
+  int descriptorAccess(const Node& call, const char* method) const;
+
  private:
   const PassContext& ctx_;
   const KernelIR& kir_;

@@ -19,11 +19,13 @@
 // stride it does not take), the kernel as written runs. So the result stays drop-in for
 // every call.
 //
-// Also taken: block pointers without boundary checks, a row log-sum-exp store, finite mask
-// values (checked per call to lie far below the scores), constexpr flags read per value (a
-// Kernel IR per assignment where the flags choose between loads). Not taken yet: tensor
-// descriptors, block pointers with boundary checks, loops inside @triton.jit helpers or split
-// in two (the current Triton tutorial's form), an additive mask tensor, sliding windows,
+// Also taken: block pointers without boundary checks, tensor descriptors built in the kernel
+// (each tile checked per call to lie inside its descriptor's shape: a crossing tile would be
+// zero-filled or clipped), a row log-sum-exp store, finite mask values (checked per call to lie
+// far below the scores), constexpr flags and modes read per value (a Kernel IR per value), the
+// key loop in a @triton.jit helper and split in two (the keys before the diagonal block, then
+// the diagonal block). Not taken yet: descriptors built on the host (TensorDescriptor
+// arguments), block pointers with boundary checks, an additive mask tensor, sliding windows,
 // soft-capping, packed variable-length sequences.
 #include <fmt/format.h>
 
@@ -342,6 +344,7 @@ class GluonAttentionPass : public Pass {
     std::vector<std::string> head_strides;            // parameters that must be 1 (the head dimension contiguous)
     std::vector<std::string> fills;                   // per form: ((value, factors), ...) of its finite mask fills
     std::set<std::string> mode_names;                 // flag_names that select by value (modes), not truth
+    bool in_bounds = false;                           // where() ends with its descriptors' tiles inside them
   };
 
   // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
@@ -425,8 +428,8 @@ class GluonAttentionPass : public Pass {
       s += ind + "return " + indentFollowingLines(t.where_ret[i], ind + "       ") + "\n";
     }
     s += "\n";
-    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal{})\n", T("plan_view"), t.bm, t.bn, t.strides,
-                          t.lse_stride);
+    s += i2 + fmt::format("_tf_plan = {}(_tf_where, grid, {}, {}, {}, _tf_causal{}{})\n", T("plan_view"), t.bm, t.bn,
+                          t.strides, t.lse_stride, t.in_bounds ? ", in_bounds=True" : "");
     s += i2 + fmt::format("if len({0}PLANS) > 64:\n", t.prefix);
     s += i3 + fmt::format("{}PLANS.clear()\n", t.prefix);
     s += i2 + fmt::format("{}PLANS[_tf_key] = _tf_plan\n", t.prefix);
@@ -513,6 +516,7 @@ class GluonAttentionPass : public Pass {
     // Per form: where each program reads and writes, the mask, the scale, the dtypes it rounds to.
     std::vector<std::string> where_ret, scales, dtypes, flag_sets, fills;
     std::set<std::string> flag_names, mode_names;
+    size_t bounded = 0;  // forms whose where() says last whether their descriptors' tiles lie inside them
     // Forms read from Kernel IRs of their own (flag values) must agree on what the launch
     // function takes once: the pointers, the tiles, the strides and the loop's steps.
     auto common = [&](const AttentionForm& g) {
@@ -547,6 +551,27 @@ class GluonAttentionPass : public Pass {
       if (g.lse >= 0) {
         where_ret.back().pop_back();
         where_ret.back() += fmt::format(", {}, {})", py(acc(g.lse).ptr.offset), bound(g.lse));
+      }
+      // Tensor descriptors: the kernel's tiles are exact where they lie inside the descriptor's
+      // shape (a tile that crosses it is zero-filled or clipped): said last, at j
+      std::vector<std::string> inside;
+      for (int id : {g.q, g.o, g.k, g.v}) {
+        const IrAccess& a = acc(id);
+        if (a.descriptor < 0) continue;
+        const IrDescriptor& d = cur->descriptors[static_cast<size_t>(a.descriptor)];
+        if (d.shape.size() != a.desc_offsets.size() || d.block_shape.size() != d.shape.size()) {
+          *why = fmt::format("line {}: a tensor descriptor's shape is not read", a.loc.line);
+          return false;
+        }
+        for (size_t i = 0; i < d.shape.size(); ++i) {
+          inside.push_back(fmt::format("0 <= {0} and {0} + {1} <= {2}", py(a.desc_offsets[i]), py(d.block_shape[i]),
+                                       py(d.shape[i])));
+        }
+      }
+      if (!inside.empty()) {
+        where_ret.back().pop_back();
+        where_ret.back() += fmt::format(", {})", fmt::join(inside, " and "));
+        ++bounded;
       }
       std::vector<std::string> fs;
       for (const auto& x : g.scale) fs.push_back("float(getattr(" + x + ", \"value\", " + x + "))");
@@ -583,6 +608,10 @@ class GluonAttentionPass : public Pass {
       flag_sets.push_back("{" + fmt::format("{}", fmt::join(kv, ", ")) + "}");
     }
     cur = &kir;
+    if (bounded != 0 && bounded != forms.size()) {
+      *why = "the kernel's flags choose between tensor descriptors and pointers: one route cannot read every form";
+      return false;
+    }
     std::string strides = fmt::format("({}, {}, {}, {})", py(tq.stride), py(tk.stride), py(tv.stride), py(to.stride));
     std::string bm = py(tq.rows), bn = py(tk.rows), d = py(tq.head);
     if (!bad.empty()) {
@@ -618,6 +647,7 @@ class GluonAttentionPass : public Pass {
                  f.lse >= 0 ? acc(f.lse).ptr.base : "", f.lse >= 0 ? ", " + py(acc(f.lse).ptr.terms[0].stride) : "",
                  f.lse >= 0, f.base == 2, where_ret, scales, dtypes, flag_sets, {}, flag_names, strides, bm, bn, d,
                  f.loop->var, py(f.loop->start), py(f.loop->step), {}};
+    t.in_bounds = bounded != 0;
     for (const auto& g : forms) t.causal.push_back(g.causal);
     for (const auto& h : f.head_strides) t.head_strides.push_back(py(h));
     t.fills = fills;

@@ -591,7 +591,7 @@ def _staged_attention_attention__fit_heads(bases, heads, group):
     return first, sb, sh
 
 
-def _staged_attention_attention_plan_view(where, grid, block_m, block_n, row_strides, causal, lse_stride=None):
+def _staged_attention_attention_plan_view(where, grid, block_m, block_n, row_strides, causal, lse_stride=None, in_bounds=False):
     """Reads a kernel's own addressing, evaluated for every program of its grid, as the
     (batch, head, row) view _staged_attention_attention_launch_view takes: a dict (batch, q_heads, kv_heads, seq_q, seq_k,
     strides, offsets), or a string saying why the kernel's programs are something else.
@@ -608,7 +608,11 @@ def _staged_attention_attention_plan_view(where, grid, block_m, block_n, row_str
 
     With `lse_stride` (the rows' stride of a log-sum-exp output), where() also returns that
     output's offset at the program's first row and its store's row bound (None: unmasked),
-    and the plan gives its (batch, head, row) strides and offset fifth."""
+    and the plan gives its (batch, head, row) strides and offset fifth. With `in_bounds` (a
+    kernel that loads and stores through tensor descriptors), where() returns last whether
+    each descriptor's tile lies inside the descriptor's shape at j: checked at the first and
+    the last key tile (the offsets are affine in j), since a tile that crosses the shape is
+    zero-filled or clipped, which the view does not do."""
     sq, sk, sv, so = row_strides
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     inf = float("inf")
@@ -618,6 +622,11 @@ def _staged_attention_attention_plan_view(where, grid, block_m, block_n, row_str
             for p0 in range(grid[0]):
                 p = (p0, p1, p2)
                 at0, at1 = where(p, 0), where(p, block_n)
+                if in_bounds:
+                    last = max(at0[5] - 1, 0) // block_n * block_n
+                    if not (at0[-1] and where(p, last)[-1]):
+                        return "a tensor descriptor's tile crosses its shape (rows the kernel zero-fills or clips)"
+                    at0, at1 = at0[:-1], at1[:-1]
                 if len(set(at0[0])) != 1:
                     return "the kernel's masks disagree on a program's first query row"
                 if at1[3] - at0[3] != block_n * sk or at1[4] - at0[4] != block_n * sv:
@@ -754,7 +763,7 @@ def _staged_attention_attention_launch(grid, Q, K, V, scale, LSE, O, s_qb, s_qh,
             if _tf_form == 0:
                 return ((ROWS*program_id(0),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, SEQ, None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
             if _tf_form == 1:
-                return ((ROWS*program_id(0), (ROWS*program_id(0) if ROWS*program_id(0) <= ROWS*program_id(0) else -1),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, ROWS*(program_id(0) + 1), None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
+                return ((ROWS*program_id(0), ROWS*program_id(0), (ROWS*program_id(0) if ROWS*program_id(0) <= ROWS*program_id(0) else -1),), (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_qs, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + ROWS*program_id(0)*s_os, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_ks, (program_id(1) % HEADS)*s_qh + (program_id(1) // HEADS)*s_qb + KEYS*iter(0)*s_vs, ROWS*(program_id(0) + 1), None, None, None, None, None, None, ROWS*program_id(0) + SEQ*program_id(1), None)
 
         _tf_plan = _staged_attention_attention_plan_view(_tf_where, grid, ROWS, KEYS, (s_qs, s_ks, s_vs, s_os), _tf_causal, 1)
         if len(_staged_attention_attention_PLANS) > 64:
