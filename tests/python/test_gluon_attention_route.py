@@ -248,3 +248,24 @@ def test_descriptor_kernel_plans_inside_its_descriptors():
                 assert plan["strides"][0][1:] == (S * D, D) and plan["strides"][4][1:] == (S, 1)
             else:
                 assert plan == "a tensor descriptor's tile crosses its shape (rows the kernel zero-fills or clips)"
+
+
+def test_unmasked_keys_past_a_first_row_are_refused():
+    """Two key loops continuing one softmax, the causal mask only in the second: read, but when
+    the first (unmasked) loop runs past a program's first query row, those rows would see later
+    keys; the route's plan refuses such launches (MODE=3) and still plans the one-loop MODE=1."""
+    mod = _load(os.path.join(GOLDEN, "causal_first_loop_past_row", "expected.py"), "past_row_expected")
+    B, H, S, D = 1, 2, 256, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    lse = torch.zeros(B, H, S, dtype=torch.float32)
+    plans = mod._staged_attention_attention_PLANS
+    for mode, planned in ((3, False), (1, True)):
+        plans.clear()
+        assert mod._staged_attention_attention_launch((S // 128, B * H, 1), q, q, q, 0.125, lse, q, *q.stride(),
+                                                      *q.stride(), *q.stride(), *q.stride(), H, S, DIM=D, ROWS=128,
+                                                      KEYS=64, MODE=mode) is False
+        (plan,) = plans.values()
+        if planned:
+            assert not isinstance(plan, str), plan
+        else:
+            assert plan == "the kernel's masks disagree on a program's first query row"
