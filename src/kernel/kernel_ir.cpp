@@ -2143,6 +2143,14 @@ class Builder {
           }
         }
       }
+      if (types_.symbolic_host_descriptors && !d.block_shape.empty()) {
+        for (size_t i = 0; i < d.block_shape.size(); ++i) {
+          d.shape.push_back(sym::var(fmt::format("{}.shape[{}]", name, i)));
+          // the last dimension's stride is 1 (TensorDescriptor asserts it)
+          d.strides.push_back(i + 1 == d.block_shape.size() ? sym::num(1)
+                                                            : sym::var(fmt::format("{}.strides[{}]", name, i)));
+        }
+      }
       out_.descriptors.push_back(d);
       host_descs_.insert(name);
       return d.id;

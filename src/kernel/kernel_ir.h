@@ -34,6 +34,11 @@ struct ParamTypes {
   // it takes, as Triton compiles it; off, both are read under guards (what the kernel may do
   // for any value).
   bool prune_constant_branches = false;
+  // A tensor descriptor built on the host (a TensorDescriptor argument) whose block shape the
+  // type gives: its strides and shape read as the symbols `NAME.strides[i]` and `NAME.shape[i]`
+  // (what a caller holding the argument can evaluate), so its accesses get affine addresses.
+  // Off, they are not understood (the strides are the launcher's).
+  bool symbolic_host_descriptors = false;
 };
 
 struct IrLoc {

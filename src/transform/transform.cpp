@@ -240,7 +240,14 @@ std::map<std::string, nlohmann::json> parseSignature(const std::string& spec) {
   std::map<std::string, nlohmann::json> out;
   size_t at = 0;
   while (at <= spec.size()) {
-    size_t comma = spec.find(',', at);
+    // the next comma outside brackets (a descriptor's block shape: tensordesc<fp16[64, 64]>)
+    size_t comma = at;
+    for (int depth = 0; comma < spec.size(); ++comma) {
+      if (spec[comma] == '[' || spec[comma] == '<') ++depth;
+      else if ((spec[comma] == ']' || spec[comma] == '>') && depth > 0) --depth;
+      else if (spec[comma] == ',' && depth == 0) break;
+    }
+    if (comma >= spec.size()) comma = std::string::npos;
     std::string item = trim(spec.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
     at = comma == std::string::npos ? spec.size() + 1 : comma + 1;
     if (item.empty()) continue;

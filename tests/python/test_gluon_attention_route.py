@@ -269,3 +269,44 @@ def test_unmasked_keys_past_a_first_row_are_refused():
             assert not isinstance(plan, str), plan
         else:
             assert plan == "the kernel's masks disagree on a program's first query row"
+
+
+def test_host_descriptor_kernel_plans_from_its_arguments():
+    """TensorDescriptor arguments (built on the host over (batch, head)'s rows stacked): the plan
+    reads each call's descriptor strides and shapes, so a call with other shapes gets a plan of
+    its own; a descriptor whose block shape is not the one the kernel was read with, or other
+    tile constexprs, and the kernel as written runs (no plan)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    mod = _load(os.path.join(GOLDEN, "host_descriptors_stage_helper", "expected.py"), "host_desc_expected")
+    plans = mod._host_desc_attention_attention_PLANS
+    Z, H, D = 2, 3, 64
+
+    def launch(S, mode, block_q=128, BM=128):
+        q = torch.zeros(Z, H, S, D, dtype=torch.float16)
+        lse = torch.zeros(Z, H, S, dtype=torch.float32)
+
+        def desc(rows):
+            return TensorDescriptor(q, shape=[Z * H * S, D], strides=[D, 1], block_shape=[rows, D])
+
+        return mod._host_desc_attention_attention_launch(((S + BM - 1) // BM, Z * H, 1), 0.125, lse, Z, H,
+                                                          desc(block_q), desc(64), desc(64), desc(block_q), S, D=D,
+                                                          BM=BM, BN=64, LOW=False, MODE=mode)
+
+    for mode in (1, 3):
+        plans.clear()
+        assert launch(256, mode) is False  # CPU tensors: the template refuses after the plan
+        (plan,) = plans.values()
+        assert not isinstance(plan, str), plan
+        assert plan["batch"] * plan["q_heads"] == Z * H and (plan["seq_q"], plan["seq_k"]) == (256, 256)
+        assert plan["strides"][0][1:] == (256 * D, D)
+    plans.clear()
+    launch(256, 1)
+    launch(512, 1)  # same integers but the sequence: a plan of its own
+    assert sorted(p["seq_q"] for p in plans.values()) == [256, 512]
+    plans.clear()
+    launch(200, 1)
+    assert list(plans.values()) == ["a tensor descriptor's tile crosses its shape (rows the kernel zero-fills or clips)"]
+    plans.clear()
+    assert launch(256, 1, block_q=64) is False and not plans  # another block shape than the one read
+    assert launch(256, 1, block_q=64, BM=64) is False and not plans  # other tiles than the ones read

@@ -143,3 +143,15 @@ def test_descriptor_route(causal):
     q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out, lse = routed.attention(q, k, v, causal, 0.125)
     _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_host_descriptor_route(causal):
+    """TensorDescriptor arguments built on the host: both modes routed, matching SDPA and the
+    base-2 log-sum-exp."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "host_descriptors_stage_helper", "expected.py"), f"host_desc_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(13)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out, lse = routed.attention(q, k, v, causal, 0.125)
+    _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)

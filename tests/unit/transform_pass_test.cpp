@@ -150,6 +150,11 @@ TEST(TransformDriver, SignatureSpec) {
   EXPECT_EQ(s.at("BLOCK"), 128);
   EXPECT_EQ(s.at("FLAG"), true);
   EXPECT_THROW(parseSignature("a_ptr"), UserError);
+  // a descriptor's block shape keeps its commas
+  auto d = parseSignature("q_desc=tensordesc<fp16[128, 64]>,N=i32");
+  EXPECT_EQ(d.at("q_desc"), "tensordesc<fp16[128, 64]>");
+  EXPECT_EQ(d.at("N"), "i32");
+  EXPECT_EQ(d.size(), 2u);
 }
 
 // --- the command ----------------------------------------------------------------------------

@@ -170,10 +170,8 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       *why = fmt::format("line {}: an access inside a helper or under a condition", a.loc.line);
       return false;
     }
-    if (a.descriptor >= 0 && kir.descriptors[static_cast<size_t>(a.descriptor)].host) {
-      *why = fmt::format("line {}: a tensor descriptor built on the host (its strides and shape are the caller's: "
-                         "not taken yet)",
-                         a.loc.line);
+    if (a.descriptor >= 0 && !a.ptr.affine) {
+      *why = fmt::format("line {}: a tensor descriptor whose block shape, strides or shape are not read", a.loc.line);
       return false;
     }
     if (!a.ptr.affine || a.ptr.base.empty() || a.ptr.terms.size() != 2) {

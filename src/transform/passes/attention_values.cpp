@@ -356,6 +356,15 @@ Val Evaluator::evalInner(const Node& n) {
     return unknown("");
   }
   if (isType(n, "Call")) return call(n);
+  if (isType(n, "Attribute")) {  // a dtype: tl.float16, tl.float8e5, ...
+    std::string t = tlNameIn(ctx_.kernel && ctx_.kernel->home ? *ctx_.kernel->home : *ctx_.ir, n);
+    if (t.rfind("float", 0) == 0 || t.rfind("bfloat", 0) == 0 || t.rfind("int", 0) == 0) {
+      Val v;
+      v.k = VK::kDtype;
+      v.dtype = t;
+      return v;
+    }
+  }
   if (isType(n, "IfExp")) {
     std::string why;
     std::optional<bool> on = flagTest(n["test"], &why);
@@ -382,6 +391,13 @@ Val Evaluator::evalInner(const Node& n) {
 std::string Evaluator::castTarget(const Node& d) const {
   std::string q = tlNameIn(ctx_.kernel && ctx_.kernel->home ? *ctx_.kernel->home : *ctx_.ir, d);
   if (q == "float16" || q == "bfloat16" || q == "float32") return q;
+  if (isType(d, "Name")) {  // a name bound to a dtype (`dtype = tl.float8e5 if FP8 else tl.float16`)
+    auto it = env.find(d["id"]);
+    if (it != env.end() && it->second.k == VK::kDtype) {
+      const std::string& t = it->second.dtype;
+      return t == "float16" || t == "bfloat16" || t == "float32" ? t : "";
+    }
+  }
   if (isType(d, "Attribute") && d["attr"] == "dtype" && isType(d["value"], "Name")) {
     auto it = env.find(d["value"]["id"]);
     if (it != env.end() && (it->second.k == VK::kQ || it->second.k == VK::kK || it->second.k == VK::kV)) return "input";

@@ -28,6 +28,7 @@ enum class VK {
   kUnknown, kScalar, kIndex, kPtrRows, kPtrCols, kMask, kNegInf, kInit, kMaskTile, kQ, kK, kV,
   kScore, kRowMax, kMCarry, kMNew, kDiff, kMDiff, kProb, kAlpha, kRowSum,
   kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut, kLogL, kLse,
+  kDtype,  // a dtype (`tl.float16`, a local or helper parameter bound to one): its name in `dtype`
 };
 
 struct Conj {

@@ -143,13 +143,34 @@ class GluonAttentionPass : public Pass {
     if (forms.empty()) {
       const std::vector<std::string> names = booleanFlags(ctx, kir);
       const std::map<std::string, std::vector<int64_t>> modes = modeValues(ctx, kir, names);
+      // Tensor descriptors built on the host: their strides and shapes are the call's (symbols
+      // the route evaluates on its arguments), their block shapes the signature's; the tiles'
+      // constexprs are then pinned to the signature's values (read as modes: a call with other
+      // values runs the kernel as written).
+      ParamTypes base;
+      base.prune_constant_branches = true;
+      std::map<std::string, int64_t> pinned;
+      if (std::any_of(kir.params.begin(), kir.params.end(),
+                      [](const IrParam& p) { return p.kind == ParamKind::kDescriptor; })) {
+        base.symbolic_host_descriptors = true;
+        for (const auto& p : kir.params) {
+          auto it = ctx.signature.find(p.name);
+          if (it == ctx.signature.end()) continue;
+          if (it->second.is_string()) base.types[p.name] = it->second.get<std::string>();
+          const bool chosen = modes.count(p.name) || std::find(names.begin(), names.end(), p.name) != names.end();
+          if (p.kind == ParamKind::kConstexpr && it->second.is_number_integer() && !chosen) {
+            pinned[p.name] = it->second.get<int64_t>();
+          }
+        }
+      }
       size_t mode_sets = 1;
       for (const auto& [n, vs] : modes) mode_sets *= vs.size();
-      if ((!names.empty() || !modes.empty()) && names.size() <= 5 && (mode_sets << names.size()) <= 64) {
+      if ((!names.empty() || !modes.empty() || base.symbolic_host_descriptors) && names.size() <= 5 &&
+          (mode_sets << names.size()) <= 64) {
         for (size_t combo = 0; combo < (mode_sets << names.size()); ++combo) {
-          ParamTypes types;
-          types.prune_constant_branches = true;
+          ParamTypes types = base;
           AttentionForm f;
+          for (const auto& [n, v] : pinned) types.values[n] = f.modes[n] = v;
           for (size_t i = 0; i < names.size(); ++i) {
             const bool v = (combo >> i) & 1u;
             types.values[names[i]] = v ? 1 : 0;
@@ -345,6 +366,7 @@ class GluonAttentionPass : public Pass {
     std::vector<std::string> fills;                   // per form: ((value, factors), ...) of its finite mask fills
     std::set<std::string> mode_names;                 // flag_names that select by value (modes), not truth
     bool in_bounds = false;                           // where() ends with its descriptors' tiles inside them
+    std::map<std::string, std::string> host_blocks;   // descriptor parameters built on the host: the block shapes read
   };
 
   // The launch helper: checks the call, reads the plan of the kernel's addressing (cached per
@@ -363,8 +385,19 @@ class GluonAttentionPass : public Pass {
     s += i1 + fmt::format("\"\"\"Launches the Gluon attention for this call of {} and returns it, or False when the "
                           "call does not fit it\n", t.k);
     s += i1 + "(the caller then launches the kernel as written).\"\"\"\n";
-    s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", t.bases[0], t.bases[1], t.bases[2],
-                          t.bases[3]);
+    if (!t.host_blocks.empty()) {
+      // descriptors built on the host: the block shapes the kernel was read with; their tensors
+      std::vector<std::string> pairs;
+      for (const auto& [n, b] : t.host_blocks) pairs.push_back(fmt::format("({}, {})", n, b));
+      s += i1 + fmt::format("if any(list(getattr(_tf_d, \"block_shape\", ())) != _tf_b for _tf_d, _tf_b in ({},)):\n",
+                            fmt::join(pairs, ", "));
+      s += i2 + "return False\n";
+    }
+    auto tensor = [&](const std::string& b) {
+      return t.host_blocks.count(b) ? fmt::format("getattr({}, \"base\", None)", b) : b;
+    };
+    s += i1 + fmt::format("_tf_t = ({}, {}, {}, {})\n", tensor(t.bases[0]), tensor(t.bases[1]), tensor(t.bases[2]),
+                          tensor(t.bases[3]));
     if (t.lse) {
       s += i1 + fmt::format("if not isinstance({0}, {1}.Tensor) or {0}.dtype != {1}.float32:  # the log-sum-exp\n",
                             t.lse_base, T("torch"));
@@ -407,6 +440,12 @@ class GluonAttentionPass : public Pass {
     s += i1 + "grid = tuple(int(_tf_g) for _tf_g in grid)\n";
     s += i1 + fmt::format("_tf_key = (grid, _tf_form) + tuple(_tf_x if isinstance(_tf_x, (bool, int)) else None for _tf_x in "
                           "({},))\n", fmt::join(t.names, ", "));
+    if (!t.host_blocks.empty()) {  // the plan reads the descriptors' shapes and strides too
+      std::vector<std::string> ds;
+      for (const auto& [n, b] : t.host_blocks) ds.push_back(n);
+      s += i1 + fmt::format("_tf_key += tuple((tuple(_tf_d.shape), tuple(_tf_d.strides)) for _tf_d in ({},))\n",
+                            fmt::join(ds, ", "));
+    }
     {
       std::vector<std::string> cs;
       for (bool c : t.causal) cs.push_back(c ? "True" : "False");
@@ -491,6 +530,19 @@ class GluonAttentionPass : public Pass {
     for (int a = 0; a < 3; ++a) {
       allowed.insert(pidVar(a));
       allowed.insert(numProgramsVar(a));
+    }
+    // tensor descriptors built on the host: the call's strides and shapes (their block shapes are
+    // checked against the ones read)
+    std::map<std::string, std::string> host_blocks;
+    for (const auto& d : kir.descriptors) {
+      if (!d.host) continue;
+      std::vector<std::string> dims;
+      for (size_t i = 0; i < d.shape.size(); ++i) {
+        allowed.insert(fmt::format("{}.shape[{}]", d.base, i));
+        allowed.insert(fmt::format("{}.strides[{}]", d.base, i));
+        dims.push_back(sym::str(d.block_shape[i]));
+      }
+      host_blocks[d.base] = fmt::format("[{}]", fmt::join(dims, ", "));
     }
     for (const auto& g : forms) {
       allowed.insert(g.loop->var);
@@ -648,6 +700,7 @@ class GluonAttentionPass : public Pass {
                  f.lse >= 0, f.base == 2, where_ret, scales, dtypes, flag_sets, {}, flag_names, strides, bm, bn, d,
                  f.loop->var, py(f.loop->start), py(f.loop->step), {}};
     t.in_bounds = bounded != 0;
+    t.host_blocks = host_blocks;
     for (const auto& g : forms) t.causal.push_back(g.causal);
     for (const auto& h : f.head_strides) t.head_strides.push_back(py(h));
     t.fills = fills;
