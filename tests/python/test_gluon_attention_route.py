@@ -310,3 +310,22 @@ def test_host_descriptor_kernel_plans_from_its_arguments():
     plans.clear()
     assert launch(256, 1, block_q=64) is False and not plans  # another block shape than the one read
     assert launch(256, 1, block_q=64, BM=64) is False and not plans  # other tiles than the ones read
+
+
+def test_boundary_checked_block_pointers_plan_any_length():
+    """Block pointers per (batch, head) with boundary checks and zero padding: the checks are
+    the tiles' masks (the rows and keys below the sequence), so a sequence the tiles do not
+    divide is planned too, causal and not."""
+    mod = _load(os.path.join(GOLDEN, "block_pointers_boundary_checks", "expected.py"), "checked_expected")
+    plans = mod._checked_attention_attention_PLANS
+    B, H, D = 2, 3, 64
+    for S in (256, 200):
+        for causal in (False, True):
+            q = torch.zeros(B, H, S, D, dtype=torch.float16)
+            plans.clear()
+            assert mod._checked_attention_attention_launch(((S + 63) // 64, B * H), q, q, q, q, 0.125,
+                                                           *q.stride()[:3], H, S, D=D, BM=64, BN=64,
+                                                           CAUSAL=causal) is False
+            (plan,) = plans.values()
+            assert not isinstance(plan, str), plan
+            assert (plan["seq_q"], plan["seq_k"]) == (S, S) and plan["batch"] * plan["q_heads"] == B * H

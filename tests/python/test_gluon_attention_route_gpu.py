@@ -155,3 +155,21 @@ def test_host_descriptor_route(causal):
     q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out, lse = routed.attention(q, k, v, causal, 0.125)
     _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
+
+
+@pytest.mark.parametrize("causal,S", [(False, 1000), (True, 1000), (True, 512)])
+def test_boundary_checked_route(causal, S):
+    """Block pointers with boundary checks and zero padding: routed for any sequence length,
+    matching SDPA and the kernel as written."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "block_pointers_boundary_checks", "expected.py"), f"checked_routed_{causal}_{S}")
+    plain = _load(os.path.join(GOLDEN, "block_pointers_boundary_checks", "input.py"), f"checked_plain_{causal}_{S}")
+    g = torch.Generator(device="cuda").manual_seed(S)
+    q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out = routed.attention(q, k, v, 0.125, causal)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125, causal).float(), rtol=1e-2, atol=2e-3)

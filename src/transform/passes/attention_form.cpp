@@ -180,8 +180,8 @@ bool findAccesses(const KernelIR& kir, AttentionForm* f, std::string* why) {
       return false;
     }
     if (a.block_ptr >= 0 && (!a.boundary_check.empty() || !a.padding_option.empty())) {
-      *why = fmt::format("line {}: a block pointer with a boundary check (its bounds are the whole block's, not a "
-                         "sequence's: not taken yet)",
+      *why = fmt::format("line {}: a block pointer with a boundary check that is not a mask of its tile (a load "
+                         "without padding_option=\"zero\", or axes not read)",
                          a.loc.line);
       return false;
     }
@@ -678,8 +678,14 @@ class Reading {
     for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
     for (int id : {f.k, f.v, f.k2, f.v2}) {
       if (id < 0) continue;
+      // the loop variable, or the loop's start plus its iterations' steps (a block pointer advanced)
+      const IrLoop& L = *f.loop;
+      sym::Expr stepped = L.start && L.step ? sym::add(kir.expand(L.start), sym::mul(sym::var(fmt::format("iter({})", L.id)),
+                                                                                    kir.expand(L.step)))
+                                            : nullptr;
       for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
-        if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var))) {
+        if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var)) &&
+            !(stepped && sym::same(kir.expand(b.index_offset), stepped))) {
           *why = fmt::format("line {}: the keys a mask bounds do not start at the loop variable",
                              kir.accesses[static_cast<size_t>(id)].loc.line);
           return false;
@@ -709,6 +715,47 @@ class Reading {
 };
 
 }  // namespace
+
+void adoptBoundaryChecks(KernelIR& kir) {
+  for (auto& a : kir.accesses) {
+    if (a.block_ptr < 0 || a.boundary_check.empty() || !a.mask.empty()) continue;
+    if (a.kind == AccessKind::kLoad && a.padding_option.find("zero") == std::string::npos) continue;
+    const IrBlockPtr& bp = kir.block_ptrs[static_cast<size_t>(a.block_ptr)];
+    std::vector<MaskBound> bounds;
+    std::vector<std::string> texts;
+    bool ok = true;
+    for (char c : a.boundary_check) {
+      if (c < '0' || c > '9') {
+        ok = ok && (c == '(' || c == ')' || c == '[' || c == ']' || c == ',' || c == ' ');
+        continue;
+      }
+      const size_t ax = static_cast<size_t>(c - '0');
+      if (ax >= bp.shape.size() || ax >= bp.offsets.size() || ax >= bp.block_shape.size()) {
+        ok = false;
+        break;
+      }
+      if (sym::constant(kir.expand(bp.offsets[ax])) == 0 &&
+          sym::same(kir.expand(bp.shape[ax]), kir.expand(bp.block_shape[ax]))) {
+        continue;  // the whole extent from 0: always inside
+      }
+      MaskBound b;
+      b.axis = static_cast<int>(ax);
+      b.index = fmt::format("block axis {}", ax);
+      b.index_offset = bp.offsets[ax];
+      b.bound = bp.shape[ax];
+      b.text = fmt::format("{} + arange({}) < {}", sym::str(b.index_offset), sym::str(bp.block_shape[ax]),
+                           sym::str(b.bound));
+      texts.push_back(b.text);
+      bounds.push_back(b);
+    }
+    if (!ok) continue;
+    a.mask_bounds = bounds;
+    a.mask = fmt::format("{}", fmt::join(texts, " & "));
+    if (a.kind == AccessKind::kLoad && !bounds.empty()) a.other = "0";
+    a.boundary_check.clear();
+    a.padding_option.clear();
+  }
+}
 
 bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why) {
   form->kir = &kir;

@@ -79,6 +79,13 @@ struct AttentionForm {
 // kernel where it can) when it is not one the template computes.
 bool readAttention(const PassContext& ctx, const KernelIR& kir, AttentionForm* form, std::string* why);
 
+// Block pointers' boundary checks read as the masks they are (before readAttention): along a
+// checked axis, the tile's index (the block pointer's offset there plus the tile's arange)
+// below the block pointer's shape there, a load's lanes outside reading its padding, which
+// must be zero (`padding_option="zero"`; without it the check stays and is refused). An axis
+// the tile covers whole from offset 0 (the head dimension) is always inside and needs no mask.
+void adoptBoundaryChecks(KernelIR& kir);
+
 // An integer expression of the Kernel IR as Python text: locals expanded, program ids as
 // program_id(a), helpers cdiv / min / max as the emitted route defines them.
 std::string pythonInt(const KernelIR& kir, const sym::Expr& e);

@@ -111,6 +111,7 @@ class GluonAttentionPass : public Pass {
       return refuse(fmt::format("{} is lowered already (or rebound at module level)", k));
     }
     KernelIR kir = buildKernelIR(*ctx.ir, *ctx.kernel);
+    adoptBoundaryChecks(kir);
     // One reading per value of each constexpr flag the body tests (at most 3 flags).
     std::vector<AttentionForm> forms;
     std::vector<std::map<std::string, bool>> pending = {{}};
@@ -182,6 +183,7 @@ class GluonAttentionPass : public Pass {
             rest /= vs.size();
           }
           flagged.push_back(buildKernelIR(*ctx.ir, *ctx.kernel, types));
+          adoptBoundaryChecks(flagged.back());
           std::string w;
           if (readAttention(ctx, flagged.back(), &f, &w)) {
             forms.push_back(f);
