@@ -329,3 +329,20 @@ def test_boundary_checked_block_pointers_plan_any_length():
             (plan,) = plans.values()
             assert not isinstance(plan, str), plan
             assert (plan["seq_q"], plan["seq_k"]) == (S, S) and plan["batch"] * plan["q_heads"] == B * H
+
+
+def test_normalized_form_plans_unless_a_block_row_is_all_masked():
+    """The normalized form (the accumulator kept divided by the running sum): planned causal and
+    not with 64-row programs and 64-key blocks; causal with 128-row programs, the last block a
+    program visits starts past its first row, whose rows there are all masked (NaN in the
+    kernel, which divides by that block's own maximum): refused, the kernel runs."""
+    mod = _load(os.path.join(GOLDEN, "normalized_accumulator", "expected.py"), "normalized_expected")
+    plans = mod._normalized_attention_attention_PLANS
+    B, H, S, D = 2, 3, 256, 64
+    q = torch.zeros(B, H, S, D, dtype=torch.float16)
+    for BM, causal, planned in ((64, False, True), (64, True, True), (128, False, True), (128, True, False)):
+        plans.clear()
+        assert mod._normalized_attention_attention_launch((S // BM, B * H), q, q, q, q, 0.125, *q.stride()[:3], H, S,
+                                                          D=D, BM=BM, BN=64, CAUSAL=causal) is False
+        (plan,) = plans.values()
+        assert isinstance(plan, str) != planned, plan

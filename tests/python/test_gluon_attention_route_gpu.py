@@ -173,3 +173,20 @@ def test_boundary_checked_route(causal, S):
                                                            scale=0.125)
     assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
     assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125, causal).float(), rtol=1e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_normalized_form_route(causal):
+    """The normalized form: routed, matching SDPA and the kernel as written."""
+    torch = hopper()
+    routed = _load(os.path.join(GOLDEN, "normalized_accumulator", "expected.py"), f"normalized_routed_{causal}")
+    plain = _load(os.path.join(GOLDEN, "normalized_accumulator", "input.py"), f"normalized_plain_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(17)
+    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    out = routed.attention(q, k, v, 0.125, causal)
+    taken, refused = _taken(routed)
+    assert taken and not refused, refused
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                                           scale=0.125)
+    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
+    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125, causal).float(), rtol=1e-2, atol=2e-3)

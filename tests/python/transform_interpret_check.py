@@ -616,6 +616,7 @@ CASES = {
     "gluon-attention/descriptor_rows_helper": (staged_attention_both_modes, (1, 2, 256, 64)),
     "gluon-attention/host_descriptors_stage_helper": (staged_attention_both_modes, (1, 2, 256, 64)),
     "gluon-attention/block_pointers_boundary_checks": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
+    "gluon-attention/normalized_accumulator": (attention_sdpa("attention", False, False), (2, 2, 2, 128, 64)),
     "gluon-attention/causal_flag_masked_zeros": (attention_sdpa("attention", True, False), (1, 2, 2, 128, 64)),
     "gluon-attention/finite_fill_bounds": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),
     "gluon-attention/even_flags_branch_loads": (attention_sdpa("attention", False, False), (2, 2, 2, 100, 64)),

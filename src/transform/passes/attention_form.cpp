@@ -559,6 +559,8 @@ class Reading {
       *why = "the accumulator, the running sum and the running max are not one softmax's";
       return false;
     }
+    if (pv.norm && f.loop2) return *why = "two key loops of the normalized form (not taken yet)", false;
+    f.normalized = pv.norm;
     if (f.loop2 && segment == 1) {  // the first of two loops: the second must go on with it
       pv1 = pv;
       return true;
@@ -609,7 +611,8 @@ class Reading {
     ev.after_loop = true;
     ev.env[m] = valOf(VK::kMFinal);
     ev.env[l] = valOf(VK::kLFinal);
-    ev.env[acc] = valOf(VK::kAccFinal);
+    // the normalized form keeps the accumulator divided by the running sum: it is the output
+    ev.env[acc] = valOf(pv.norm ? VK::kOut : VK::kAccFinal);
     ev.env.erase(f.loop->var);
     return true;
   }

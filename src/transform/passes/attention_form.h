@@ -54,6 +54,11 @@ struct AttentionForm {
   int head_axis_k = -1;                 // the axis of K's tile along the head dimension
   std::vector<sym::Expr> head_strides;  // head-dimension strides that are parameters: each must be 1
   bool causal = false;
+  // The normalized form (each block's probabilities divided by the running sum as it goes, the
+  // accumulator stored as it is): a block row with every key masked is NaN there (its own max is
+  // -inf), so the route takes a causal call only where every visited block starts at or before
+  // the program's first row.
+  bool normalized = false;
   // Integer expressions of the Kernel IR (parameters, program ids, the loop variable, locals):
   std::vector<sym::Expr> row_starts;    // the program's first query row, each way the kernel says it
   sym::Expr where_key_bound, where_row_bound;     // null when the masks have none

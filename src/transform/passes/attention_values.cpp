@@ -349,7 +349,9 @@ Val Evaluator::evalInner(const Node& n) {
       return x;
     }
     // a row vector ([BLOCK_M]) broadcast along the head dimension: m, l, alpha
-    if (ax == 0 && (x.k == VK::kAlpha || x.k == VK::kMNew || x.k == VK::kLFinal) && x.bcast < 0) {
+    if (ax == 0 && (x.k == VK::kAlpha || x.k == VK::kMNew || x.k == VK::kLFinal || x.k == VK::kRowMax ||
+                    x.k == VK::kPScale || x.k == VK::kAccScaleN) &&
+        x.bcast < 0) {
       x.bcast = 0;
       return x;
     }
@@ -500,8 +502,12 @@ Val Evaluator::call(const Node& n) {
       x.factors.clear();
       return x;
     }
-    if (f == "sum" && x.k == VK::kProb && !x.cast) {
+    if (f == "sum" && x.k == VK::kProb && !x.cast && !x.norm) {
       x.k = VK::kRowSum;
+      return x;
+    }
+    if (f == "sum" && x.k == VK::kLProb) {
+      x.k = VK::kLRowSum;
       return x;
     }
     return unknown("");
@@ -510,7 +516,7 @@ Val Evaluator::call(const Node& n) {
     if (n["args"].size() != 2) return unknown("");
     Val a = eval(n["args"][0]), b = eval(n["args"][1]);
     if (a.k == VK::kRowMax) std::swap(a, b);
-    if (a.k == VK::kMCarry && b.k == VK::kRowMax) {
+    if (a.k == VK::kMCarry && b.k == VK::kRowMax && b.bcast < 0) {
       b.k = VK::kMNew;
       return b;
     }
@@ -529,6 +535,11 @@ Val Evaluator::call(const Node& n) {
     Val x = eval(n["args"][0]);
     if ((x.k == VK::kDiff || x.k == VK::kMDiff) && x.bcast < 0) {
       x.k = x.k == VK::kDiff ? VK::kProb : VK::kAlpha;
+      x.base = f == "exp2" ? 2 : 0;
+      return x;
+    }
+    if ((x.k == VK::kLDiff || x.k == VK::kMLDiff) && x.bcast < 0) {
+      x.k = x.k == VK::kLDiff ? VK::kLProb : VK::kBeta;
       x.base = f == "exp2" ? 2 : 0;
       return x;
     }
@@ -595,7 +606,8 @@ Val Evaluator::dot(const Node& n) {
       return pv;
     }
     Val c = eval(*acc);
-    if (c.k == VK::kAccScaled && c.base == a.base && sameFactors(c.factors, a.factors)) {
+    if (c.k == VK::kAccScaled && c.base == a.base && sameFactors(c.factors, a.factors) && c.norm == a.norm &&
+        sameFactors(c.mfactors, a.mfactors) && c.conds == a.conds) {
       Val out = a;
       out.k = VK::kAccNew;
       return out;
@@ -745,6 +757,59 @@ Val Evaluator::combine(const std::string& op, Val a, Val b, const Node& right, c
           return unknown("");
       }
     }
+    // The normalized form's products and quotients, each between values of one softmax (the
+    // same base, scale and masks).
+    auto one = [](const Val& x, const Val& y) {
+      return x.base == y.base && sameFactors(x.factors, y.factors) && sameFactors(x.mfactors, y.mfactors) &&
+             x.conds == y.conds;
+    };
+    if (op == "Mult") {
+      const VK ka = a.k, kb = b.k;
+      auto is = [&](VK x, VK y) { return (ka == x && kb == y) || (ka == y && kb == x); };
+      if (kb == VK::kBeta || kb == VK::kLRatio || (kb == VK::kAlpha && ka == VK::kLRatio) || kb == VK::kLProb) {
+        std::swap(a, b);
+      }
+      // beta * rowsum(numerators) = rowsum(p)
+      if (is(VK::kBeta, VK::kLRowSum) && a.bcast < 0 && b.bcast < 0 && one(a, b)) {
+        b.k = VK::kRowSum;
+        return b;
+      }
+      // l / l_new * alpha: the normalized accumulator's rescale
+      if (is(VK::kLRatio, VK::kAlpha) && a.bcast < 0 && b.bcast < 0 && one(a, b)) {
+        a.k = VK::kAccScaleN;
+        return a;
+      }
+      // numerators * (beta / l_new)[:, None] = p / l_new
+      if (a.k == VK::kLProb && b.k == VK::kPScale && b.bcast == 0 && one(a, b)) {
+        a.k = VK::kProb;
+        a.norm = true;
+        return a;
+      }
+      // acc * (l / l_new * alpha)[:, None]
+      if (is(VK::kAccCarry, VK::kAccScaleN)) {
+        Val& r = a.k == VK::kAccScaleN ? a : b;
+        if (r.bcast == 0) {
+          r.k = VK::kAccScaled;
+          r.bcast = -1;
+          r.norm = true;
+          return r;
+        }
+      }
+    }
+    if (op == "Div" && b.k == VK::kLNew && b.bcast < 0 && a.bcast < 0) {
+      if (a.k == VK::kLCarry) {  // l / l_new (l on entry carries no softmax of its own)
+        b.k = VK::kLRatio;
+        return b;
+      }
+      if (a.k == VK::kBeta && one(a, b)) {  // beta / l_new
+        a.k = VK::kPScale;
+        return a;
+      }
+      if (a.k == VK::kLScaled && one(a, b)) {  // l * alpha / l_new
+        a.k = VK::kAccScaleN;
+        return a;
+      }
+    }
     // l * alpha, acc * alpha[:, None]
     if (op == "Mult") {
       if (b.k == VK::kLCarry || b.k == VK::kAccCarry) std::swap(a, b);
@@ -779,6 +844,26 @@ Val Evaluator::combine(const std::string& op, Val a, Val b, const Node& right, c
       d.conds = a.conds;
       return d;
     }
+    // scores - rowmax(scores)[:, None]: the block's own numerators' exponent (normalized form)
+    if (a.k == VK::kScore && b.k == VK::kRowMax && b.bcast == 0) {
+      if (!sameFactors(a.factors, b.mfactors) || a.conds != b.conds) {
+        return unknown(fmt::format("line {}: scores and their row max are scaled or masked differently", line(n)));
+      }
+      Val d;
+      d.k = VK::kLDiff;
+      d.mfactors = a.factors;
+      d.conds = a.conds;
+      return d;
+    }
+    // rowmax - m_new (beta's exponent)
+    if (a.k == VK::kRowMax && b.k == VK::kMNew && a.bcast < 0 && b.bcast < 0 && sameFactors(a.mfactors, b.mfactors) &&
+        a.conds == b.conds) {
+      Val d;
+      d.k = VK::kMLDiff;
+      d.mfactors = b.mfactors;
+      d.conds = b.conds;
+      return d;
+    }
     // m - m_new
     if (a.k == VK::kMCarry && b.k == VK::kMNew && b.bcast < 0) {
       Val d;
@@ -809,7 +894,7 @@ Val Evaluator::combine(const std::string& op, Val a, Val b, const Node& right, c
       return a;
     }
     if (a.k == VK::kAccScaled && b.k == VK::kPV && a.base == b.base && sameFactors(a.factors, b.factors) &&
-        sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds) {
+        sameFactors(a.mfactors, b.mfactors) && a.conds == b.conds && a.norm == b.norm) {
       a.k = VK::kAccNew;
       a.dtype = b.dtype;
       return a;

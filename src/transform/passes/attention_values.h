@@ -29,6 +29,11 @@ enum class VK {
   kScore, kRowMax, kMCarry, kMNew, kDiff, kMDiff, kProb, kAlpha, kRowSum,
   kLCarry, kLScaled, kLNew, kAccCarry, kAccScaled, kPV, kAccNew, kMFinal, kLFinal, kAccFinal, kOut, kLogL, kLse,
   kDtype,  // a dtype (`tl.float16`, a local or helper parameter bound to one): its name in `dtype`
+  // The normalized form (kernl's: each block's probabilities divided by the running sum, the
+  // accumulator kept divided by it): s - rowmax(s), its exponential (the block's own
+  // numerators), their row sum, rowmax - m_new, its exponential (beta), beta / l_new, l / l_new,
+  // l / l_new * alpha (the accumulator's rescale).
+  kLDiff, kLProb, kLRowSum, kMLDiff, kBeta, kPScale, kLRatio, kAccScaleN,
 };
 
 struct Conj {
@@ -60,6 +65,7 @@ struct Val {
   bool cast = false;                // a tile rounded to a dtype
   std::string dtype;                // that dtype ("float16", "bfloat16", "input")
   bool transposed = false;          // K
+  bool norm = false;                // p, P V, the accumulator: divided by the running sum (normalized form)
 };
 
 

@@ -596,6 +596,12 @@ class GluonAttentionPass : public Pass {
       if (g.loop2 && g.causal && !rows.empty()) {
         rows.push_back(fmt::format("({0} if {1} <= {0} else -1)", rows.front(), py(g.loop->stop)));
       }
+      // The normalized form, causal: the last key block the loop visits starts at or before the
+      // program's first row (else a row of it is all masked, NaN in the kernel: refused)
+      if (g.normalized && g.causal && !rows.empty()) {
+        rows.push_back(fmt::format("({0} if ((({1}) - 1) // ({2})) * ({2}) <= {0} else -1)", rows.front(),
+                                   py(g.loop->stop), py(g.loop->step)));
+      }
       where_ret.push_back(fmt::format(
           "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(g.q).ptr.offset),
           py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset),
