@@ -120,69 +120,40 @@ def test_pointer_form_route(case, causal, S):
     assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125).float(), rtol=1e-2, atol=2e-3)
 
 
+@pytest.mark.parametrize("case,seed", [
+    ("stage_mode_helper_loop", 5),         # block pointers advanced in the helper
+    ("descriptor_rows_helper", 11),        # tensor descriptors built in the kernel
+    ("host_descriptors_stage_helper", 13),  # TensorDescriptor arguments built on the host
+])
 @pytest.mark.parametrize("causal", [False, True])
-def test_stage_mode_helper_route(causal):
+def test_stage_mode_helper_route(case, seed, causal):
     """The key loop in a helper called per stage: MODE=1 (non-causal, one helper call) and MODE=3
     (causal: the keys before the diagonal block, then the diagonal block masked) are both routed
-    and match SDPA, the log-sum-exp (base 2) too."""
+    and match SDPA, the log-sum-exp (base 2) too; Q, K, V and O through block pointers, through
+    descriptors made in the kernel and through descriptors passed in."""
     torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "stage_mode_helper_loop", "expected.py"), f"stage_routed_{causal}")
-    g = torch.Generator(device="cuda").manual_seed(5)
+    routed = _load(os.path.join(GOLDEN, case, "expected.py"), f"{case}_routed_{causal}")
+    g = torch.Generator(device="cuda").manual_seed(seed)
     q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out, lse = routed.attention(q, k, v, causal, 0.125)
     _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_descriptor_route(causal):
-    """Tensor descriptors built in the kernel (Q, K, V, O as one [rows, head] matrix each): both
-    modes routed, matching SDPA and the base-2 log-sum-exp."""
+@pytest.mark.parametrize("case,causal,S", [
+    ("block_pointers_boundary_checks", False, 1000),  # boundary checks with zero padding: any length
+    ("block_pointers_boundary_checks", True, 1000),
+    ("block_pointers_boundary_checks", True, 512),
+    ("normalized_accumulator", False, 512),           # the accumulator kept divided by the running sum
+    ("normalized_accumulator", True, 512),
+])
+def test_launcher_route_matches_kernel(case, causal, S):
+    """Kernels whose launcher is attention(q, k, v, sm_scale, causal): routed, matching SDPA and
+    the kernel as written."""
     torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "descriptor_rows_helper", "expected.py"), f"descriptor_routed_{causal}")
-    g = torch.Generator(device="cuda").manual_seed(11)
-    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    out, lse = routed.attention(q, k, v, causal, 0.125)
-    _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_host_descriptor_route(causal):
-    """TensorDescriptor arguments built on the host: both modes routed, matching SDPA and the
-    base-2 log-sum-exp."""
-    torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "host_descriptors_stage_helper", "expected.py"), f"host_desc_routed_{causal}")
-    g = torch.Generator(device="cuda").manual_seed(13)
-    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    out, lse = routed.attention(q, k, v, causal, 0.125)
-    _routed_with_lse2(torch, routed, q, k, v, out, lse, causal)
-
-
-@pytest.mark.parametrize("causal,S", [(False, 1000), (True, 1000), (True, 512)])
-def test_boundary_checked_route(causal, S):
-    """Block pointers with boundary checks and zero padding: routed for any sequence length,
-    matching SDPA and the kernel as written."""
-    torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "block_pointers_boundary_checks", "expected.py"), f"checked_routed_{causal}_{S}")
-    plain = _load(os.path.join(GOLDEN, "block_pointers_boundary_checks", "input.py"), f"checked_plain_{causal}_{S}")
+    routed = _load(os.path.join(GOLDEN, case, "expected.py"), f"{case}_routed_{causal}_{S}")
+    plain = _load(os.path.join(GOLDEN, case, "input.py"), f"{case}_plain_{causal}_{S}")
     g = torch.Generator(device="cuda").manual_seed(S)
     q, k, v = (torch.randn(2, 4, S, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
-    out = routed.attention(q, k, v, 0.125, causal)
-    taken, refused = _taken(routed)
-    assert taken and not refused, refused
-    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
-                                                           scale=0.125)
-    assert torch.allclose(out.float(), ref, rtol=1e-2, atol=2e-3)
-    assert torch.allclose(out.float(), plain.attention(q, k, v, 0.125, causal).float(), rtol=1e-2, atol=2e-3)
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_normalized_form_route(causal):
-    """The normalized form: routed, matching SDPA and the kernel as written."""
-    torch = hopper()
-    routed = _load(os.path.join(GOLDEN, "normalized_accumulator", "expected.py"), f"normalized_routed_{causal}")
-    plain = _load(os.path.join(GOLDEN, "normalized_accumulator", "input.py"), f"normalized_plain_{causal}")
-    g = torch.Generator(device="cuda").manual_seed(17)
-    q, k, v = (torch.randn(2, 4, 512, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
     out = routed.attention(q, k, v, 0.125, causal)
     taken, refused = _taken(routed)
     assert taken and not refused, refused

@@ -19,13 +19,14 @@
 // stride it does not take), the kernel as written runs. So the result stays drop-in for
 // every call.
 //
-// Also taken: block pointers without boundary checks, tensor descriptors built in the kernel
-// (each tile checked per call to lie inside its descriptor's shape: a crossing tile would be
-// zero-filled or clipped), a row log-sum-exp store, finite mask values (checked per call to lie
-// far below the scores), constexpr flags and modes read per value (a Kernel IR per value), the
-// key loop in a @triton.jit helper and split in two (the keys before the diagonal block, then
-// the diagonal block). Not taken yet: descriptors built on the host (TensorDescriptor
-// arguments), block pointers with boundary checks, an additive mask tensor, sliding windows,
+// Also taken: block pointers (boundary checks with zero padding read as masks), tensor
+// descriptors built in the kernel or on the host (each tile checked per call to lie inside its
+// descriptor's shape: a crossing tile would be zero-filled or clipped; a host descriptor's
+// strides and shape read from the call's arguments), a row log-sum-exp store, finite mask
+// values (checked per call to lie far below the scores), constexpr flags and modes read per
+// value (a Kernel IR per value), the key loop in a @triton.jit helper and split in two (the keys
+// before the diagonal block, then the diagonal block), the normalized form (the accumulator kept
+// divided by the running sum). Not taken yet: an additive mask tensor, sliding windows,
 // soft-capping, packed variable-length sequences.
 #include <fmt/format.h>
 
