@@ -679,13 +679,14 @@ class Reading {
   // The first query row, each way the kernel says it; masks on the keys start at the loop variable.
   bool rows() {
     for (const auto& r : ev.pointer_rows) f.row_starts.push_back(r);
+    // the loop variable, or the loop's start plus its iterations' steps (a block pointer advanced)
+    const IrLoop& L = *f.loop;
+    const sym::Expr stepped =
+        L.start && L.step
+            ? sym::add(kir.expand(L.start), sym::mul(sym::var(fmt::format("iter({})", L.id)), kir.expand(L.step)))
+            : nullptr;
     for (int id : {f.k, f.v, f.k2, f.v2}) {
       if (id < 0) continue;
-      // the loop variable, or the loop's start plus its iterations' steps (a block pointer advanced)
-      const IrLoop& L = *f.loop;
-      sym::Expr stepped = L.start && L.step ? sym::add(kir.expand(L.start), sym::mul(sym::var(fmt::format("iter({})", L.id)),
-                                                                                    kir.expand(L.step)))
-                                            : nullptr;
       for (const auto& b : kir.accesses[static_cast<size_t>(id)].mask_bounds) {
         if (!sym::same(kir.expand(b.index_offset), sym::var(f.loop->var)) &&
             !(stepped && sym::same(kir.expand(b.index_offset), stepped))) {

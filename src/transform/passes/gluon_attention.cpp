@@ -592,17 +592,17 @@ class GluonAttentionPass : public Pass {
       }
       std::vector<std::string> rows;
       for (const auto& r : g.row_starts) rows.push_back(py(r));
+      // A key that must not pass the program's first row: a first row of -1 where it does, which
+      // no other way of saying the row agrees with (the plan refuses the call)
+      auto notPast = [&](const std::string& key) {
+        if (g.causal && !rows.empty()) rows.push_back(fmt::format("({0} if {1} <= {0} else -1)", rows.front(), key));
+      };
       // Two key loops: the second's end is the keys'; with a causal mask only in the second, every
-      // key of the first must precede the program's first row (else no first row agrees: refused)
-      if (g.loop2 && g.causal && !rows.empty()) {
-        rows.push_back(fmt::format("({0} if {1} <= {0} else -1)", rows.front(), py(g.loop->stop)));
-      }
-      // The normalized form, causal: the last key block the loop visits starts at or before the
-      // program's first row (else a row of it is all masked, NaN in the kernel: refused)
-      if (g.normalized && g.causal && !rows.empty()) {
-        rows.push_back(fmt::format("({0} if ((({1}) - 1) // ({2})) * ({2}) <= {0} else -1)", rows.front(),
-                                   py(g.loop->stop), py(g.loop->step)));
-      }
+      // key of the first must precede the program's first row
+      if (g.loop2) notPast(py(g.loop->stop));
+      // The normalized form: the last key block the loop visits starts at or before the program's
+      // first row (else a row of it is all masked, NaN in the kernel)
+      if (g.normalized) notPast(fmt::format("((({0}) - 1) // ({1})) * ({1})", py(g.loop->stop), py(g.loop->step)));
       where_ret.push_back(fmt::format(
           "(({},), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})", fmt::join(rows, ", "), py(acc(g.q).ptr.offset),
           py(acc(g.o).ptr.offset), py(acc(g.k).ptr.offset), py(acc(g.v).ptr.offset),
